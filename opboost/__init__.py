@@ -1,0 +1,61 @@
+"""opboost: boosting algorithms that learn contextual-bandit policies from bandit feedback.
+
+Public facade. Importing opboost loads neither lightgbm nor river, and builds no plugin
+registry; both happen on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from opboost.data import LoggedBandit
+from opboost.exceptions import (
+    ConfigError,
+    InvalidParameterError,
+    NotFittedError,
+    OpboostError,
+    PluginError,
+)
+from opboost.hookspecs import hookimpl
+from opboost.registry import available, get_registry, make
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("opboost")
+except Exception:  # pragma: no cover - source tree without metadata
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Booster",
+    "ConfigError",
+    "InvalidParameterError",
+    "LoggedBandit",
+    "NotFittedError",
+    "OpboostError",
+    "PluginError",
+    "__version__",
+    "available",
+    "get_registry",
+    "hookimpl",
+    "load_policy",
+    "make",
+]
+
+_LAZY = {
+    "Booster": ("opboost.booster", "Booster"),
+    "load_policy": ("opboost.policy", "load_policy"),
+    "simulate": ("opboost.simulate", None),
+    "online": ("opboost.online", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module_name, attr = _LAZY[name]
+        module = importlib.import_module(module_name)
+        value = module if attr is None else getattr(module, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'opboost' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Fit callbacks (placeholder until the booster lands)."""

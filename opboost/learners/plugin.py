@@ -1,0 +1,1 @@
+"""Built-in learners plugins (placeholder until implemented)."""

@@ -1,0 +1,1 @@
+"""Built-in objectives plugins (placeholder until implemented)."""

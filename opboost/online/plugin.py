@@ -1,0 +1,1 @@
+"""Built-in online plugins (placeholder until implemented)."""
