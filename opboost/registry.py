@@ -53,6 +53,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "opboost.learners.plugin",
     "opboost.callbacks",
     "opboost.online.plugin",
+    "opboost.online.loss_plugin",
     "opboost.datasets.plugin",
 )
 

@@ -7,19 +7,8 @@ from opboost.hookspecs import hookimpl
 
 @hookimpl
 def opboost_register_estimators():
+    from opboost.estimators.direct import DirectMethod, DoublyRobust
     from opboost.estimators.ips import IPS, TruncatedIPS
+    from opboost.estimators.snips import SNIPS
 
-    classes = [IPS, TruncatedIPS]
-    try:  # the self-normalised, direct and doubly robust estimators
-        from opboost.estimators.snips import SNIPS
-
-        classes.append(SNIPS)
-    except ImportError:
-        pass
-    try:
-        from opboost.estimators.direct import DirectMethod, DoublyRobust
-
-        classes += [DirectMethod, DoublyRobust]
-    except ImportError:
-        pass
-    return classes
+    return [IPS, TruncatedIPS, SNIPS, DirectMethod, DoublyRobust]

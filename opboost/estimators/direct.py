@@ -1,0 +1,182 @@
+"""Direct method (DM) and doubly robust (DR) estimators, both built on a reward model.
+
+A reward model q(x, a) ~ E[r | x, a] is fitted on the logged rows, with features
+[x; onehot(a)] (n, d + K) and target r. Then, with pi the evaluated policy:
+
+    DM:  V = 1/n sum_i sum_a pi(a|x_i) q(x_i, a)
+    DR:  V = 1/n sum_i [ sum_a pi(a|x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i)) ],
+         w_i = pi(a_i|x_i) / p_i            (Dudik, Langford & Li 2011).
+
+With ``n_folds`` > 1 the model is cross-fitted: rows are split into seeded folds and each
+fold's q comes from a model trained on the other folds, so the model never predicts rows it
+was trained on (this keeps DR unbiased up to the model's error on unseen rows).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from opboost._validation import check_random_state, check_scalar
+from opboost.data import LoggedBandit
+from opboost.estimators.base import Estimator, check_action_probs
+from opboost.exceptions import InvalidParameterError
+
+__all__ = ["DirectMethod", "DoublyRobust", "action_features", "default_reward_model"]
+
+
+def default_reward_model(random_state: int | None = None) -> Any:
+    """The reward model used when ``reward_model=None``: a small LightGBM regressor.
+
+    LightGBM rather than scikit-learn's HistGradientBoostingRegressor because it accepts
+    sparse CSR contexts directly, is single-threaded here (``n_jobs=1``, deterministic under a
+    seed) and was about 50x faster on digits on a busy 2-core machine. Trees on [x; onehot(a)]
+    learn the action-context interactions that classification-style rewards need.
+    """
+    import lightgbm as lgb
+
+    return lgb.LGBMRegressor(
+        n_estimators=100,
+        learning_rate=0.1,
+        num_leaves=15,
+        min_child_samples=10,
+        n_jobs=1,
+        random_state=random_state,
+        verbose=-1,
+    )
+
+
+def action_features(contexts: Any, actions: np.ndarray, n_actions: int) -> Any:
+    """Stack contexts (m, d) with one-hot actions (m,) into (m, d + K) reward-model features.
+
+    Dense contexts give a dense array; CSR contexts give a CSR matrix.
+    """
+    onehot = np.zeros((len(actions), n_actions))
+    onehot[np.arange(len(actions)), actions] = 1.0
+    if sp.issparse(contexts):
+        return sp.hstack([contexts, sp.csr_matrix(onehot)], format="csr")
+    return np.hstack([np.asarray(contexts, dtype=np.float64), onehot])
+
+
+def _fresh(model: Any) -> Any:
+    """An unfitted copy of ``model`` (sklearn ``clone`` when it has ``get_params``)."""
+    if hasattr(model, "get_params"):
+        from sklearn.base import clone
+
+        return clone(model)
+    return copy.deepcopy(model)
+
+
+class _RewardModelEstimator(Estimator):
+    """Shared reward-model fitting and cross-fitting of DM and DR."""
+
+    def __init__(
+        self, *, reward_model: Any = None, n_folds: int = 2, random_state: int | None = None
+    ) -> None:
+        self.reward_model = reward_model
+        self.n_folds = n_folds
+        self.random_state = random_state
+
+    def reward_predictions(self, data: LoggedBandit) -> np.ndarray:
+        """q(x_i, a) for every logged row and action, shape (n, K), cross-fitted.
+
+        Each call fits fresh models (seeded by ``random_state``), so repeated calls agree.
+        """
+        owner = type(self).__name__
+        n = len(data)
+        n_folds = check_scalar(
+            self.n_folds, "n_folds", owner, kind=int, low=1,
+            fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit",
+        )
+        if n_folds > 1 and n_folds > n:
+            raise InvalidParameterError(
+                f"The 'n_folds' parameter of {owner} must be <= the number of rows ({n}). "
+                f"Got {n_folds} instead; use fewer folds."
+            )
+        rng = check_random_state(self.random_state)
+        seed = int(rng.integers(2**31 - 1))
+        if self.reward_model is None:
+            template = default_reward_model(seed)
+        elif hasattr(self.reward_model, "fit") and hasattr(self.reward_model, "predict"):
+            template = self.reward_model
+        else:
+            raise InvalidParameterError(
+                f"The 'reward_model' parameter of {owner} must be None or a regressor with "
+                f"fit(X, y) and predict(X). Got {self.reward_model!r} instead."
+            )
+        if n_folds == 1:
+            folds = [np.arange(n)]
+        else:
+            folds = np.array_split(rng.permutation(n), n_folds)
+        q = np.empty((n, data.n_actions))
+        for fold in folds:
+            train = np.arange(n) if n_folds == 1 else np.setdiff1d(np.arange(n), fold)
+            model = _fresh(template)
+            model.fit(
+                action_features(data.contexts[train], data.actions[train], data.n_actions),
+                data.rewards[train],
+            )
+            q[fold] = self._predict_all_actions(model, data.contexts[fold], data.n_actions)
+        return q
+
+    @staticmethod
+    def _predict_all_actions(model: Any, contexts: Any, n_actions: int) -> np.ndarray:
+        """(m, K) predictions; one predict call per action keeps memory at (m, d + K)."""
+        m = contexts.shape[0]
+        columns = [
+            np.asarray(
+                model.predict(action_features(contexts, np.full(m, a), n_actions)),
+                dtype=np.float64,
+            ).reshape(m)
+            for a in range(n_actions)
+        ]
+        return np.column_stack(columns)
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        return {"n_folds": 2, "random_state": 0}
+
+
+class DirectMethod(_RewardModelEstimator):
+    """Direct method: V = 1/n sum_i sum_a pi(a|x_i) q(x_i, a) (evaluation only).
+
+    Low variance, but biased by the reward model's error wherever pi puts mass the logger
+    rarely explored. Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a).
+
+    Parameters
+    ----------
+    reward_model : None (a small seeded LightGBM regressor, see
+        :func:`default_reward_model`) or any object with ``fit(X, y)`` and ``predict(X)``;
+        X is [x; onehot(a)] of shape (m, d + K), dense or CSR like the contexts. It is cloned
+        (or deep-copied) per fold, never fitted in place.
+    n_folds : cross-fitting folds; 1 fits once on all rows and predicts on the same rows.
+    random_state : seed of the fold split and of the default model.
+    """
+
+    name: ClassVar[str] = "dm"
+
+    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
+        probs = check_action_probs(data, action_probs, "DirectMethod")
+        return np.einsum("ij,ij->i", probs, self.reward_predictions(data))
+
+
+class DoublyRobust(_RewardModelEstimator):
+    """Doubly robust: DM plus an IPS correction of the reward model's residual.
+
+    Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i)). Unbiased
+    when either the propensities or the (cross-fitted) reward model are correct; variance
+    below IPS when q is good. Evaluation only. Parameters as :class:`DirectMethod`.
+    """
+
+    name: ClassVar[str] = "dr"
+
+    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
+        probs = check_action_probs(data, action_probs, "DoublyRobust")
+        q = self.reward_predictions(data)
+        rows = np.arange(len(data))
+        weights = probs[rows, data.actions] / data.propensities
+        direct = np.einsum("ij,ij->i", probs, q)
+        return direct + weights * (data.rewards - q[rows, data.actions])

@@ -1,0 +1,1 @@
+"""Built-in loss-feedback online learners (placeholder until implemented)."""
