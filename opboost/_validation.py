@@ -18,7 +18,7 @@ __all__ = ["check_choice", "check_fitted", "check_random_state", "check_scalar"]
 
 
 def _fix(fix: str | None) -> str:
-    return f"; {fix}" if fix else "."
+    return f"; {fix}." if fix else "."
 
 
 def check_scalar(

@@ -26,9 +26,15 @@ class RewardRegression:
     random_state : seed.
     """
 
-    def __init__(self, *, n_estimators: int = 200, num_leaves: int = 31,
-                 learning_rate: float = 0.05, min_child_samples: int = 20,
-                 random_state: Any = None):
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 200,
+        num_leaves: int = 31,
+        learning_rate: float = 0.05,
+        min_child_samples: int = 20,
+        random_state: Any = None,
+    ):
         self.n_estimators = n_estimators
         self.num_leaves = num_leaves
         self.learning_rate = learning_rate
@@ -42,9 +48,13 @@ class RewardRegression:
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         self.n_actions_ = data.n_actions
         self.model_ = lgb.LGBMRegressor(
-            n_estimators=self.n_estimators, num_leaves=self.num_leaves,
-            learning_rate=self.learning_rate, min_child_samples=self.min_child_samples,
-            random_state=seed, verbose=-1, n_jobs=1,
+            n_estimators=self.n_estimators,
+            num_leaves=self.num_leaves,
+            learning_rate=self.learning_rate,
+            min_child_samples=self.min_child_samples,
+            random_state=seed,
+            verbose=-1,
+            n_jobs=1,
         )
         self.model_.fit(action_rows(data.contexts, data.actions, data.n_actions), data.rewards)
         return self

@@ -77,7 +77,11 @@ class LoggedBandit:
         actions = np.asarray(self.actions)
         propensities = np.asarray(self.propensities, dtype=np.float64)
         rewards = np.asarray(self.rewards, dtype=np.float64)
-        for field, arr in (("actions", actions), ("propensities", propensities), ("rewards", rewards)):
+        for field, arr in (
+            ("actions", actions),
+            ("propensities", propensities),
+            ("rewards", rewards),
+        ):
             if arr.shape != (n,):
                 raise ValueError(
                     f"LoggedBandit: {field} must have shape ({n},) to match contexts "
@@ -87,7 +91,9 @@ class LoggedBandit:
             bad = ~np.isfinite(actions) | (actions != np.round(actions))
             if bad.any():
                 i = _first(bad)
-                raise _bad("actions", "must be integers", i, actions[i], "Encode actions as 0..K-1.")
+                raise _bad(
+                    "actions", "must be integers", i, float(actions[i]), "Encode actions as 0..K-1."
+                )
         elif actions.dtype.kind not in "iu":
             raise ValueError(
                 f"LoggedBandit: actions must be integers in [0, {n_actions}). Got dtype "
@@ -98,21 +104,29 @@ class LoggedBandit:
         if bad.any():
             i = _first(bad)
             raise _bad(
-                "actions", f"must be in [0, {n_actions})", i, int(actions[i]),
+                "actions",
+                f"must be in [0, {n_actions})",
+                i,
+                int(actions[i]),
                 "Encode actions as 0..K-1 or raise n_actions.",
             )
         bad = ~np.isfinite(propensities) | (propensities <= 0) | (propensities > 1)
         if bad.any():
             i = _first(bad)
             raise _bad(
-                "propensities", "must be in (0, 1]", i, float(propensities[i]),
+                "propensities",
+                "must be in (0, 1]",
+                i,
+                float(propensities[i]),
                 "Drop or re-log zero-propensity rows; propensities are probabilities of the "
                 "logged action, not scores.",
             )
         bad = ~np.isfinite(rewards)
         if bad.any():
             i = _first(bad)
-            raise _bad("rewards", "must be finite", i, float(rewards[i]), "Drop or impute those rows.")
+            raise _bad(
+                "rewards", "must be finite", i, float(rewards[i]), "Drop or impute those rows."
+            )
         if self.logging_probs is not None:
             probs = np.asarray(self.logging_probs, dtype=np.float64)
             self._check_logging_probs(probs, actions, propensities)
@@ -131,8 +145,13 @@ class LoggedBandit:
                 k = _first(bad)
                 row = int(np.searchsorted(contexts.indptr, k, side="right") - 1)
                 col = int(contexts.indices[k])
-                raise _bad("contexts", "must be finite", (row, col), float(contexts.data[k]),
-                           "Impute or drop rows with NaN or inf features.")
+                raise _bad(
+                    "contexts",
+                    "must be finite",
+                    (row, col),
+                    float(contexts.data[k]),
+                    "Impute or drop rows with NaN or inf features.",
+                )
             contexts.data.flags.writeable = False
             return contexts
         try:
@@ -149,8 +168,13 @@ class LoggedBandit:
         bad = ~np.isfinite(array)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise _bad("contexts", "must be finite", (int(i), int(j)), float(array[i, j]),
-                       "Impute or drop rows with NaN or inf features.")
+            raise _bad(
+                "contexts",
+                "must be finite",
+                (int(i), int(j)),
+                float(array[i, j]),
+                "Impute or drop rows with NaN or inf features.",
+            )
         return _readonly(array)
 
     def _check_logging_probs(self, probs, actions, propensities) -> None:
@@ -162,20 +186,31 @@ class LoggedBandit:
         bad = ~np.isfinite(probs) | (probs < 0) | (probs > 1)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise _bad("logging_probs", "must be in [0, 1]", (int(i), int(j)), float(probs[i, j]),
-                       "Pass probabilities, not scores.")
+            raise _bad(
+                "logging_probs",
+                "must be in [0, 1]",
+                (int(i), int(j)),
+                float(probs[i, j]),
+                "Pass probabilities, not scores.",
+            )
         sums = probs.sum(axis=1)
         bad = np.abs(sums - 1) > 1e-6
         if bad.any():
             i = _first(bad)
-            raise _bad("logging_probs", "rows must sum to 1", i, float(sums[i]),
-                       "Normalise each row.")
+            raise _bad(
+                "logging_probs", "rows must sum to 1", i, float(sums[i]), "Normalise each row."
+            )
         logged = probs[np.arange(n), actions]
         bad = np.abs(logged - propensities) > 1e-6
         if bad.any():
             i = _first(bad)
-            raise _bad("propensities", "must equal logging_probs[i, actions[i]]", i,
-                       float(propensities[i]), f"logging_probs gives {logged[i]!r}.")
+            raise _bad(
+                "propensities",
+                "must equal logging_probs[i, actions[i]]",
+                i,
+                float(propensities[i]),
+                f"logging_probs gives {float(logged[i])!r}.",
+            )
 
     # --- shape ------------------------------------------------------------------------------
 
@@ -228,10 +263,17 @@ class LoggedBandit:
         self, test_size: float = 0.2, *, random_state: Any = None, shuffle: bool = True
     ) -> tuple[LoggedBandit, LoggedBandit]:
         """Split into (train, test); ``test_size`` is a fraction in (0, 1)."""
-        check_scalar(test_size, "test_size", "LoggedBandit.split", low=0.0, high=1.0,
-                     low_inclusive=False, high_inclusive=False)
+        check_scalar(
+            test_size,
+            "test_size",
+            "LoggedBandit.split",
+            low=0.0,
+            high=1.0,
+            low_inclusive=False,
+            high_inclusive=False,
+        )
         n = len(self)
-        n_test = int(round(n * test_size))
+        n_test = round(n * test_size)
         if n_test == 0 or n_test == n:
             raise ValueError(
                 f"LoggedBandit.split: test_size={test_size} leaves an empty side for n={n} rows."
@@ -242,7 +284,11 @@ class LoggedBandit:
     def with_rewards(self, rewards: np.ndarray) -> LoggedBandit:
         """A copy with ``rewards`` replaced (e.g. translated by a constant)."""
         return LoggedBandit(
-            self.contexts, self.actions, self.propensities, rewards, self.n_actions,
+            self.contexts,
+            self.actions,
+            self.propensities,
+            rewards,
+            self.n_actions,
             self.logging_probs,
         )
 

@@ -81,21 +81,26 @@ def run_quickstart(
     rows = np.arange(len(data))
     for seed in range(n_seeds):
         stratify = data.y if data.task == "multiclass" else None
-        train, test = train_test_split(rows, test_size=test_fraction, random_state=seed,
-                                       stratify=stratify)
+        train, test = train_test_split(
+            rows, test_size=test_fraction, random_state=seed, stratify=stratify
+        )
         X_train, X_test = data.X[train], data.X[test]
         y_train, y_test = data.y[train], data.y[test]
-        sim = supervised_to_bandit(X_train, y_train, n_actions=data.n_actions,
-                                   reward=data.reward, random_state=seed)
+        sim = supervised_to_bandit(
+            X_train, y_train, n_actions=data.n_actions, reward=data.reward, random_state=seed
+        )
         k = data.n_actions
         scores["logging policy"].append(
-            expected_reward(sim.logging_policy.predict_proba(X_test), y_test, data.reward))
+            expected_reward(sim.logging_policy.predict_proba(X_test), y_test, data.reward)
+        )
         scores["uniform policy"].append(
-            expected_reward(np.full((len(test), k), 1.0 / k), y_test, data.reward))
+            expected_reward(np.full((len(test), k), 1.0 / k), y_test, data.reward)
+        )
         for name, fit in learners.items():
             policy = fit(sim.logged, seed)
             scores[name].append(
-                expected_reward(_one_hot(policy.predict(X_test), k), y_test, data.reward))
+                expected_reward(_one_hot(policy.predict(X_test), k), y_test, data.reward)
+            )
         echo(f"  seed {seed}: done ({time.perf_counter() - start:.1f} s)")
     echo("")
     echo(f"{'policy':<30} {'true test reward':>18}   95% interval")

@@ -176,9 +176,7 @@ class Registry:
 
     def _unknown(self, kind: str, name: str) -> UnknownComponentError:
         known = self.names(kind)
-        listed = ", ".join(
-            f"{n} ({self._components[kind][n][1].source})" for n in known
-        ) or "none"
+        listed = ", ".join(f"{n} ({self._components[kind][n][1].source})" for n in known) or "none"
         message = f"Unknown {kind} {name!r}. Known: {listed}."
         close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
         if close:
@@ -200,7 +198,9 @@ def _blocked() -> set[str]:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def _entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]]:
+def _entry_points() -> Iterable[
+    tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]
+]:
     seen: set[str] = set()
     for dist in importlib.metadata.distributions():
         for ep in dist.entry_points:

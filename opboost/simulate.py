@@ -133,8 +133,15 @@ class SoftmaxLoggingPolicy:
     ``predict_proba(X)`` gives (n, K) probabilities, every entry >= epsilon / K.
     """
 
-    def __init__(self, *, n_actions: int, C: float = 0.01, epsilon: float = 0.0,
-                 max_iter: int = 1000, random_state: Any = None):
+    def __init__(
+        self,
+        *,
+        n_actions: int,
+        C: float = 0.01,
+        epsilon: float = 0.0,
+        max_iter: int = 1000,
+        random_state: Any = None,
+    ):
         self.n_actions = n_actions
         self.C = C
         self.epsilon = epsilon
@@ -209,8 +216,15 @@ def supervised_to_bandit(
     """
     owner = "supervised_to_bandit"
     check_scalar(n_actions, "n_actions", owner, kind=int, low=2)
-    check_scalar(log_fraction, "log_fraction", owner, low=0.0, high=1.0,
-                 low_inclusive=False, high_inclusive=False)
+    check_scalar(
+        log_fraction,
+        "log_fraction",
+        owner,
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        high_inclusive=False,
+    )
     check_scalar(epsilon, "epsilon", owner, low=0.0, high=1.0)
     check_scalar(logging_C, "logging_C", owner, low=0.0, low_inclusive=False)
     n = X.shape[0]
@@ -219,7 +233,7 @@ def supervised_to_bandit(
         raise InvalidParameterError(f"{owner}: X has {n} rows but y has {table.shape[0]}.")
     rng = check_random_state(random_state)
     order = rng.permutation(n)
-    n_log = max(2, int(round(log_fraction * n)))
+    n_log = max(2, round(log_fraction * n))
     if n_log >= n:
         raise InvalidParameterError(
             f"{owner}: log_fraction={log_fraction} leaves no rows to log out of n={n}."

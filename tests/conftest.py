@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-import opboost
 from opboost.data import LoggedBandit
+from opboost.datasets.bundled import Digits
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def synthetic_log() -> SyntheticLog:
 @pytest.fixture(scope="session")
 def digits():
     """The bundled digits data (1,797 rows, 64 features, 10 classes)."""
-    return opboost.make("dataset", "digits").load()
+    return Digits().load()
 
 
 @pytest.fixture

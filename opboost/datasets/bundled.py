@@ -42,8 +42,9 @@ class Wine(Dataset):
         from sklearn.preprocessing import StandardScaler
 
         X, y = load_wine(return_X_y=True)
-        return SupervisedData("wine", StandardScaler().fit_transform(X), y.astype(np.int64),
-                              "multiclass", 3)
+        return SupervisedData(
+            "wine", StandardScaler().fit_transform(X), y.astype(np.int64), "multiclass", 3
+        )
 
 
 class Diabetes(Dataset):
@@ -77,8 +78,15 @@ class SyntheticMulticlass(Dataset):
     name: ClassVar[str] = "synthetic_multiclass"
     bundled: ClassVar[bool] = True
 
-    def __init__(self, *, n_samples: int = 10_000, n_features: int = 50, n_classes: int = 7,
-                 n_informative: int = 20, random_state: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        n_samples: int = 10_000,
+        n_features: int = 50,
+        n_classes: int = 7,
+        n_informative: int = 20,
+        random_state: int = 0,
+    ) -> None:
         self.n_samples = n_samples
         self.n_features = n_features
         self.n_classes = n_classes
@@ -92,12 +100,17 @@ class SyntheticMulticlass(Dataset):
         check_scalar(self.n_samples, "n_samples", owner, kind=int, low=10)
         check_scalar(self.n_classes, "n_classes", owner, kind=int, low=2)
         check_scalar(self.n_features, "n_features", owner, kind=int, low=2)
-        check_scalar(self.n_informative, "n_informative", owner, kind=int, low=1,
-                     high=self.n_features)
+        check_scalar(
+            self.n_informative, "n_informative", owner, kind=int, low=1, high=self.n_features
+        )
         X, y = make_classification(
-            n_samples=self.n_samples, n_features=self.n_features,
-            n_informative=self.n_informative, n_redundant=0, n_classes=self.n_classes,
-            n_clusters_per_class=2, random_state=self.random_state,
+            n_samples=self.n_samples,
+            n_features=self.n_features,
+            n_informative=self.n_informative,
+            n_redundant=0,
+            n_classes=self.n_classes,
+            n_clusters_per_class=2,
+            random_state=self.random_state,
         )
         return SupervisedData(self.name, X, y.astype(np.int64), "multiclass", self.n_classes)
 

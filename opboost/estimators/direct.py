@@ -88,7 +88,11 @@ class _RewardModelEstimator(Estimator):
         owner = type(self).__name__
         n = len(data)
         n_folds = check_scalar(
-            self.n_folds, "n_folds", owner, kind=int, low=1,
+            self.n_folds,
+            "n_folds",
+            owner,
+            kind=int,
+            low=1,
             fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit",
         )
         if n_folds > 1 and n_folds > n:
@@ -107,10 +111,8 @@ class _RewardModelEstimator(Estimator):
                 f"The 'reward_model' parameter of {owner} must be None or a regressor with "
                 f"fit(X, y) and predict(X). Got {self.reward_model!r} instead."
             )
-        if n_folds == 1:
-            folds = [np.arange(n)]
-        else:
-            folds = np.array_split(rng.permutation(n), n_folds)
+        order = np.arange(n) if n_folds == 1 else rng.permutation(n)
+        folds = np.array_split(order, n_folds)
         q = np.empty((n, data.n_actions))
         for fold in folds:
             train = np.arange(n) if n_folds == 1 else np.setdiff1d(np.arange(n), fold)

@@ -55,10 +55,16 @@ class TruncatedIPS(Estimator):
         self.max_weight = max_weight
 
     def _check(self) -> float:
-        return float(check_scalar(
-            self.max_weight, "max_weight", "TruncatedIPS", low=0.0, low_inclusive=False,
-            fix="use inf to disable truncation",
-        ))
+        return float(
+            check_scalar(
+                self.max_weight,
+                "max_weight",
+                "TruncatedIPS",
+                low=0.0,
+                low_inclusive=False,
+                fix="use inf to disable truncation",
+            )
+        )
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         return data.rewards * np.minimum(1.0 / data.propensities, self._check())

@@ -73,8 +73,14 @@ class BaseLearner(Component, ABC):
     ensemble_class: ClassVar[type[Ensemble]]
 
     @abstractmethod
-    def prepare(self, contexts: Any, n_actions: int, *, random_state: Any = None,
-                init_scores: np.ndarray | None = None) -> None:
+    def prepare(
+        self,
+        contexts: Any,
+        n_actions: int,
+        *,
+        random_state: Any = None,
+        init_scores: np.ndarray | None = None,
+    ) -> None:
         """Build per-fit structures once; ``contexts`` (n, d) dense or CSR."""
 
     @abstractmethod

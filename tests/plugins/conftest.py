@@ -24,7 +24,11 @@ class FakeDistribution:
 @pytest.fixture
 def clean_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A fresh registry before and after the test, with no plugin env variables set."""
-    for var in ("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "OPBOOST_DISABLED_PLUGINS", "OPBOOST_TRACE_PLUGINS"):
+    for var in (
+        "OPBOOST_DISABLE_PLUGIN_AUTOLOAD",
+        "OPBOOST_DISABLED_PLUGINS",
+        "OPBOOST_TRACE_PLUGINS",
+    ):
         monkeypatch.delenv(var, raising=False)
     reset_registry()
     yield
@@ -41,8 +45,12 @@ def fake_plugins(monkeypatch: pytest.MonkeyPatch, clean_registry: None) -> Calla
     dists: list[FakeDistribution] = []
     monkeypatch.setattr(importlib.metadata, "distributions", lambda: list(dists))
 
-    def add(entry_name: str, module: types.ModuleType | str, dist: str = "opboost-fake",
-            version: str = "1.0") -> None:
+    def add(
+        entry_name: str,
+        module: types.ModuleType | str,
+        dist: str = "opboost-fake",
+        version: str = "1.0",
+    ) -> None:
         if isinstance(module, types.ModuleType):
             monkeypatch.setitem(sys.modules, module.__name__, module)
             value = module.__name__

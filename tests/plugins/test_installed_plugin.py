@@ -56,9 +56,21 @@ def installed_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (src / "opboost_tinyplug" / "plugin.py").write_text(textwrap.dedent(PLUGIN))
     target = root / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(src)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return target
 
@@ -96,6 +108,7 @@ def test_installed_plugin_hidden_when_autoload_disabled(installed_plugin: Path):
     """With OPBOOST_DISABLE_PLUGIN_AUTOLOAD=1 only built-ins remain."""
     out = run_python(
         "import opboost; print('half_ips' in opboost.available('estimator'))",
-        installed_plugin, OPBOOST_DISABLE_PLUGIN_AUTOLOAD="1",
+        installed_plugin,
+        OPBOOST_DISABLE_PLUGIN_AUTOLOAD="1",
     )
     assert out.split() == ["False"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import types
-from typing import ClassVar
 
 import pytest
 
@@ -57,7 +56,9 @@ def test_registry_make_builds_instance_with_params(clean_registry):
 
 def test_registry_unknown_name_lists_known_and_suggests(clean_registry):
     """An unknown name lists the known names with their providers and a close match."""
-    with pytest.raises(UnknownComponentError, match=r"Unknown estimator 'ipss'\. Known: ips \(opboost") as info:
+    with pytest.raises(
+        UnknownComponentError, match=r"Unknown estimator 'ipss'\. Known: .*\bips \(opboost"
+    ) as info:
         opboost.make("estimator", "ipss")
     assert "truncated_ips (opboost" in str(info.value)
     assert "Did you mean 'ips'" in str(info.value)
@@ -82,31 +83,54 @@ def test_registry_unknown_parameter_lists_valid(clean_registry):
 
 def test_registry_unknown_kind(clean_registry):
     """An unknown kind lists the kinds."""
-    with pytest.raises(InvalidParameterError, match=r"Unknown plugin kind 'estimators'\. Known kinds: objective, estimator"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"Unknown plugin kind 'estimators'\. Known kinds: objective, estimator",
+    ):
         opboost.available("estimators")
 
 
 def test_registry_external_component_hint(clean_registry):
     """A component of a known separate package says which package to install."""
-    with pytest.raises(UnknownComponentError, match=r"provided by the package opboost-xgboost, which is not installed"):
+    with pytest.raises(
+        UnknownComponentError,
+        match=r"provided by the package opboost-xgboost, which is not installed",
+    ):
         get_registry().get("base_learner", "xgboost_tree")
 
 
 def test_registry_entry_point_plugin_is_found(fake_plugins):
     """A component from an entry-point plugin is available, with its distribution recorded."""
-    fake_plugins("fancy", plugin_module("fake_fancy_plugin", [make_estimator_class("fancy_ips")]),
-                 dist="opboost-fancy", version="0.3")
+    fake_plugins(
+        "fancy",
+        plugin_module("fake_fancy_plugin", [make_estimator_class("fancy_ips")]),
+        dist="opboost-fancy",
+        version="0.3",
+    )
     assert "fancy_ips" in opboost.available("estimator")
     info = get_registry().provider("estimator", "fancy_ips")
-    assert (info.name, info.distribution, info.version, info.builtin) == ("fancy", "opboost-fancy", "0.3", False)
+    assert (info.name, info.distribution, info.version, info.builtin) == (
+        "fancy",
+        "opboost-fancy",
+        "0.3",
+        False,
+    )
 
 
 def test_registry_duplicate_name_names_both_providers(fake_plugins):
     """A name provided twice is an error naming both plugins and distributions."""
-    fake_plugins("clash", plugin_module("fake_clash_plugin", [make_estimator_class("ips")]),
-                 dist="opboost-clash", version="2.0")
-    with pytest.raises(PluginError, match=r"Duplicate estimator name 'ips': provided by plugin "
-                       r"'opboost\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' \(opboost-clash 2\.0\)"):
+    fake_plugins(
+        "clash",
+        plugin_module("fake_clash_plugin", [make_estimator_class("ips")]),
+        dist="opboost-clash",
+        version="2.0",
+    )
+    with pytest.raises(
+        PluginError,
+        match=r"Duplicate estimator name 'ips': provided by plugin "
+        r"'opboost\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' "
+        r"\(opboost-clash 2\.0\)",
+    ):
         get_registry()
 
 
@@ -129,8 +153,11 @@ def test_registry_blocked_plugin_is_skipped(fake_plugins, monkeypatch):
 def test_registry_import_failure_names_entry_point(fake_plugins):
     """A plugin that fails to import is reported with its entry point and distribution."""
     fake_plugins("broken", "opboost_no_such_module_xyz", dist="opboost-broken", version="9.9")
-    with pytest.raises(PluginError, match=r"Could not import the opboost plugin entry point 'broken' = "
-                       r"'opboost_no_such_module_xyz' of opboost-broken 9\.9: ModuleNotFoundError"):
+    with pytest.raises(
+        PluginError,
+        match=r"Could not import the opboost plugin entry point 'broken' = "
+        r"'opboost_no_such_module_xyz' of opboost-broken 9\.9: ModuleNotFoundError",
+    ):
         get_registry()
 
 
@@ -138,30 +165,41 @@ def test_registry_misspelt_hook_is_rejected(fake_plugins):
     """A hookimpl whose name matches no spec is an error that lists the valid hooks."""
     module = plugin_module("fake_typo_plugin", [], hook="opboost_register_estimator")
     fake_plugins("typo", module)
-    with pytest.raises(PluginError, match=r"opboost_register_estimator.*Hook implementations must be named"):
+    with pytest.raises(
+        PluginError, match=r"opboost_register_estimator.*Hook implementations must be named"
+    ):
         get_registry()
 
 
 def test_registry_non_component_is_rejected(fake_plugins):
     """A hook returning something that is not a Component class is an error."""
     fake_plugins("bad", plugin_module("fake_bad_plugin", [dict]))
-    with pytest.raises(PluginError, match=r"plugin 'bad' \(opboost-fake 1\.0\) returned <class 'dict'>"):
+    with pytest.raises(
+        PluginError, match=r"plugin 'bad' \(opboost-fake 1\.0\) returned <class 'dict'>"
+    ):
         get_registry()
 
 
 def test_registry_wrong_kind_is_rejected(fake_plugins):
     """An estimator class returned from the objectives hook is an error naming both kinds."""
-    module = plugin_module("fake_kind_plugin", [make_estimator_class("odd")],
-                           hook="opboost_register_objectives")
+    module = plugin_module(
+        "fake_kind_plugin", [make_estimator_class("odd")], hook="opboost_register_objectives"
+    )
     fake_plugins("kind", module)
-    with pytest.raises(PluginError, match=r"\(kind 'estimator'\) from opboost_register_objectives, which registers kind 'objective'"):
+    with pytest.raises(
+        PluginError,
+        match=r"\(kind 'estimator'\) from opboost_register_objectives, "
+        r"which registers kind 'objective'",
+    ):
         get_registry()
 
 
 def test_registry_bad_name_is_rejected(fake_plugins):
     """Component names must be snake_case."""
     fake_plugins("camel", plugin_module("fake_camel_plugin", [make_estimator_class("FancyIPS")]))
-    with pytest.raises(PluginError, match=r"name is 'FancyIPS'; component names must be snake_case"):
+    with pytest.raises(
+        PluginError, match=r"name is 'FancyIPS'; component names must be snake_case"
+    ):
         get_registry()
 
 

@@ -1,0 +1,179 @@
+"""Component contract checks: construction, parameters, cloning, determinism, shapes, save/load."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from opboost.component import KINDS, Component, clone
+
+__all__ = ["all_checks", "parametrize_with_checks"]
+
+Check = Callable[[type[Component]], None]
+
+
+def _instance(cls: type[Component], **overrides: Any) -> Component:
+    return cls(**{**cls._unit_test_params(), **overrides})
+
+
+def _small_logged(n: int = 60, d: int = 4, k: int = 3, seed: int = 0):
+    from opboost.data import LoggedBandit
+
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(k), size=n)
+    actions = (rng.random(n)[:, None] > probs.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
+    return LoggedBandit(
+        contexts=rng.normal(size=(n, d)),
+        actions=actions,
+        propensities=probs[np.arange(n), actions],
+        rewards=rng.random(n),
+        n_actions=k,
+        logging_probs=probs,
+    )
+
+
+# --- every kind ----------------------------------------------------------------------------
+
+
+def check_name_and_kind(cls: type[Component]) -> None:
+    """``name`` is snake_case and ``kind`` is a known plugin kind."""
+    assert re.match(r"^[a-z][a-z0-9_]*$", cls.name or ""), f"{cls.__name__}.name={cls.name!r}"
+    assert cls.kind in KINDS, f"{cls.__name__}.kind={cls.kind!r} not in {KINDS}"
+
+
+def check_init_stores_params(cls: type[Component]) -> None:
+    """``__init__`` stores each parameter unchanged under its own name (no validation there)."""
+    params = cls._unit_test_params()
+    obj = cls(**params)
+    got = obj.get_params(deep=False)
+    for key, value in params.items():
+        assert got[key] is value, f"{cls.__name__}.__init__ altered parameter {key!r}"
+    sentinel = object()
+    for key in got:
+        try:
+            stored = cls(**{**params, key: sentinel}).get_params(deep=False)[key]
+        except Exception as exc:  # validation or work in __init__
+            raise AssertionError(
+                f"{cls.__name__}.__init__ must only store parameters; setting {key!r} to an "
+                f"arbitrary object raised {type(exc).__name__}: {exc}"
+            ) from exc
+        assert stored is sentinel, f"{cls.__name__}.__init__ altered parameter {key!r}"
+
+
+def check_params_round_trip(cls: type[Component]) -> None:
+    """``cls(**obj.get_params())`` rebuilds an object with the same parameters."""
+    obj = _instance(cls)
+    rebuilt = cls(**obj.get_params(deep=False))
+    assert rebuilt.get_params(deep=False) == obj.get_params(deep=False)
+
+
+def check_clone(cls: type[Component]) -> None:
+    """``clone`` gives a distinct unfitted object with equal parameters and a repr."""
+    obj = _instance(cls)
+    copy = clone(obj)
+    assert copy is not obj
+    assert copy.get_params(deep=False) == obj.get_params(deep=False)
+    assert type(copy).__name__ in repr(copy)
+
+
+# --- estimators ----------------------------------------------------------------------------
+
+
+def check_estimator_values(cls: type[Component]) -> None:
+    """round_values has shape (n,), estimate_value is its mean, deterministic, inside the CI."""
+    data = _small_logged()
+    probs = np.full((len(data), data.n_actions), 1.0 / data.n_actions)
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    est = _instance(cls, **kwargs)
+    values = est.round_values(data, probs)
+    assert np.shape(values) == (len(data),)
+    value = est.estimate_value(data, probs)
+    assert np.isfinite(value)
+    assert value == _instance(cls, **kwargs).estimate_value(data, probs), "not deterministic"
+    interval = est.estimate_interval(data, probs)
+    assert interval.low <= interval.value <= interval.high
+
+
+def check_estimator_coefficients(cls: type[Component]) -> None:
+    """Training estimators give finite (n,) coefficients with the sign of the reward."""
+    if not getattr(cls, "supports_training", False):
+        return
+    data = _small_logged()
+    coef = _instance(cls).coefficients(data)
+    assert np.shape(coef) == (len(data),)
+    assert np.all(np.isfinite(coef))
+    assert np.all(np.sign(coef) == np.sign(data.rewards))
+
+
+# --- base learners -------------------------------------------------------------------------
+
+
+def check_base_learner_round_and_save(cls: type[Component]) -> None:
+    """One round returns (n, K) f; the ensemble predicts alpha*f and survives dumps/loads."""
+    from opboost.learners.base import BaseProblem
+
+    data = _small_logged(n=80)
+    rng = np.random.default_rng(1)
+    n, k = len(data), data.n_actions
+    if cls.reduction == "classification":
+        targets = np.where(rng.random((n, k)) < 0.5, -1.0, 1.0)
+    else:
+        targets = rng.normal(size=(n, k))
+    problem = BaseProblem(cls.reduction, targets, rng.random((n, k)))
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    learner = _instance(cls, **kwargs)
+    learner.prepare(data.contexts, k, random_state=0)
+    f = learner.fit_round(problem)
+    assert np.shape(f) == (n, k)
+    learner.commit_round(0.5)
+    ensemble = learner.ensemble()
+    scores = ensemble.decision_function(data.contexts)
+    np.testing.assert_allclose(scores, 0.5 * f, rtol=1e-5, atol=1e-6)
+    loaded = type(ensemble).loads(ensemble.dumps())
+    np.testing.assert_array_equal(loaded.decision_function(data.contexts), scores)
+
+
+# --- data sets -----------------------------------------------------------------------------
+
+
+def check_bundled_dataset_loads(cls: type[Component]) -> None:
+    """A bundled data set loads with consistent shapes; real ones are tested on tiny files."""
+    if not getattr(cls, "bundled", False):
+        return
+    data = _instance(cls).load()
+    assert data.X.shape[0] == len(data.y) if np.ndim(data.y) == 1 else data.y.shape[0]
+
+
+_BY_KIND: dict[str, tuple[Check, ...]] = {
+    "estimator": (check_estimator_values, check_estimator_coefficients),
+    "base_learner": (check_base_learner_round_and_save,),
+    "dataset": (check_bundled_dataset_loads,),
+}
+_COMMON: tuple[Check, ...] = (
+    check_name_and_kind,
+    check_init_stores_params,
+    check_params_round_trip,
+    check_clone,
+)
+
+
+def all_checks(cls: type[Component]) -> list[Check]:
+    """The checks that apply to ``cls``, minus those it declares in ``_unit_test_skips``."""
+    skips = getattr(cls, "_unit_test_skips", {})
+    checks = [*_COMMON, *_BY_KIND.get(cls.kind, ())]
+    return [c for c in checks if c.__name__ not in skips]
+
+
+def parametrize_with_checks(classes: Iterable[type[Component]]):
+    """A ``pytest.mark.parametrize`` over (component_class, check) for every applicable check."""
+    import pytest
+
+    params = [
+        pytest.param(cls, check, id=f"{cls.kind}:{cls.name}-{check.__name__}")
+        for cls in classes
+        for check in all_checks(cls)
+    ]
+    return pytest.mark.parametrize(("component_class", "check"), params)
