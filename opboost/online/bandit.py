@@ -93,8 +93,14 @@ class BanditLearner(OnlineLearner):
 
     def _check_n_actions(self) -> int:
         return int(
-            check_scalar(self.n_actions, "n_actions", type(self).__name__, kind=int, low=2,
-                         fix="pass the number of actions K, e.g. n_actions=10 for digits")
+            check_scalar(
+                self.n_actions,
+                "n_actions",
+                type(self).__name__,
+                kind=int,
+                low=2,
+                fix="pass the number of actions K, e.g. n_actions=10 for digits",
+            )
         )
 
     def _check_action(self, action: Any, n_actions: int) -> int:

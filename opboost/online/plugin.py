@@ -1,1 +1,14 @@
-"""Built-in online plugins (placeholder until implemented)."""
+"""Built-in contextual-bandit online learners, registered through the public hook."""
+
+from __future__ import annotations
+
+from opboost.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_online_learners():
+    from opboost.online.banditron import Banditron
+    from opboost.online.chen_bandit_boost import ChenBanditBoost
+    from opboost.online.conservative_ova import ConservativeOVA
+
+    return [ChenBanditBoost, Banditron, ConservativeOVA]

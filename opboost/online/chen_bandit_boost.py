@@ -1,0 +1,249 @@
+"""Bandit boosting with online binary weak learners (Chen, Lin & Lu 2014, Algorithm 1).
+
+N online binary weak learners each hold one hypothesis per class, h^{(i)}_{tk}(x) =
+h^{(i)}_t(x, k) in [-1, 1] (one-vs-rest examples ((x, k), y_tk), y_tk = +1 iff y = k).
+At step t, for context x_t:
+
+- scores f_tk = sum_i alpha^{(i)}_tk h^{(i)}_tk(x_t); H_t = argmax_k f_tk;
+- exploration: p_t(k) = (1 - delta) 1[k = H_t] + delta / K; sample yhat_t ~ p_t;
+- feedback: only the reward of yhat_t; y_tk for k = yhat_t is +1 iff reward > 0.5
+  (i.e. 1[yhat_t = y_t] under 0/1 reward);
+- example weights (eqs. 2-4), for k = yhat_t only (they are 0 for every other k):
+  z^{(i-1)} = sum_{j<i} (y_tk h^{(j)}_tk(x_t) - theta), theta = gamma / (2 + gamma)   (3)
+  wbar^{(i)} = min{(1 - gamma)^{z^{(i-1)}/2}, 1}                                    (2)
+  w^{(i)} = wbar^{(i)} / p_t(k)                                                      (4)
+  and weak learner i is updated on ((x_t, k), y_tk) with weight w^{(i)} (Algorithm 1);
+- voting weights (eq. 6), on the simplex per class: with the hinge loss
+  L_tk(alpha) = max{0, theta - y_tk sum_i alpha^{(i)} h^{(i)}_tk(x_t)} and the estimated
+  subgradient l_tk = grad L_tk(alpha_tk) / p_t(k) if yhat_t = k (else 0),
+  alpha^{(i)}_{(t+1)k} = alpha^{(i)}_tk exp(-eta l^{(i)}_tk) / Z_{(t+1)k}, eta = delta^3 / K.
+
+Claim 1: E[w^{(i)}_tk] = E[wbar^{(i)}_tk] (tested in tests/property/test_chen_claims.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost._validation import check_random_state, check_scalar
+from opboost.online.bandit import BanditLearner, as_context
+from opboost.online.weak_learners import make_bank
+
+__all__ = ["ChenBanditBoost", "example_weights"]
+
+_BUFFER = 4096  # uniforms drawn per refill of the sampling buffer
+_TIE = 1e-9  # scale of the random jitter that breaks ties of f_tk
+
+
+def example_weights(h: np.ndarray, y: float, gamma: float, p: float) -> np.ndarray:
+    """The weights w^{(i)} (N,) of eqs. 2-4 for the chosen class, given its hypotheses h (N,).
+
+    ``y`` is y_tk in {-1, +1}, ``p`` is p_t(k), the probability the class was chosen.
+    """
+    theta = gamma / (2.0 + gamma)
+    z = np.concatenate(([0.0], np.cumsum(y * h - theta)[:-1]))  # z^{(i-1)}, eq. 3
+    wbar = np.minimum((1.0 - gamma) ** (z / 2.0), 1.0)  # eq. 2
+    return wbar / p  # eq. 4
+
+
+class ChenBanditBoost(BanditLearner):
+    """Bandit boosting of online binary weak learners (Chen, Lin & Lu 2014, Algorithm 1).
+
+    Parameters
+    ----------
+    n_actions : number of classes/actions K (required, >= 2).
+    n_learners : number of weak learners N (paper's experiments: 100).
+    weak_learner : "perceptron", "gaussian_nb" (vectorised numpy banks) or
+        "river:<module>.<Class>", e.g. "river:linear_model.Perceptron".
+    weak_learner_params : keyword arguments for the bank / river model.
+    delta : exploration rate delta in (0, 1) (paper's grid: around 0.01 to 0.1).
+    gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
+        theta = gamma / (2 + gamma).
+    learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
+    random_state : seed of the initial hypotheses and of the exploration.
+
+    Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
+    ``n_features_in_``, ``n_updates_``.
+    """
+
+    name: ClassVar[str] = "chen_bandit_boost"
+
+    def __init__(
+        self,
+        *,
+        n_actions: int = 2,
+        n_learners: int = 100,
+        weak_learner: str = "perceptron",
+        weak_learner_params: dict | None = None,
+        delta: float = 0.05,
+        gamma: float = 0.1,
+        learning_rate: float | None = None,
+        random_state: int | None = None,
+    ) -> None:
+        self.n_actions = n_actions
+        self.n_learners = n_learners
+        self.weak_learner = weak_learner
+        self.weak_learner_params = weak_learner_params
+        self.delta = delta
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+
+    # --- setup ------------------------------------------------------------------------------
+
+    def _setup(self, n_features: int) -> None:
+        owner = type(self).__name__
+        K = self._check_n_actions()
+        N = check_scalar(
+            self.n_learners,
+            "n_learners",
+            owner,
+            kind=int,
+            low=1,
+            fix="the paper uses n_learners=100",
+        )
+        check_scalar(
+            self.delta,
+            "delta",
+            owner,
+            low=0.0,
+            high=1.0,
+            low_inclusive=False,
+            high_inclusive=False,
+            fix="the paper uses delta between 0.01 and 0.1",
+        )
+        check_scalar(
+            self.gamma,
+            "gamma",
+            owner,
+            low=0.0,
+            high=0.5,
+            low_inclusive=False,
+            high_inclusive=False,
+            fix="the paper uses gamma=0.1",
+        )
+        check_scalar(
+            self.learning_rate,
+            "learning_rate",
+            owner,
+            low=0.0,
+            allow_none=True,
+            fix="use None for the paper's delta**3 / n_actions",
+        )
+        self._rng = check_random_state(self.random_state)
+        self.bank_ = make_bank(
+            self.weak_learner, K, N, n_features, self._rng, self.weak_learner_params, owner
+        )
+        self.alpha_ = np.full((K, N), 1.0 / N)
+        self.n_features_in_ = n_features
+        self.n_updates_ = 0
+        self._K, self._N = K, N
+        self._delta = float(self.delta)
+        self._explore = self._delta / K
+        self._theta = self.gamma / (2.0 + self.gamma)
+        self._log_decay = 0.5 * math.log(1.0 - self.gamma)
+        eta = self.learning_rate
+        self._eta = self._delta**3 / K if eta is None else float(eta)
+        self._z = np.zeros(N + 1)  # buffer: z[i] = z^{(i)} of eq. 3, z[0] = 0
+        self._refill()
+        self._last_x: Any = None
+
+    def _prepare(self, x: Any) -> np.ndarray:
+        if getattr(self, "_rng", None) is None:
+            arr = as_context(x, None, type(self).__name__)
+            self._setup(arr.shape[0])
+            return arr
+        return as_context(x, self.n_features_in_, type(self).__name__)
+
+    def _refill(self) -> None:
+        self._uniform = self._rng.random(_BUFFER)
+        self._jitter = self._rng.random((_BUFFER, self._K)) * _TIE
+        self._u_pos = 0
+
+    def _next_uniform(self) -> float:
+        if self._u_pos == _BUFFER:
+            self._refill()
+        u = self._uniform[self._u_pos]
+        self._u_pos += 1
+        return float(u)
+
+    # --- protocol ---------------------------------------------------------------------------
+
+    def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        hyp = self.bank_.predict(x)  # (K, N): h^{(i)}_tk(x_t)
+        f = np.vecdot(self.alpha_, hyp)  # f_tk
+        # H_t(x_t) = argmax_k f_tk; votes tie often (f is a mean of signs), so ties are
+        # broken uniformly at random by a seeded jitter far below the vote resolution.
+        if self._u_pos == _BUFFER:
+            self._refill()
+        top = int((f + self._jitter[self._u_pos]).argmax())
+        return hyp, f, top
+
+    def action_probs_one(self, x: np.ndarray) -> np.ndarray:
+        """p_t (K,): 1 - delta + delta/K on H_t(x), delta/K elsewhere (Algorithm 1).
+
+        When several classes tie for argmax_k f_tk, H_t is drawn uniformly among them and
+        the 1 - delta is split evenly (this marginal is what ``predict_one`` samples from).
+        ``learn_one`` uses p_t(k) given the drawn H_t, as in the paper: the estimator of
+        eq. 4 is unbiased conditionally on H_t, hence also marginally (Claim 1).
+        """
+        f = self._scores(self._prepare(x))[1]
+        ties = f >= f.max() - _TIE
+        probs = np.full(self._K, self._explore)
+        probs[ties] += (1.0 - self._delta) / ties.sum()
+        return probs
+
+    def predict_one(self, x: np.ndarray) -> int:
+        """Sample yhat_t ~ p_t: H_t(x) w.p. 1 - delta, a uniform class w.p. delta."""
+        arr = self._prepare(x)
+        hyp, f, top = self._scores(arr)
+        self._last_x, self._last_arr, self._last = x, arr, (hyp, f, top)
+        u = self._next_uniform()
+        if u < self._delta:  # u / delta is uniform on [0, 1): reuse it for the class
+            return min(int(u / self._delta * self._K), self._K - 1)
+        return top
+
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        """Sample one action per row of X (n, d) with the current (frozen) model; (n,)."""
+        X = np.asarray(X, dtype=np.float64)
+        self._prepare(X[0])
+        hyp = self.bank_.predict_batch(X)  # (n, K, N)
+        top = np.einsum("mkn,kn->mk", hyp, self.alpha_).argmax(axis=1)
+        u = self._rng.random(len(X))
+        explore = u < self._delta
+        random_class = np.minimum((u / self._delta * self._K).astype(np.int64), self._K - 1)
+        return np.where(explore, random_class, top)
+
+    def learn_one(self, x: np.ndarray, action: int, reward: float) -> None:
+        """One step of Algorithm 1 after the reward of ``action`` (= yhat_t) is revealed."""
+        if x is self._last_x and x is not None:
+            arr, (hyp, f, top) = self._last_arr, self._last
+        else:
+            arr = self._prepare(x)
+            hyp, f, top = self._scores(arr)
+        k = self._check_action(action, self._K)
+        y = 1.0 if reward > 0.5 else -1.0  # y_tk for k = yhat_t
+        p = self._explore + (1.0 - self._delta) * (k == top)  # p_t(k)
+        h = hyp[k]
+        # eq. 3: z^{(i-1)} = sum_{j<i} (y h^{(j)} - theta); eq. 2: wbar = min{(1-gamma)^{z/2}, 1}
+        z = self._z
+        np.add.accumulate(y * h - self._theta, out=z[1:])
+        w = np.maximum(z[:-1], 0.0)
+        w *= self._log_decay
+        np.exp(w, out=w)
+        w *= 1.0 / p  # eq. 4
+        # eq. 6 uses alpha_tk and h_tk, i.e. before the weak learners move.
+        if self._theta - y * f[k] > 0.0:  # hinge active: grad L = -y h, l = grad / p
+            alpha_k = self.alpha_[k]
+            alpha_k *= np.exp((self._eta * y / p) * h)
+            alpha_k /= alpha_k.sum()
+        self.bank_.learn(k, arr, y, w, h)
+        self.n_updates_ += 1
+        self._last_x = None
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        return {"n_actions": 3, "n_learners": 5, "random_state": 0}

@@ -1,0 +1,201 @@
+"""FKM linear learners: online projected gradient descent on linear models (Flaxman, Kalai &
+McMahan 2005), the weak learner and the N-FKM baseline of Brukhim & Hazan (2021, §4).
+
+:class:`LinearBank` holds ``N`` linear models ``A_i(x) = Π_K(W_i [x, 1])`` as one (N, m, d+1)
+array, so all ``N`` weak learners of Algorithm 2 predict and update in one vectorised step.
+Each update is projected gradient descent on a *linear* loss ``g_i·y``: the gradient in
+``W_i`` is ``g_i ⊗ [x, 1]``, step ``lr · t^{-c}``, then ``W_i`` is projected onto the
+Frobenius ball of radius ``radius``.
+
+:class:`NFKM` (registry name ``"n_fkm"``) is the bandit baseline: one linear model, ``N``
+noisy loss queries per round at ``ŷ + δv_j``, updated with the mean of the ``N`` spherical
+gradient estimates ``(m/δ) l̃(ŷ + δv_j) v_j``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost._validation import check_random_state, check_scalar
+from opboost.online.loss_feedback import (
+    LossFeedbackLearner,
+    as_vector,
+    project,
+    sample_unit_sphere,
+    spherical_gradient,
+)
+
+__all__ = ["NFKM", "LinearBank"]
+
+
+class LinearBank:
+    """``N`` linear learners on ``K ⊂ R^m`` trained by projected OGD on linear losses.
+
+    Parameters
+    ----------
+    n_learners, n_outputs, n_features : N, m, d.
+    lr, lr_decay : step ``lr · t^{-lr_decay}`` at the learner's t-th update (t >= 1).
+    radius : Frobenius-norm bound on each ``W_i`` (the "projected" in projected OGD); inf
+        disables the projection.
+    label_set, low, high : the set ``K`` each output is projected onto.
+    """
+
+    def __init__(
+        self,
+        n_learners: int,
+        n_outputs: int,
+        n_features: int,
+        *,
+        lr: float,
+        lr_decay: float,
+        radius: float,
+        label_set: str,
+        low: float,
+        high: float,
+    ) -> None:
+        self.W = np.zeros((n_learners, n_outputs, n_features + 1))
+        self.lr, self.lr_decay, self.radius = lr, lr_decay, radius
+        self.label_set, self.low, self.high = label_set, low, high
+        self.t = 0
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        """Unprojected outputs ``W_i [x, 1]`` (N, m) for one context ``x`` (d,)."""
+        return self.W[:, :, :-1] @ x + self.W[:, :, -1]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Outputs ``A_i(x) = Π_K(W_i [x, 1])`` (N, m), each in the label set."""
+        return project(self.raw(x), self.label_set, self.low, self.high)
+
+    def update(self, x: np.ndarray, grads: np.ndarray) -> None:
+        """One projected OGD step for each learner i on the linear loss ``grads[i]·y``.
+
+        ``grads`` is (N, m). The gradient in ``W_i`` is ``grads[i] ⊗ [x, 1]``.
+        """
+        self.t += 1
+        step = self.lr * self.t ** (-self.lr_decay)
+        self.W[:, :, :-1] -= step * grads[:, :, None] * x[None, None, :]
+        self.W[:, :, -1] -= step * grads
+        if np.isfinite(self.radius):
+            norms = np.sqrt((self.W * self.W).sum(axis=(1, 2)))
+            scale = np.minimum(1.0, self.radius / np.maximum(norms, 1e-300))
+            self.W *= scale[:, None, None]
+
+
+def check_fkm_params(obj: Any, *, smoothing: bool = True) -> None:
+    """Validate the step-size, radius and (if ``smoothing``) δ parameters of ``obj``."""
+    owner = type(obj).__name__
+    check_scalar(
+        obj.lr, "lr", owner, low=0.0, low_inclusive=False, fix="the paper tunes lr in [1e-4, 0.1]"
+    )
+    check_scalar(
+        obj.lr_decay, "lr_decay", owner, low=0.0, high=1.0, fix="the paper tunes c in [0.25, 1]"
+    )
+    if smoothing:
+        check_scalar(
+            obj.delta, "delta", owner, low=0.0, low_inclusive=False, fix="the paper uses delta=0.5"
+        )
+    check_scalar(
+        obj.radius,
+        "radius",
+        owner,
+        low=0.0,
+        low_inclusive=False,
+        fix="use float('inf') to disable the projection",
+    )
+
+
+class NFKM(LossFeedbackLearner):
+    """N-point FKM: a linear model learned from ``N`` noisy loss values per round.
+
+    Parameters
+    ----------
+    n_queries : N, loss queries per round (match the booster's ``n_learners``).
+    delta : smoothing radius δ of the spherical estimator.
+    lr, lr_decay : step ``lr · t^{-lr_decay}``.
+    radius : Frobenius bound on the weights (projected gradient descent).
+    n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
+    random_state : seed of the query directions.
+
+    References
+    ----------
+    Flaxman, Kalai & McMahan (2005), Online convex optimization in the bandit setting.
+    Brukhim & Hazan (2021), §4 "N-FKM".
+    """
+
+    name: ClassVar[str] = "n_fkm"
+
+    def __init__(
+        self,
+        *,
+        n_queries: int = 10,
+        delta: float = 0.5,
+        lr: float = 0.01,
+        lr_decay: float = 0.5,
+        radius: float = float("inf"),
+        n_outputs: int = 1,
+        label_set: str = "real",
+        low: float = 0.0,
+        high: float = 1.0,
+        random_state: int | None = None,
+    ) -> None:
+        self.n_queries = n_queries
+        self.delta = delta
+        self.lr = lr
+        self.lr_decay = lr_decay
+        self.radius = radius
+        self.n_outputs = n_outputs
+        self.label_set = label_set
+        self.low = low
+        self.high = high
+        self.random_state = random_state
+
+    def _init(self, x: np.ndarray) -> None:
+        check_scalar(self.n_queries, "n_queries", "NFKM", kind=int, low=1)
+        check_fkm_params(self)
+        self._check_label_params()
+        self._rng = check_random_state(self.random_state)
+        self._bank = LinearBank(
+            1,
+            self.n_outputs,
+            x.shape[0],
+            lr=self.lr,
+            lr_decay=self.lr_decay,
+            radius=self.radius,
+            label_set=self.label_set,
+            low=self.low,
+            high=self.high,
+        )
+        self._directions: np.ndarray | None = None
+
+    def _x(self, x: Any) -> np.ndarray:
+        bank = getattr(self, "_bank", None)
+        x = as_vector(x, None if bank is None else bank.W.shape[2] - 1, "NFKM")
+        if bank is None:
+            self._init(x)
+        return x
+
+    def predict_one(self, x: np.ndarray) -> np.ndarray:
+        """``Π_K(W [x, 1])``; (m,)."""
+        x = self._x(x)
+        return self._bank.predict(x)[0]
+
+    def query_one(self, x: np.ndarray) -> np.ndarray:
+        """``N`` points ``ŷ + δv_j`` (N, m), v_j uniform on the unit sphere."""
+        x = self._x(x)
+        self._directions = sample_unit_sphere(self._rng, self.n_queries, self.n_outputs)
+        return self._bank.predict(x)[0] + self.delta * self._directions
+
+    def learn_one(self, x: np.ndarray, feedback: np.ndarray) -> None:
+        """Step on the mean spherical gradient estimate from ``feedback`` (N,) loss values."""
+        x = self._x(x)
+        if self._directions is None:
+            raise RuntimeError("NFKM.learn_one: call query_one(x) first for the same x.")
+        g = spherical_gradient(np.asarray(feedback, float), self._directions, self.delta)
+        self._bank.update(x, g.mean(axis=0)[None, :])
+        self._directions = None
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        return {"n_queries": 3, "random_state": 0}

@@ -1,0 +1,129 @@
+"""Full-information baselines of Brukhim & Hazan (2021, Table 2): OGD and online gradient
+boosting (OGB, Beygelzimer, Hazan, Kale & Luo 2015, Algorithm 2).
+
+Both see the whole loss of the round after predicting (``information = "full"``): the
+runner passes a :class:`~opboost.online.loss_feedback.RevealedLoss`, and the learners use
+its exact gradient, never the label.
+
+- :class:`OGD` (``"ogd"``): one linear model ``ŷ = Π_K(W [x, 1])``, step
+  ``W -= lr t^{-c} ∇l(ŷ) ⊗ [x, 1]``.
+- :class:`OGB` (``"ogb"``): Algorithm 2 of Brukhim & Hazan with the exact gradient
+  ``∇l(y^{i-1})`` in place of the spherical estimate — the convex-hull online gradient
+  boosting of Beygelzimer et al. (2015), the "full information online boosting" column.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost._validation import check_scalar
+from opboost.online.brukhim_hazan import BrukhimHazanBoost
+from opboost.online.fkm import LinearBank, check_fkm_params
+from opboost.online.loss_feedback import LossFeedbackLearner, RevealedLoss, as_vector
+
+__all__ = ["OGB", "OGD"]
+
+
+def _check_revealed(owner: str, feedback: Any) -> RevealedLoss:
+    if not isinstance(feedback, RevealedLoss):
+        raise TypeError(
+            f"{owner}.learn_one: feedback must be a RevealedLoss (full information). Got "
+            f"{type(feedback).__name__}; pass env.reveal(t), or use a bandit learner."
+        )
+    return feedback
+
+
+class OGD(LossFeedbackLearner):
+    """Online (projected) gradient descent on a linear model, full information.
+
+    Parameters
+    ----------
+    lr, lr_decay : step ``lr · t^{-lr_decay}``.
+    radius : Frobenius bound on the weights.
+    n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
+    random_state : unused (OGD is deterministic); kept for a uniform interface.
+    """
+
+    name: ClassVar[str] = "ogd"
+    information: ClassVar[str] = "full"
+
+    def __init__(
+        self,
+        *,
+        lr: float = 0.01,
+        lr_decay: float = 0.5,
+        radius: float = float("inf"),
+        n_outputs: int = 1,
+        label_set: str = "real",
+        low: float = 0.0,
+        high: float = 1.0,
+        random_state: int | None = None,
+    ) -> None:
+        self.lr = lr
+        self.lr_decay = lr_decay
+        self.radius = radius
+        self.n_outputs = n_outputs
+        self.label_set = label_set
+        self.low = low
+        self.high = high
+        self.random_state = random_state
+
+    def _x(self, x: Any) -> np.ndarray:
+        bank = getattr(self, "_bank", None)
+        x = as_vector(x, None if bank is None else bank.W.shape[2] - 1, "OGD")
+        if bank is None:
+            check_fkm_params(self, smoothing=False)
+            self._check_label_params()
+            self._bank = LinearBank(
+                1,
+                self.n_outputs,
+                x.shape[0],
+                lr=self.lr,
+                lr_decay=self.lr_decay,
+                radius=self.radius,
+                label_set=self.label_set,
+                low=self.low,
+                high=self.high,
+            )
+        return x
+
+    def predict_one(self, x: np.ndarray) -> np.ndarray:
+        """``Π_K(W [x, 1])``; (m,)."""
+        x = self._x(x)
+        return self._bank.predict(x)[0]
+
+    def learn_one(self, x: np.ndarray, feedback: RevealedLoss) -> None:
+        """One gradient step with ``∇l_t(ŷ)`` from the revealed loss."""
+        x = self._x(x)
+        grad = _check_revealed("OGD", feedback).gradient(self._bank.predict(x)[0])
+        self._bank.update(x, grad[None, :])
+
+
+class OGB(BrukhimHazanBoost):
+    """Full-information online gradient boosting over the convex hull (Frank–Wolfe steps).
+
+    Same parameters as :class:`~opboost.online.brukhim_hazan.BrukhimHazanBoost`; ``delta``
+    is unused. Learner i gets the linear loss ``∇l_t(y^{i-1})·y``.
+
+    References
+    ----------
+    Beygelzimer, Hazan, Kale & Luo (2015), Online Gradient Boosting, NIPS, Algorithm 2.
+    """
+
+    name: ClassVar[str] = "ogb"
+    information: ClassVar[str] = "full"
+
+    def query_one(self, x: np.ndarray) -> np.ndarray:
+        return LossFeedbackLearner.query_one(self, x)
+
+    def learn_one(self, x: np.ndarray, feedback: RevealedLoss) -> None:
+        """Pass the exact ``∇l_t(y^{i-1})`` (N, m) to the N learners as linear losses."""
+        revealed = _check_revealed("OGB", feedback)
+        iterates = self.iterates_one(x)
+        self._bank.update(self._x(x), revealed.gradient(iterates[:-1]))
+
+    def _init(self, x: np.ndarray) -> None:
+        check_scalar(self.n_learners, "n_learners", "OGB", kind=int, low=1)
+        super()._init(x)
