@@ -1,1 +1,309 @@
-"""Fit callbacks (placeholder until the booster lands)."""
+"""Fit callbacks: early stopping, progress bar, history and checkpoints.
+
+A callback is a :class:`Callback` with an ``order`` (lower runs first) and three hooks that
+each receive a frozen :class:`RoundEnv`. Callbacks never get the loop's locals and never
+raise to stop: they call ``env.request_stop(reason)``, and the first reason becomes the
+booster's ``stop_reason_``. The engine never sets attributes on callbacks; each callback
+resets its own state in ``on_fit_start``.
+
+Resuming: ``Checkpoint(directory, every=k)`` (``resume=True`` by default) writes the ensemble
+(via :meth:`opboost.policy.Policy.save`), the booster state (JSON) and the training scores
+(``.npy``, read with ``allow_pickle=False``) every k rounds and at the end of the fit. A later
+``Booster.fit(..., callbacks=[Checkpoint(directory, every=k)])`` with the same data and settings
+continues from the last checkpoint and ends with bit-identical predictions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost._validation import check_choice, check_scalar
+from opboost.component import Component
+from opboost.exceptions import InvalidParameterError
+from opboost.hookspecs import hookimpl
+
+__all__ = ["Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv"]
+
+
+class _HistoryView(Mapping):
+    """Read-only view of the metrics recorded so far: name -> (rounds,) array."""
+
+    def __init__(self, history: Mapping[str, list[float]]):
+        self._history = history
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return np.asarray(self._history[key], dtype=np.float64)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._history)
+
+    def __len__(self) -> int:
+        return len(self._history)
+
+
+@dataclass(frozen=True)
+class RoundEnv:
+    """What a callback sees: the booster, the rounds done so far and this round's metrics.
+
+    ``round`` counts completed rounds (1-based after the first round; at ``on_fit_start`` it
+    is 0, or the checkpoint's round when resuming). ``alpha`` is NaN before the first round.
+    ``history`` maps metric names to arrays over the rounds so far. ``snapshot`` returns the
+    fit state a checkpoint stores.
+    """
+
+    booster: Any
+    round: int
+    n_rounds: int
+    alpha: float
+    train_metrics: Mapping[str, float]
+    eval_metrics: Mapping[str, float]
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    snapshot: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
+    _stop: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Train and eval metrics of this round in one mapping."""
+        return {**self.train_metrics, **self.eval_metrics}
+
+    def request_stop(self, reason: str) -> None:
+        """Ask the booster to stop after this round; ``reason`` becomes ``stop_reason_``."""
+        self._stop.append(str(reason))
+
+
+class Callback(Component):
+    """Base class of fit callbacks. Override any of the three hooks."""
+
+    kind: ClassVar[str] = "callback"
+    #: Callbacks run in increasing order; ties keep the order given to ``fit``.
+    order: ClassVar[int] = 50
+
+    def on_fit_start(self, env: RoundEnv) -> None:
+        """Called once before the first round (after restoring a checkpoint)."""
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        """Called after every committed round."""
+
+    def on_fit_end(self, env: RoundEnv) -> None:
+        """Called once after the last round, with the booster's fitted attributes set."""
+
+
+class EarlyStopping(Callback):
+    """Stop when ``metric`` has not improved by more than ``min_delta`` for ``patience`` rounds.
+
+    ``metric`` is any train or eval metric name (e.g. "eval_snips_argmax", which needs
+    ``eval_data``, or "train_objective"). ``mode`` "auto" minimises names ending in
+    "objective" or "norm" and maximises the rest.
+    """
+
+    name: ClassVar[str] = "early_stopping"
+    order: ClassVar[int] = 30
+
+    def __init__(
+        self,
+        *,
+        metric: str = "eval_snips_argmax",
+        patience: int = 10,
+        min_delta: float = 0.0,
+        mode: str = "auto",
+    ) -> None:
+        self.metric = metric
+        self.patience = patience
+        self.min_delta = min_delta
+        self.mode = mode
+
+    def on_fit_start(self, env: RoundEnv) -> None:
+        check_scalar(
+            self.patience,
+            "patience",
+            "EarlyStopping",
+            kind=int,
+            low=1,
+            fix="use the number of rounds without improvement to tolerate",
+        )
+        check_scalar(self.min_delta, "min_delta", "EarlyStopping", low=0.0)
+        check_choice(self.mode, "mode", "EarlyStopping", ("auto", "min", "max"))
+        auto_min = self.metric.endswith(("objective", "norm"))
+        self._sign = -1.0 if self.mode == "min" or (self.mode == "auto" and auto_min) else 1.0
+        self._best, self._best_round, self._wait = -np.inf, 0, 0
+        if self.metric in env.history:  # resumed fit: replay the recorded rounds
+            for i, value in enumerate(env.history[self.metric]):
+                self._update(float(value), i + 1)
+
+    def _update(self, value: float, round_: int) -> None:
+        if self._sign * value > self._best + self.min_delta:
+            self._best, self._best_round, self._wait = self._sign * value, round_, 0
+        else:
+            self._wait += 1
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        metrics = env.metrics
+        if self.metric not in metrics:
+            raise InvalidParameterError(
+                f"The 'metric' parameter of EarlyStopping is {self.metric!r}, which this fit "
+                f"does not compute. Available: {', '.join(sorted(metrics))}; eval_* metrics "
+                f"need Booster.fit(..., eval_data=...)."
+            )
+        self._update(float(metrics[self.metric]), env.round)
+        if self._wait >= self.patience:
+            env.request_stop(
+                f"patience {self.patience} reached: {self.metric} best "
+                f"{self._sign * self._best:.6g} at round {self._best_round}"
+            )
+
+
+class Progress(Callback):
+    """A tqdm progress bar on stderr; off when stderr is not a TTY unless ``force``."""
+
+    name: ClassVar[str] = "progress"
+    order: ClassVar[int] = 80
+
+    def __init__(self, *, force: bool = False, desc: str = "boosting") -> None:
+        self.force = force
+        self.desc = desc
+
+    def on_fit_start(self, env: RoundEnv) -> None:
+        from tqdm.auto import tqdm
+
+        enabled = bool(self.force) or sys.stderr.isatty()
+        self._bar = tqdm(
+            total=env.n_rounds,
+            initial=env.round,
+            desc=self.desc,
+            disable=not enabled,
+            file=sys.stderr,
+            leave=False,
+        )
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        self._bar.update(1)
+        shown = {
+            k: f"{v:.4g}"
+            for k, v in env.metrics.items()
+            if k in ("alpha", "train_objective") or k.startswith("eval_snips")
+        }
+        self._bar.set_postfix(shown, refresh=False)
+
+    def on_fit_end(self, env: RoundEnv) -> None:
+        self._bar.close()
+        del self._bar
+
+
+class History(Callback):
+    """Records every metric of every round in ``history_`` (name -> (rounds,) array)."""
+
+    name: ClassVar[str] = "history"
+    order: ClassVar[int] = 70
+
+    def __init__(self) -> None:
+        pass
+
+    def on_fit_start(self, env: RoundEnv) -> None:
+        self._records = {k: list(env.history[k]) for k in env.history}
+        self._records.setdefault("round", list(range(1, env.round + 1)))
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        self._records["round"].append(env.round)
+        for key, value in env.metrics.items():
+            self._records.setdefault(key, []).append(float(value))
+        self.history_ = {k: np.asarray(v) for k, v in self._records.items()}
+
+    def on_fit_end(self, env: RoundEnv) -> None:
+        self.history_ = {k: np.asarray(v) for k, v in self._records.items()}
+
+
+class Checkpoint(Callback):
+    """Every ``every`` rounds (and at the end) write the fit state to ``directory``.
+
+    Layout: ``LATEST`` names the newest complete ``round-NNNNNN/`` directory holding
+    ``state.json``, ``policy/`` (the ensemble so far) and ``scores.npy``
+    (+ ``eval_scores.npy``). ``LATEST`` is replaced atomically after the round directory is
+    complete, so a fit killed mid-write resumes from the previous checkpoint. With
+    ``resume=True`` a fit with this callback continues from ``LATEST`` when it exists.
+    """
+
+    name: ClassVar[str] = "checkpoint"
+    order: ClassVar[int] = 90
+
+    def __init__(
+        self, directory: str | os.PathLike = "checkpoints", *, every: int = 10, resume: bool = True
+    ) -> None:
+        self.directory = directory
+        self.every = every
+        self.resume = resume
+
+    def _check(self) -> Path:
+        check_scalar(
+            self.every,
+            "every",
+            "Checkpoint",
+            kind=int,
+            low=1,
+            fix="write a checkpoint every k >= 1 rounds",
+        )
+        return Path(self.directory)
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        self._check()
+        if env.round % self.every == 0:
+            self.write(env)
+
+    def on_fit_end(self, env: RoundEnv) -> None:
+        self.write(env)
+
+    def write(self, env: RoundEnv) -> Path:
+        """Write the current fit state; returns the round directory."""
+        root = self._check()
+        state = env.snapshot()
+        target = root / f"round-{state['round']:06d}"
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        state["policy"].save(target / "policy")
+        np.save(target / "scores.npy", state["scores"], allow_pickle=False)
+        if state["eval_scores"] is not None:
+            np.save(target / "eval_scores.npy", state["eval_scores"], allow_pickle=False)
+        meta = {k: state[k] for k in ("round", "seed", "fingerprint", "stop_reason", "history")}
+        (target / "state.json").write_text(json.dumps(meta), encoding="utf-8")
+        tmp = root / "LATEST.tmp"
+        tmp.write_text(target.name, encoding="utf-8")
+        os.replace(tmp, root / "LATEST")
+        for old in root.glob("round-*"):
+            if old.name != target.name:
+                shutil.rmtree(old, ignore_errors=True)
+        return target
+
+    def load_checkpoint(self) -> dict[str, Any] | None:
+        """The last checkpoint in ``directory`` (None when absent or ``resume`` is False)."""
+        root = self._check()
+        if not self.resume or not (root / "LATEST").is_file():
+            return None
+        from opboost.policy import load_policy
+
+        target = root / (root / "LATEST").read_text(encoding="utf-8").strip()
+        try:
+            state = json.loads((target / "state.json").read_text(encoding="utf-8"))
+            state["ensemble"] = load_policy(target / "policy").ensemble
+            state["scores"] = np.load(target / "scores.npy", allow_pickle=False)
+            path = target / "eval_scores.npy"
+            state["eval_scores"] = np.load(path, allow_pickle=False) if path.exists() else None
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(
+                f"Checkpoint {target} is unreadable ({exc}); delete {root} to start afresh."
+            ) from exc
+        state["directory"] = str(root)
+        return state
+
+
+@hookimpl
+def opboost_register_callbacks():
+    return [EarlyStopping, Progress, History, Checkpoint]

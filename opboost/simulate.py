@@ -198,7 +198,7 @@ def supervised_to_bandit(
     reward: Reward = "multiclass",
     log_fraction: float = 0.1,
     epsilon: float = 0.0,
-    logging_C: float = 1e-3,
+    logging_C: float = 0.1,
     random_state: Any = None,
 ) -> SimulatedBandit:
     """Convert labelled rows (X, y) into logged bandit feedback.

@@ -1,1 +1,36 @@
-"""Built-in learners plugins (placeholder until implemented)."""
+"""Built-in base learners, registered through the same hook a third-party plugin uses.
+
+The LightGBM learner is imported lazily (inside the hook), so importing this module loads
+neither scikit-learn's trees nor lightgbm.
+"""
+
+from __future__ import annotations
+
+from opboost.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_base_learners():
+    from opboost.learners.sklearn import (
+        SklearnClassifier,
+        SklearnRegressor,
+        SklearnStump,
+        SklearnTree,
+        SklearnTreeClassifier,
+    )
+
+    classes = [
+        SklearnTree,
+        SklearnStump,
+        SklearnTreeClassifier,
+        SklearnRegressor,
+        SklearnClassifier,
+    ]
+    try:
+        from opboost.learners.lightgbm_tree import LightGBMTree
+    except ModuleNotFoundError as exc:  # module not in this build, or lightgbm missing
+        if exc.name not in ("opboost.learners.lightgbm_tree", "lightgbm"):
+            raise
+    else:
+        classes.append(LightGBMTree)
+    return classes

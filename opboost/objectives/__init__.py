@@ -1,1 +1,7 @@
-"""objectives."""
+"""Boosting objectives: risks, gradients, base-learning problems and closed-form steps."""
+
+from opboost.objectives.base import REDUCTIONS, Objective, RoundState, log_softmax, softmax
+from opboost.objectives.bopl import BOPL
+from opboost.objectives.bopl_s import BOPLS
+
+__all__ = ["BOPL", "BOPLS", "REDUCTIONS", "Objective", "RoundState", "log_softmax", "softmax"]

@@ -1,1 +1,13 @@
-"""Built-in objectives plugins (placeholder until implemented)."""
+"""Built-in objectives, registered through the same hook a third-party plugin uses."""
+
+from __future__ import annotations
+
+from opboost.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_objectives():
+    from opboost.objectives.bopl import BOPL
+    from opboost.objectives.bopl_s import BOPLS
+
+    return [BOPL, BOPLS]

@@ -36,9 +36,10 @@ def test_action_rows_one_row_per_example():
 
 def test_reward_regression_beats_uniform_on_digits():
     """The greedy reward-regression policy beats uniform guessing on held-out digits."""
-    from sklearn.datasets import load_digits
+    import opboost
 
-    X, y = load_digits(return_X_y=True)
+    digits = opboost.make("dataset", "digits").load()
+    X, y = digits.X, digits.y
     sim = supervised_to_bandit(X[:1300], y[:1300], n_actions=10, random_state=0)
     model = RewardRegression(n_estimators=50, random_state=0).fit(sim.logged)
     actions = model.predict(X[1300:])

@@ -1,0 +1,206 @@
+"""Base class of boosting objectives (kind "objective") and the per-round state they share.
+
+An objective maps the ensemble scores F (n, K), the logged data and the estimator's training
+coefficients c (n,) to a risk, its gradient, a base-learning problem and a closed-form step.
+Policy pi = softmax(F); g_i = e_{a_i} - pi(x_i); pi_i = pi(a_i | x_i).
+
+The built-in objectives (London et al. 2023) share one structure, the smoothness bound
+
+    R(F + alpha f) <= R(F) - (alpha / n) sum_i c_i xi_i g_i^T f_i
+                           + (alpha^2 / 2n) sum_i |c_i| sigma_i ||f_i||^2,
+
+with per-example weights xi_i and smoothness factors sigma_i (:meth:`Objective.xi_sigma`).
+From it follow the gradient -(1/n) c_i xi_i g_i, the step
+alpha = sum c_i xi_i g_i^T f_i / sum |c_i| sigma_i ||f_i||^2 (the bound's minimiser) and both
+base-learning reductions. A third-party objective outside this family overrides the
+``*_at`` methods.
+
+Per round the booster computes one :class:`RoundState` (one softmax) and calls the ``*_at``
+methods; the public methods (``risk``, ``gradient``, ``base_problem``, ``step``) build a state
+themselves, so each is correct on its own.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from opboost._validation import check_choice
+from opboost.component import Component
+from opboost.data import LoggedBandit
+from opboost.exceptions import InvalidParameterError
+from opboost.learners.base import BaseProblem
+
+__all__ = ["REDUCTIONS", "Objective", "RoundState", "log_softmax", "softmax"]
+
+#: The base-learning reductions of London et al. (2023), section 4.4 and appendix D.
+REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of (n, K) scores, computed stably; returns a new (n, K) array."""
+    probs = scores - scores.max(axis=1, keepdims=True)
+    np.exp(probs, out=probs)
+    probs /= probs.sum(axis=1, keepdims=True)
+    return probs
+
+
+def log_softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax of (n, K) scores, without underflow to -inf."""
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+@dataclass(frozen=True, eq=False)
+class RoundState:
+    """Everything one round needs about the current ensemble, computed once.
+
+    ``scores`` F (n, K); ``probs`` softmax(F) (n, K); ``coef`` c (n,); ``actions`` (n,);
+    ``pi_logged`` pi(a_i|x_i) (n,); ``g`` e_{a_i} - pi(x_i) (n, K); ``xi`` and ``sigma`` (n,).
+    """
+
+    scores: np.ndarray
+    probs: np.ndarray
+    coef: np.ndarray
+    actions: np.ndarray
+    pi_logged: np.ndarray
+    g: np.ndarray
+    xi: np.ndarray
+    sigma: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.scores.shape[0])
+
+
+def _check_inputs(scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, owner: str):
+    scores = np.asarray(scores, dtype=np.float64)
+    coef = np.asarray(coef, dtype=np.float64)
+    expected = (len(data), data.n_actions)
+    if scores.shape != expected:
+        raise InvalidParameterError(
+            f"{owner}: scores must have shape {expected} (rows of data x actions). "
+            f"Got {scores.shape}."
+        )
+    if coef.shape != (len(data),):
+        raise InvalidParameterError(
+            f"{owner}: coef must have shape ({len(data)},), one coefficient per logged row. "
+            f"Got {coef.shape}."
+        )
+    return scores, coef
+
+
+class Objective(Component):
+    """A boosting objective over the softmax policy of the ensemble scores.
+
+    Subclasses set ``name`` and implement :meth:`xi_sigma` and :meth:`risk_at`.
+    """
+
+    kind: ClassVar[str] = "objective"
+    #: Base-learning reductions this objective can turn a round into.
+    reductions: ClassVar[frozenset[str]] = REDUCTIONS
+
+    # --- per-round state ------------------------------------------------------------------
+
+    @abstractmethod
+    def xi_sigma(self, coef: np.ndarray, pi_logged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-example weights xi_i and smoothness factors sigma_i, each (n,)."""
+
+    def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
+        """Compute the softmax and the per-example terms of this round once."""
+        scores, coef = _check_inputs(scores, data, coef, type(self).__name__)
+        probs = softmax(scores)
+        rows = np.arange(len(data))
+        actions = np.asarray(data.actions)
+        pi_logged = probs[rows, actions]
+        g = -probs
+        g[rows, actions] += 1.0
+        xi, sigma = self.xi_sigma(coef, pi_logged)
+        return RoundState(scores, probs, coef, actions, pi_logged, g, xi, sigma)
+
+    # --- state-based methods (the booster's fast path) ------------------------------------
+
+    @abstractmethod
+    def risk_at(self, state: RoundState) -> float:
+        """The objective's empirical risk at ``state.scores``."""
+
+    def gradient_at(self, state: RoundState) -> np.ndarray:
+        """d risk / d F, shape (n, K): -(1/n) c_i xi_i g_i."""
+        return (-(state.coef * state.xi) / state.n)[:, None] * state.g
+
+    def curvature_at(self, state: RoundState) -> np.ndarray:
+        """|c_i| sigma_i, shape (n,): the quadratic coefficients of the smoothness bound."""
+        return np.abs(state.coef) * state.sigma
+
+    def problem_at(self, state: RoundState, reduction: str) -> BaseProblem:
+        """The base-learning problem of this round for ``reduction``.
+
+        regression: targets s_i (xi_i / sigma_i) g_{i,a}, weights |c_i| sigma_i (weighted least
+        squares, the Lagrangian of line 3 with lambda = 1/2). classification: labels
+        s_i (2 1{a = a_i} - 1), weights |c_i xi_i g_{i,a}| (weighted 0-1 error).
+        """
+        check_choice(
+            reduction, "reduction", f"{type(self).__name__}.base_problem", sorted(self.reductions)
+        )
+        sign = np.where(state.coef < 0, -1.0, 1.0)
+        if reduction == "regression":
+            targets = (sign * state.xi / state.sigma)[:, None] * state.g
+            weights = np.broadcast_to(self.curvature_at(state)[:, None], state.g.shape)
+            return BaseProblem("regression", targets, np.ascontiguousarray(weights))
+        labels = np.full(state.g.shape, -1.0)
+        labels[np.arange(state.n), state.actions] = 1.0
+        labels *= sign[:, None]
+        weights = np.abs((state.coef * state.xi)[:, None] * state.g)
+        return BaseProblem("classification", labels, weights)
+
+    def step_numerator_at(self, state: RoundState, f_values: np.ndarray) -> float:
+        """sum_i c_i xi_i g_i^T f_i (= -n <gradient, f>)."""
+        per_example = np.einsum("ij,ij->i", state.g, f_values)
+        return float(np.dot(state.coef * state.xi, per_example))
+
+    def step_denominator_at(self, state: RoundState, f_values: np.ndarray) -> float:
+        """sum_i |c_i| sigma_i ||f_i||^2."""
+        return float(np.dot(self.curvature_at(state), np.einsum("ij,ij->i", f_values, f_values)))
+
+    def step_at(self, state: RoundState, f_values: np.ndarray) -> float:
+        """Closed-form alpha minimising the smoothness bound; 0.0 when f vanishes."""
+        denominator = self.step_denominator_at(state, f_values)
+        if not denominator > 0.0:
+            return 0.0
+        return self.step_numerator_at(state, f_values) / denominator
+
+    # --- standalone public API ------------------------------------------------------------
+
+    def risk(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> float:
+        """Empirical risk of the policy softmax(``scores``) (n, K) on ``data``."""
+        return self.risk_at(self.round_state(scores, data, coef))
+
+    def gradient(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> np.ndarray:
+        """Gradient of :meth:`risk` with respect to ``scores``, shape (n, K)."""
+        return self.gradient_at(self.round_state(scores, data, coef))
+
+    def base_problem(
+        self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, reduction: str
+    ) -> BaseProblem:
+        """The base-learning problem (targets and weights, each (n, K)) for ``reduction``."""
+        return self.problem_at(self.round_state(scores, data, coef), reduction)
+
+    def step(
+        self, scores: np.ndarray, f_values: np.ndarray, data: LoggedBandit, coef: np.ndarray
+    ) -> float:
+        """Closed-form ensemble weight alpha for the base predictions ``f_values`` (n, K)."""
+        state = self.round_state(scores, data, coef)
+        f_values = np.asarray(f_values, dtype=np.float64)
+        if f_values.shape != state.g.shape:
+            raise InvalidParameterError(
+                f"{type(self).__name__}.step: f_values must have shape {state.g.shape}. "
+                f"Got {f_values.shape}."
+            )
+        return self.step_at(state, f_values)
+
+    def curvature(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> np.ndarray:
+        """|c_i| sigma_i, shape (n,); the booster's ``scale`` normalises f against it."""
+        return self.curvature_at(self.round_state(scores, data, coef))

@@ -1,0 +1,30 @@
+"""BOPL (London et al. 2023, Algorithm 1 / appendix B.1): boost the IPS risk directly.
+
+Risk R(F) = -(1/n) sum_i c_i pi(a_i | x_i); xi_i = pi(a_i | x_i) and sigma_i = 1/2 for every
+example (the loss is |c_i|/2-smooth), so alpha = 2 sum c_i pi_i g_i^T f_i / sum |c_i| ||f_i||^2.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from opboost.objectives.base import Objective, RoundState
+
+__all__ = ["BOPL"]
+
+
+class BOPL(Objective):
+    """Boosted off-policy learning on the (non-convex) empirical risk of the softmax policy."""
+
+    name: ClassVar[str] = "bopl"
+
+    def __init__(self) -> None:
+        pass
+
+    def xi_sigma(self, coef: np.ndarray, pi_logged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return pi_logged, np.full_like(pi_logged, 0.5)
+
+    def risk_at(self, state: RoundState) -> float:
+        return -float(np.dot(state.coef, state.pi_logged)) / state.n

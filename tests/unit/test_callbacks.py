@@ -1,0 +1,251 @@
+"""Callbacks: early stopping, progress, history, checkpoint resume, and the RoundEnv."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+import opboost
+from opboost import Booster
+from opboost.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
+from opboost.exceptions import InvalidParameterError
+
+
+class Kill(Callback):
+    """Raises at a given round, like a process killed after that round's checkpoint."""
+
+    name: ClassVar[str] = "kill"
+    order: ClassVar[int] = 100
+
+    def __init__(self, *, at: int = 3) -> None:
+        self.at = at
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        if env.round == self.at:
+            raise KeyboardInterrupt
+
+
+class StopAt(Callback):
+    """Requests a stop at a given round."""
+
+    name: ClassVar[str] = "stop_at"
+
+    def __init__(self, *, at: int = 2) -> None:
+        self.at = at
+
+    def on_round_end(self, env: RoundEnv) -> None:
+        if env.round == self.at:
+            env.request_stop(f"stopped by test at {env.round}")
+
+
+def booster(**params):
+    defaults = {
+        "base_learner": "sklearn_tree",
+        "n_rounds": 12,
+        "random_state": 0,
+        "reward_shift": -0.3,
+    }
+    return Booster(**{**defaults, **params})
+
+
+def test_registered_callbacks():
+    """The four built-ins are registered under kind 'callback'."""
+    assert {"checkpoint", "early_stopping", "history", "progress"} <= set(
+        opboost.available("callback")
+    )
+    assert isinstance(opboost.make("callback", "early_stopping", patience=3), EarlyStopping)
+
+
+def test_request_stop_records_reason(synthetic_log):
+    """A callback's request_stop ends the fit after that round with its reason."""
+    b = booster().fit(synthetic_log.data, callbacks=[StopAt(at=2)])
+    assert b.n_rounds_ == 2 and b.stop_reason_ == "stopped by test at 2"
+
+
+def test_round_env_is_frozen():
+    """RoundEnv is immutable; request_stop does not set attributes."""
+    env = RoundEnv(booster=None, round=1, n_rounds=3, alpha=0.1, train_metrics={}, eval_metrics={})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        env.round = 2
+    env.request_stop("x")
+    assert env._stop == ["x"]
+
+
+def test_early_stopping_stops_and_records_reason(synthetic_log, log_factory):
+    """With a metric that cannot improve, patience p stops after p + 1 rounds."""
+    eval_log = log_factory(seed=9).data
+    stopper = EarlyStopping(metric="eval_snips_argmax", patience=2, min_delta=10.0)
+    b = booster(n_rounds=50).fit(synthetic_log.data, eval_data=eval_log, callbacks=[stopper])
+    assert b.n_rounds_ == 3
+    assert b.stop_reason_.startswith("patience 2 reached: eval_snips_argmax best ")
+    assert b.stop_reason_.endswith("at round 1")
+
+
+def test_early_stopping_minimises_objective(synthetic_log):
+    """mode='auto' minimises train_objective, which keeps improving: no early stop."""
+    b = booster(n_rounds=8).fit(
+        synthetic_log.data, callbacks=[EarlyStopping(metric="train_objective", patience=1)]
+    )
+    assert b.stop_reason_ == "n_rounds reached"
+
+
+def test_early_stopping_unknown_metric(synthetic_log):
+    """Monitoring an eval metric without eval_data says what is available."""
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"'metric' parameter of EarlyStopping is "
+        r"'eval_snips_argmax', which this fit does not compute. Available: "
+        r"alpha, gradient_norm",
+    ):
+        booster().fit(synthetic_log.data, callbacks=[EarlyStopping()])
+
+
+def test_early_stopping_bad_patience(synthetic_log):
+    """patience 0 is rejected with the parameter name."""
+    with pytest.raises(InvalidParameterError, match=r"'patience' parameter of EarlyStopping"):
+        booster().fit(synthetic_log.data, callbacks=[EarlyStopping(patience=0)])
+
+
+def test_history_callback_matches_booster_history(synthetic_log):
+    """History records every metric per round, equal to booster.history_."""
+    history = History()
+    b = booster(n_rounds=5).fit(synthetic_log.data, callbacks=[history])
+    np.testing.assert_array_equal(history.history_["round"], np.arange(1, 6))
+    for key, values in b.history_.items():
+        np.testing.assert_array_equal(history.history_[key], values)
+
+
+def test_progress_disabled_without_tty(synthetic_log, capsys):
+    """Under pytest stderr is not a TTY: the bar is disabled and prints nothing."""
+    b = booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Progress()])
+    assert b.n_rounds_ == 3 and capsys.readouterr().err == ""
+
+
+def test_progress_forced(synthetic_log, capsys):
+    """force=True draws the bar even without a TTY."""
+    booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")])
+    assert "fitx" in capsys.readouterr().err
+
+
+def test_callbacks_must_be_callbacks(synthetic_log):
+    """A non-callback object in callbacks is rejected."""
+    with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.callbacks"):
+        booster().fit(synthetic_log.data, callbacks=[print])
+
+
+def test_callbacks_are_not_mutated_by_engine(synthetic_log):
+    """The engine sets no attributes on callbacks (only their own hooks do)."""
+    stop = StopAt(at=1)
+    before = dict(vars(stop))
+    booster().fit(synthetic_log.data, callbacks=[stop])
+    assert vars(stop) == before
+
+
+def test_checkpoint_layout(synthetic_log, tmp_path):
+    """Checkpoints keep only the newest round directory, named by LATEST."""
+    booster(n_rounds=7).fit(synthetic_log.data, callbacks=[Checkpoint(tmp_path, every=3)])
+    assert (tmp_path / "LATEST").read_text() == "round-000007"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["LATEST", "round-000007"]
+    assert sorted(p.name for p in (tmp_path / "round-000007").iterdir()) == [
+        "policy",
+        "scores.npy",
+        "state.json",
+    ]
+
+
+@pytest.mark.parametrize(
+    "kill_at",
+    [
+        pytest.param(5, id="killed-after-checkpoint"),
+        pytest.param(7, id="killed-between-checkpoints"),
+    ],
+)
+def test_checkpoint_resume_is_bit_identical(synthetic_log, log_factory, tmp_path, kill_at):
+    """A fit killed mid-way and resumed from its checkpoint equals an uninterrupted fit."""
+    data, eval_log = synthetic_log.data, log_factory(seed=3).data
+    X = eval_log.contexts
+    full = booster().fit(data, eval_data=eval_log)
+    with pytest.raises(KeyboardInterrupt):
+        booster().fit(
+            data, eval_data=eval_log, callbacks=[Checkpoint(tmp_path, every=5), Kill(at=kill_at)]
+        )
+    assert (tmp_path / "LATEST").read_text() == "round-000005"
+    history = History()
+    resumed = booster().fit(
+        data, eval_data=eval_log, callbacks=[Checkpoint(tmp_path, every=5), history]
+    )
+    np.testing.assert_array_equal(resumed.decision_function(X), full.decision_function(X))
+    assert resumed.n_rounds_ == full.n_rounds_ == 12
+    assert resumed.stop_reason_ == full.stop_reason_
+    for key, values in full.history_.items():
+        np.testing.assert_array_equal(resumed.history_[key], values)
+    np.testing.assert_array_equal(history.history_["round"], np.arange(1, 13))
+
+
+def test_checkpoint_resume_with_early_stopping(synthetic_log, log_factory, tmp_path):
+    """EarlyStopping replays the restored history, so it stops at the same round."""
+    data, eval_log = synthetic_log.data, log_factory(seed=3).data
+
+    def stopper():
+        return EarlyStopping(metric="eval_ips_softmax", patience=3, min_delta=0.002)
+
+    full = booster(n_rounds=40).fit(data, eval_data=eval_log, callbacks=[stopper()])
+    assert full.stop_reason_.startswith("patience 3")
+    kill = Kill(at=full.n_rounds_ - 1)
+    with pytest.raises(KeyboardInterrupt):
+        booster(n_rounds=40).fit(
+            data, eval_data=eval_log, callbacks=[stopper(), Checkpoint(tmp_path, every=2), kill]
+        )
+    resumed = booster(n_rounds=40).fit(
+        data, eval_data=eval_log, callbacks=[stopper(), Checkpoint(tmp_path, every=2)]
+    )
+    assert (resumed.n_rounds_, resumed.stop_reason_) == (full.n_rounds_, full.stop_reason_)
+    np.testing.assert_array_equal(
+        resumed.decision_function(eval_log.contexts), full.decision_function(eval_log.contexts)
+    )
+
+
+def test_checkpoint_of_finished_fit_extends(synthetic_log, tmp_path):
+    """Resuming a finished fit with more n_rounds continues it, same as one longer fit."""
+    data = synthetic_log.data
+    booster(n_rounds=4).fit(data, callbacks=[Checkpoint(tmp_path, every=2)])
+    longer = booster(n_rounds=9).fit(data, callbacks=[Checkpoint(tmp_path, every=2)])
+    direct = booster(n_rounds=9).fit(data)
+    np.testing.assert_array_equal(
+        longer.decision_function(data.contexts), direct.decision_function(data.contexts)
+    )
+
+
+def test_checkpoint_from_other_data_is_refused(synthetic_log, log_factory, tmp_path):
+    """A checkpoint written for other data raises instead of silently mixing fits."""
+    booster(n_rounds=2).fit(synthetic_log.data, callbacks=[Checkpoint(tmp_path, every=1)])
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"written by a fit with other data or "
+        r"settings; delete that directory",
+    ):
+        booster(n_rounds=2).fit(
+            log_factory(seed=11).data, callbacks=[Checkpoint(tmp_path, every=1)]
+        )
+
+
+def test_checkpoint_resume_false_starts_afresh(synthetic_log, tmp_path):
+    """resume=False ignores an existing checkpoint and overwrites it."""
+    data = synthetic_log.data
+    booster(n_rounds=3).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    b = booster(n_rounds=3, reward_shift=-0.1).fit(
+        data, callbacks=[Checkpoint(tmp_path, every=1, resume=False)]
+    )
+    assert b.n_rounds_ == 3 and (tmp_path / "LATEST").read_text() == "round-000003"
+
+
+def test_corrupted_checkpoint(synthetic_log, tmp_path):
+    """A damaged checkpoint names its directory and how to recover."""
+    data = synthetic_log.data
+    booster(n_rounds=2).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    (tmp_path / "round-000002" / "state.json").write_text("{trunc")
+    with pytest.raises(ValueError, match=r"round-000002 is unreadable .* delete"):
+        booster(n_rounds=2).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
