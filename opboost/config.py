@@ -1,0 +1,603 @@
+"""Experiment configs: TOML files that compose plugins by name.
+
+A config has four parts::
+
+    [data]                      # a registered data set and its parameters
+    name = "digits"
+
+    [simulation]                # supervised-to-bandit conversion and splits
+    log_fraction = 0.1
+
+    [experiment]                # trials and metrics
+    seeds = [0, 1, 2]
+
+    [[algorithms]]              # one table per algorithm
+    label = "BOPL-S"
+    booster = { n_rounds = 100, reward_shift = 0.0 }
+    objective = { name = "bopl_s" }
+    estimator = { name = "ips" }
+    base_learner = { name = "lightgbm_tree", num_leaves = 15 }
+    callbacks = [{ name = "early_stopping", patience = 10 }]
+
+An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
+(``online_learner = { name = ..., ... }``, contextual-bandit feedback) or a reference policy
+(``baseline = "logging"``, "uniform", "best_constant" or "reward_regression", with optional
+``params``). Any algorithm may add ``search = { method = "random", n_iter = 8, space = {...} }``
+(see :mod:`opboost.search`). Keys are exactly the constructor parameters; a component is a name
+or a table with ``name`` plus parameters. Every unknown key, wrong type, out-of-range value or
+unknown plugin is a :class:`ConfigError` naming the file, the key path and the valid names.
+The full reference is ``docs/studies.md``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import numbers
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from opboost.exceptions import ConfigError, PluginError
+from opboost.registry import UnknownComponentError, get_registry
+
+__all__ = [
+    "BASELINES",
+    "AlgorithmSpec",
+    "ComponentSpec",
+    "ExperimentConfig",
+    "dumps_resolved",
+    "load_config",
+    "parse_algorithm",
+    "parse_config",
+    "resolved_config",
+]
+
+SIMULATION_DEFAULTS: dict[str, Any] = {
+    "log_fraction": 0.1,
+    "epsilon": 0.0,
+    "logging_C": 0.1,
+    "test_fraction": 0.25,
+    "valid_fraction": 0.0,
+    "max_rows": 0,
+    "split": "per_trial",
+}
+EXPERIMENT_DEFAULTS: dict[str, Any] = {
+    "seeds": [0, 1, 2],
+    "n_jobs": 1,
+    "selection": "true",
+    "online_eval_points": 10,
+    "confidence": 0.95,
+}
+#: (low, high, low_inclusive, high_inclusive) for numeric settings; choices for strings.
+_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "simulation.log_fraction": (0.0, 1.0, False, False),
+    "simulation.epsilon": (0.0, 1.0, True, True),
+    "simulation.logging_C": (0.0, float("inf"), False, True),
+    "simulation.test_fraction": (0.0, 1.0, False, False),
+    "simulation.valid_fraction": (0.0, 1.0, True, False),
+    "simulation.max_rows": (0, float("inf"), True, True),
+    "experiment.n_jobs": (1, float("inf"), True, True),
+    "experiment.online_eval_points": (0, float("inf"), True, True),
+    "experiment.confidence": (0.0, 1.0, False, False),
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "simulation.split": ("per_trial", "fixed"),
+    "experiment.selection": ("true", "snips"),
+}
+BASELINES = ("logging", "uniform", "best_constant", "reward_regression")
+#: Parameters each baseline accepts, with defaults (random_state comes from the trial seed).
+BASELINE_PARAMS: dict[str, dict[str, Any]] = {
+    "logging": {},
+    "uniform": {},
+    "best_constant": {"estimator": "snips"},
+    "reward_regression": {
+        "n_estimators": 200,
+        "num_leaves": 31,
+        "learning_rate": 0.05,
+        "min_child_samples": 20,
+    },
+}
+_BEST_CONSTANT_ESTIMATORS = ("ips", "snips")
+#: Booster parameters that the config sets through component tables or the trial seed.
+_BOOSTER_MANAGED = {
+    "objective",
+    "estimator",
+    "base_learner",
+    "objective_params",
+    "estimator_params",
+    "base_learner_params",
+    "random_state",
+}
+_ONLINE_MANAGED = {"n_actions", "random_state"}
+_OFFLINE_KEYS = ("booster", "objective", "estimator", "base_learner", "callbacks")
+_ONLINE_KEYS = ("online_learner", "n_passes")
+_BASELINE_KEYS = ("baseline", "params")
+_COMMON_KEYS = ("label", "search")
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """A plugin component by kind and name, with its explicitly set parameters."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, **extra: Any) -> Any:
+        """A new instance with ``params`` and ``extra``."""
+        return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm row: ``family`` is "offline", "online" or "baseline"."""
+
+    label: str
+    family: str
+    booster: dict[str, Any] = field(default_factory=dict)
+    objective: ComponentSpec | None = None
+    estimator: ComponentSpec | None = None
+    base_learner: ComponentSpec | None = None
+    callbacks: tuple[ComponentSpec, ...] = ()
+    online_learner: ComponentSpec | None = None
+    n_passes: int = 1
+    baseline: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Hyper-parameter search (an :class:`opboost.search.SearchSpec`), or None.
+    search: Any = None
+    #: The algorithm's TOML table as written (search candidates are re-parsed from it).
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    index: int = 0
+
+    def make_booster(self, random_state: Any = None) -> Any:
+        """The configured :class:`opboost.Booster` (offline algorithms)."""
+        from opboost.booster import Booster
+
+        return Booster(
+            objective=self.objective.name,
+            objective_params=self.objective.params,
+            estimator=self.estimator.name,
+            estimator_params=self.estimator.params,
+            base_learner=self.base_learner.name,
+            base_learner_params=self.base_learner.params,
+            random_state=random_state,
+            **self.booster,
+        )
+
+    def make_callbacks(self) -> list[Any]:
+        """New instances of the configured fit callbacks."""
+        return [spec.build() for spec in self.callbacks]
+
+    def make_online_learner(self, n_actions: int, random_state: Any = None) -> Any:
+        """The configured online bandit learner for ``n_actions`` actions."""
+        return self.online_learner.build(n_actions=n_actions, random_state=random_state)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A parsed, validated config."""
+
+    file: str
+    data: ComponentSpec
+    simulation: dict[str, Any]
+    experiment: dict[str, Any]
+    algorithms: tuple[AlgorithmSpec, ...]
+    #: The TOML as read (before defaults), for re-parsing in worker processes.
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def algorithm(self, label: str | None) -> AlgorithmSpec:
+        """The algorithm called ``label`` (the only one when None)."""
+        if label is None:
+            if len(self.algorithms) != 1:
+                raise ConfigError(
+                    f"has {len(self.algorithms)} algorithms; choose one with --algorithm "
+                    f"({', '.join(a.label for a in self.algorithms)}) or run it as a study.",
+                    file=self.file,
+                )
+            return self.algorithms[0]
+        for algo in self.algorithms:
+            if algo.label == label:
+                return algo
+        raise ConfigError(
+            f"no algorithm labelled {label!r}. Known: "
+            f"{', '.join(a.label for a in self.algorithms)}.",
+            file=self.file,
+        )
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate the TOML config at ``path``."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(
+            f"config file not found (looked in {path.resolve().parent}).", file=str(path)
+        )
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"is not valid TOML: {exc}.", file=str(path)) from exc
+    return parse_config(raw, file=str(path))
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
+    return " Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
+
+
+def _check_keys(
+    table: dict, allowed: list[str] | tuple[str, ...], file: str, path: str, what: str
+) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ConfigError(
+                f"unknown key {key!r} in {what}. Valid keys: {', '.join(allowed)}."
+                f"{_suggest(key, list(allowed))}",
+                file=file,
+                key=f"{path}.{key}" if path else key,
+            )
+
+
+def _check_type(value: Any, default: Any, file: str, key: str) -> None:
+    """Values must have the type of the parameter's default (ints are accepted for floats)."""
+    if default is None or default is inspect.Parameter.empty:
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, numbers.Integral):
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    elif isinstance(default, numbers.Real):
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    else:
+        return
+    if not ok:
+        raise ConfigError(
+            f"must be {type(default).__name__} like its default {default!r}. "
+            f"Got {value!r} ({type(value).__name__}).",
+            file=file,
+            key=key,
+        )
+
+
+def _signature_defaults(cls: type) -> dict[str, Any]:
+    return {
+        name: p.default
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
+
+
+def _component(
+    value: Any, kind: str, file: str, key: str, managed: set[str] = frozenset()
+) -> ComponentSpec:
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict) or "name" not in value:
+        raise ConfigError(
+            f"a {kind} must be a name or a table with 'name' plus parameters, e.g. "
+            f'{{ name = "{next(iter(get_registry().names(kind)), "...")}" }}. '
+            f"Got {value!r}.",
+            file=file,
+            key=key,
+        )
+    params = dict(value)
+    name = params.pop("name")
+    try:
+        cls = get_registry().get(kind, name)
+    except UnknownComponentError as exc:
+        raise ConfigError(str(exc), file=file, key=f"{key}.name") from exc
+    except PluginError as exc:
+        raise ConfigError(str(exc), file=file, key=key) from exc
+    defaults = _signature_defaults(cls)
+    allowed = [p for p in defaults if p not in managed]
+    for param, val in params.items():
+        if param in managed:
+            raise ConfigError(
+                f"{param!r} of {kind} {name!r} is set by opboost from the data and the trial "
+                f"seed; remove it.",
+                file=file,
+                key=f"{key}.{param}",
+            )
+        if param not in defaults:
+            raise ConfigError(
+                f"{kind} {name!r} ({cls.__name__}) has no parameter {param!r}. Valid: "
+                f"{', '.join(allowed) or 'none'}.{_suggest(param, allowed)}",
+                file=file,
+                key=f"{key}.{param}",
+            )
+        _check_type(val, defaults[param], file, f"{key}.{param}")
+    return ComponentSpec(kind, name, params)
+
+
+def _baseline_params(table: dict, baseline: str, file: str, key: str) -> dict[str, Any]:
+    params = table.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(f"must be a table. Got {params!r}.", file=file, key=f"{key}.params")
+    defaults = BASELINE_PARAMS[baseline]
+    for param, val in params.items():
+        if param not in defaults:
+            raise ConfigError(
+                f"baseline {baseline!r} has no parameter {param!r}. Valid: "
+                f"{', '.join(defaults) or 'none'}.{_suggest(param, list(defaults))}",
+                file=file,
+                key=f"{key}.params.{param}",
+            )
+        _check_type(val, defaults[param], file, f"{key}.params.{param}")
+    estimator = params.get("estimator")
+    if estimator is not None and estimator not in _BEST_CONSTANT_ESTIMATORS:
+        raise ConfigError(
+            f"must be one of {', '.join(_BEST_CONSTANT_ESTIMATORS)}. Got {estimator!r}."
+            f"{_suggest(str(estimator), list(_BEST_CONSTANT_ESTIMATORS))}",
+            file=file,
+            key=f"{key}.params.estimator",
+        )
+    return dict(params)
+
+
+def _online(table: dict, label: str, index: int, file: str, key: str) -> AlgorithmSpec:
+    _check_keys(table, (*_COMMON_KEYS, *_ONLINE_KEYS), file, key, "an online algorithm")
+    spec = _component(
+        table["online_learner"],
+        "online_learner",
+        file,
+        f"{key}.online_learner",
+        managed=_ONLINE_MANAGED,
+    )
+    cls = get_registry().get("online_learner", spec.name)
+    if getattr(cls, "feedback", "bandit") != "bandit":
+        bandit = [
+            n
+            for n in get_registry().names("online_learner")
+            if getattr(get_registry().get("online_learner", n), "feedback", "") == "bandit"
+        ]
+        raise ConfigError(
+            f"online learner {spec.name!r} learns from {cls.feedback!r} feedback; studies "
+            f"stream contextual-bandit feedback. Use one of: {', '.join(bandit)}.",
+            file=file,
+            key=f"{key}.online_learner.name",
+        )
+    n_passes = table.get("n_passes", 1)
+    _check_type(n_passes, 1, file, f"{key}.n_passes")
+    if n_passes < 1:
+        raise ConfigError(f"must be >= 1. Got {n_passes!r}.", file=file, key=f"{key}.n_passes")
+    return AlgorithmSpec(
+        label, "online", online_learner=spec, n_passes=n_passes, raw=table, index=index
+    )
+
+
+def _offline(table: dict, label: str, index: int, file: str, key: str) -> AlgorithmSpec:
+    from opboost.booster import Booster
+
+    _check_keys(
+        table,
+        (*_COMMON_KEYS, *_OFFLINE_KEYS),
+        file,
+        key,
+        "an offline algorithm (or give online_learner / baseline)",
+    )
+    booster = table.get("booster", {})
+    if not isinstance(booster, dict):
+        raise ConfigError(f"must be a table. Got {booster!r}.", file=file, key=f"{key}.booster")
+    defaults = _signature_defaults(Booster)
+    allowed = [p for p in defaults if p not in _BOOSTER_MANAGED]
+    for param, val in booster.items():
+        if param in _BOOSTER_MANAGED:
+            raise ConfigError(
+                f"set {param!r} with its own table (objective, estimator, base_learner) or, "
+                f"for random_state, through [experiment] seeds.",
+                file=file,
+                key=f"{key}.booster.{param}",
+            )
+        if param not in defaults:
+            raise ConfigError(
+                f"Booster has no parameter {param!r}. Valid: {', '.join(allowed)}."
+                f"{_suggest(param, allowed)}",
+                file=file,
+                key=f"{key}.booster.{param}",
+            )
+        _check_type(val, defaults[param], file, f"{key}.booster.{param}")
+    callbacks = table.get("callbacks", [])
+    if not isinstance(callbacks, list):
+        raise ConfigError(
+            'must be a list of tables, e.g. [{ name = "early_stopping" }].',
+            file=file,
+            key=f"{key}.callbacks",
+        )
+    parts = {
+        part: _component(table.get(part, defaults[part]), part, file, f"{key}.{part}")
+        for part in ("objective", "estimator", "base_learner")
+    }
+    return AlgorithmSpec(
+        label,
+        "offline",
+        booster=dict(booster),
+        callbacks=tuple(
+            _component(cb, "callback", file, f"{key}.callbacks[{i}]")
+            for i, cb in enumerate(callbacks)
+        ),
+        raw=table,
+        index=index,
+        **parts,
+    )
+
+
+def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -> AlgorithmSpec:
+    """Validate one ``[[algorithms]]`` table (``search=False`` ignores its search key)."""
+    key = f"algorithms[{index}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"each algorithm must be a table. Got {table!r}.", file=file, key=key)
+    label = table.get("label", f"algorithm {index}")
+    if not isinstance(label, str) or not label.strip():
+        raise ConfigError(
+            f"must be a non-empty string. Got {label!r}.", file=file, key=f"{key}.label"
+        )
+    if "online_learner" in table:
+        spec = _online(table, label, index, file, key)
+    elif "baseline" in table:
+        _check_keys(table, (*_COMMON_KEYS, *_BASELINE_KEYS), file, key, "a baseline")
+        baseline = table["baseline"]
+        if baseline not in BASELINES:
+            raise ConfigError(
+                f"unknown baseline {baseline!r}. Known: {', '.join(BASELINES)}."
+                f"{_suggest(str(baseline), list(BASELINES))}",
+                file=file,
+                key=f"{key}.baseline",
+            )
+        params = _baseline_params(table, baseline, file, key)
+        spec = AlgorithmSpec(
+            label, "baseline", baseline=baseline, params=params, raw=table, index=index
+        )
+    else:
+        spec = _offline(table, label, index, file, key)
+    if search and "search" in table:
+        from opboost.search import parse_search
+
+        spec = replace(spec, search=parse_search(table["search"], spec, file))
+    return spec
+
+
+def _check_value(key: str, value: Any, file: str) -> None:
+    if key in _RANGES:
+        low, high, low_inc, high_inc = _RANGES[key]
+        too_low = value < low if low_inc else value <= low
+        too_high = value > high if high_inc else value >= high
+        if too_low or too_high:
+            lo = f"{'[' if low_inc else '('}{low:g}"
+            hi = f"{high:g}{']' if high_inc else ')'}"
+            raise ConfigError(f"must be in {lo}, {hi}. Got {value!r}.", file=file, key=key)
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ConfigError(
+            f"must be one of {', '.join(repr(c) for c in _CHOICES[key])}. Got {value!r}."
+            f"{_suggest(str(value), list(_CHOICES[key]))}",
+            file=file,
+            key=key,
+        )
+
+
+def _section(raw: dict, name: str, defaults: dict[str, Any], file: str) -> dict[str, Any]:
+    table = raw.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"must be a table. Got {table!r}.", file=file, key=name)
+    _check_keys(table, list(defaults), file, name, f"[{name}]")
+    for key, value in table.items():
+        _check_type(value, defaults[key], file, f"{name}.{key}")
+        _check_value(f"{name}.{key}", value, file)
+    return {**defaults, **table}
+
+
+def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentConfig:
+    """Validate a config already read into a dict (``file`` is used in messages)."""
+    _check_keys(raw, ("data", "simulation", "experiment", "algorithms"), file, "", "the config")
+    if "data" not in raw:
+        raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
+    data = _component(raw["data"], "dataset", file, "data")
+    simulation = _section(raw, "simulation", SIMULATION_DEFAULTS, file)
+    experiment = _section(raw, "experiment", EXPERIMENT_DEFAULTS, file)
+    if simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:
+        raise ConfigError(
+            f"test_fraction ({simulation['test_fraction']}) plus valid_fraction "
+            f"({simulation['valid_fraction']}) leave no training rows; keep their sum below 1.",
+            file=file,
+            key="simulation",
+        )
+    seeds = experiment["seeds"]
+    if not (
+        isinstance(seeds, list)
+        and seeds
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        and len(set(seeds)) == len(seeds)
+    ):
+        raise ConfigError(
+            f"must be a non-empty list of distinct integers >= 0. Got {seeds!r}.",
+            file=file,
+            key="experiment.seeds",
+        )
+    algorithms = raw.get("algorithms")
+    if not isinstance(algorithms, list) or not algorithms:
+        raise ConfigError(
+            'has no [[algorithms]]; add at least one, e.g. [[algorithms]] label = "BOPL-S" '
+            'objective = { name = "bopl_s" }.',
+            file=file,
+            key="algorithms",
+        )
+    specs = tuple(parse_algorithm(table, i, file) for i, table in enumerate(algorithms))
+    for algo in specs:
+        if algo.search is not None and simulation["valid_fraction"] == 0:
+            raise ConfigError(
+                f"algorithm {algo.label!r} has a search, which selects on validation rows; "
+                f"set [simulation] valid_fraction, e.g. 0.2.",
+                file=file,
+                key=f"algorithms[{algo.index}].search",
+            )
+    labels = [a.label for a in specs]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ConfigError(
+                f"two algorithms share the label {label!r}; labels must be unique.",
+                file=file,
+                key="algorithms",
+            )
+    return ExperimentConfig(file, data, simulation, experiment, specs, raw=raw)
+
+
+# --- resolution ----------------------------------------------------------------------------
+
+
+def _resolved_component(spec: ComponentSpec, managed: set[str] = frozenset()) -> dict[str, Any]:
+    params = spec.build().get_params(deep=False)
+    return {
+        "name": spec.name,
+        **{k: v for k, v in params.items() if k not in managed and v is not None},
+    }
+
+
+def resolved_config(config: ExperimentConfig) -> dict[str, Any]:
+    """The config with every default filled in (None values omitted: TOML has no null)."""
+    from opboost.booster import Booster
+
+    algorithms = []
+    for algo in config.algorithms:
+        row: dict[str, Any] = {"label": algo.label}
+        if algo.family == "online":
+            row["online_learner"] = _resolved_component(algo.online_learner, _ONLINE_MANAGED)
+            row["n_passes"] = algo.n_passes
+        elif algo.family == "baseline":
+            row["baseline"] = algo.baseline
+            params = {**BASELINE_PARAMS[algo.baseline], **algo.params}
+            if params:
+                row["params"] = params
+        else:
+            booster = Booster(**algo.booster).get_params(deep=False)
+            row["booster"] = {
+                k: v for k, v in booster.items() if k not in _BOOSTER_MANAGED and v is not None
+            }
+            for part in ("objective", "estimator", "base_learner"):
+                row[part] = _resolved_component(getattr(algo, part))
+            if algo.callbacks:
+                row["callbacks"] = [_resolved_component(cb) for cb in algo.callbacks]
+        if algo.search is not None:
+            row["search"] = algo.search.to_dict()
+        algorithms.append(row)
+    return {
+        "data": _resolved_component(config.data),
+        "simulation": dict(config.simulation),
+        "experiment": {**config.experiment, "seeds": list(config.experiment["seeds"])},
+        "algorithms": algorithms,
+    }
+
+
+def dumps_resolved(config: ExperimentConfig) -> str:
+    """The resolved config as TOML text (what ``opboost config show`` prints)."""
+    try:
+        import tomli_w
+    except ImportError as exc:  # pragma: no cover - tomli_w is a dependency
+        raise ConfigError(
+            "printing TOML needs the tomli_w package: pip install tomli_w.", file=config.file
+        ) from exc
+    return tomli_w.dumps(resolved_config(config))

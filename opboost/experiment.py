@@ -1,0 +1,347 @@
+"""One trial: one algorithm, one seed, scored by its TRUE expected reward on test rows.
+
+:func:`run_trial` takes the :class:`~opboost.trial_data.TrialData` of a seed (identical for
+every algorithm of that seed) and an algorithm of the config:
+
+offline
+    fit the :class:`~opboost.booster.Booster` on the logged training rows (``eval_data`` = the
+    logged validation rows when there are any); score the argmax policy (and the softmax
+    policy) on test; test reward after every boosting round from the ensemble's staged scores.
+online
+    stream the logged training rows, in an order seeded by the trial seed, through
+    :func:`opboost.online.run_bandit` (labels hidden); progressive reward per interaction;
+    test reward of the learner's greedy policy (its action distribution without exploration)
+    at ``online_eval_points`` evenly spaced interactions and at the end.
+baseline
+    logging policy (stochastic), uniform, best constant action (chosen on the logged
+    training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
+
+Every trial also reports ``valid_reward`` (true reward on the validation rows) and
+``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
+Each trial runs with one thread per native library (parallelism is over trials), so results
+do not depend on how many trials run at once.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from opboost.simulate import expected_reward
+from opboost.trial_data import TrialData, dense
+
+__all__ = ["TrialResult", "greedy_probs", "run_trial", "staged_rewards"]
+
+
+@dataclass
+class TrialResult:
+    """The outcome of one trial, JSON-serialisable with :meth:`to_dict`.
+
+    ``metrics``: scalar results (``test_reward`` always). ``curves``: lists of equal length per
+    x-axis (``round`` with ``test_reward_round``, ``alpha``, ``gradient_norm``, ...;
+    ``step`` with ``progressive_reward``; ``eval_step`` with ``test_reward_step``).
+    ``info``: sizes, rounds, stop reason. ``timings``: seconds (excluded from comparisons).
+    """
+
+    label: str
+    family: str
+    seed: int
+    candidate: int | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    curves: dict[str, list[float | None]] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values (NaN and infinities become None)."""
+        return _clean(asdict(self))
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> TrialResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**obj)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _one_hot(actions: np.ndarray, k: int) -> np.ndarray:
+    return np.eye(k)[np.asarray(actions, dtype=np.int64)]
+
+
+def greedy_probs(probs: np.ndarray) -> np.ndarray:
+    """The greedy policy of an (n, K) action distribution: its top actions, ties split evenly."""
+    probs = np.asarray(probs, dtype=np.float64)
+    top = probs >= probs.max(axis=1, keepdims=True) - 1e-12
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
+    """True reward of the argmax policy after each boosting round, (n_rounds,), or None.
+
+    Uses the ensemble's ``staged_decision_function(X)`` if it has one, else reads the rounds
+    of the built-in LightGBM and scikit-learn ensembles; the final staged scores are checked
+    against ``decision_function``. None when the ensemble exposes no rounds.
+    """
+    ensemble = policy.ensemble
+    k = policy.n_actions
+    stages = _stages(ensemble, X)
+    if stages is None:
+        return None
+    out, scores = [], np.zeros((X.shape[0], k))
+    for scores in stages:
+        out.append(expected_reward(_one_hot(np.argmax(scores, axis=1), k), y, reward))
+    if out and not np.allclose(scores, policy.decision_function(X), atol=1e-6):
+        return None
+    return out
+
+
+def _stages(ensemble: Any, X: Any):
+    """Yield the cumulative (m, K) scores after each round, or return None."""
+    staged = getattr(ensemble, "staged_decision_function", None)
+    if callable(staged):
+        return staged(X)
+    kind = type(ensemble).__name__
+    if kind == "LightGBMEnsemble":
+        return _lightgbm_stages(ensemble, X)
+    if kind == "SklearnEnsemble":
+        return _sklearn_stages(ensemble, X)
+    return None
+
+
+def _lightgbm_stages(ensemble: Any, X: Any):
+    from opboost.learners.lightgbm_tree import _as_contexts, _design_rows
+
+    booster, k = ensemble.booster, ensemble.n_actions
+    X = _as_contexts(X, ensemble.n_features)
+    m = X.shape[0]
+    per_action = ensemble.action_design == "per_action"
+    rows = X if per_action else _design_rows(X, k, ensemble.action_design)
+    if booster.num_trees() == 0:
+        return iter(())
+    leaves = np.asarray(booster.predict(rows, pred_leaf=True), dtype=np.int64)
+    leaves = leaves.reshape(leaves.shape[0], -1)  # (rows, trees)
+    info = booster.dump_model()["tree_info"]
+
+    def values(tree: int) -> np.ndarray:
+        n_leaves = info[tree]["num_leaves"]
+        return np.array([booster.get_leaf_output(tree, j) for j in range(n_leaves)])
+
+    def gen():
+        scores = np.zeros((m, k))
+        per_iter = k if per_action else 1
+        for it in range(leaves.shape[1] // per_iter):
+            for j in range(per_iter):
+                tree = it * per_iter + j
+                contrib = values(tree)[leaves[:, tree]]
+                if per_action:
+                    scores[:, j] += contrib
+                else:
+                    scores += contrib.reshape(m, k)
+            yield scores.copy()
+
+    return gen()
+
+
+def _sklearn_stages(ensemble: Any, X: Any):
+    cls = type(ensemble)
+
+    def gen():
+        scores = np.zeros((X.shape[0], ensemble.n_actions))
+        for one in ensemble.rounds:
+            part = cls(
+                n_actions=ensemble.n_actions,
+                n_features=ensemble.n_features,
+                action_design=ensemble.action_design,
+                rounds=[one],
+            )
+            scores = scores + part.decision_function(X)
+            yield scores
+
+    return gen()
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+
+def _validation_metrics(data: TrialData, probs_fn: Any) -> dict[str, float]:
+    """``valid_reward`` (true) and ``valid_snips`` of the policy ``probs_fn(X) -> (n, K)``."""
+    if data.valid_logged is None:
+        return {}
+    from opboost.registry import make
+
+    probs = probs_fn(data.X_valid)
+    return {
+        "valid_reward": expected_reward(probs, data.y_valid, data.reward),
+        "valid_snips": make("estimator", "snips").estimate_value(data.valid_logged, probs),
+    }
+
+
+def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    booster = algo.make_booster(random_state=seed)
+    start = time.perf_counter()
+    booster.fit(data.logged, eval_data=data.valid_logged, callbacks=algo.make_callbacks())
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    k = data.n_actions
+    policy = booster.policy_
+    argmax = _one_hot(policy.predict(data.X_test), k)
+    result.metrics["test_reward"] = expected_reward(argmax, data.y_test, data.reward)
+    result.metrics["test_reward_softmax"] = expected_reward(
+        policy.predict_proba(data.X_test), data.y_test, data.reward
+    )
+    result.metrics.update(_validation_metrics(data, lambda X: _one_hot(policy.predict(X), k)))
+    result.info.update(n_rounds=int(booster.n_rounds_), stop_reason=booster.stop_reason_)
+    curves = {"round": list(range(1, booster.n_rounds_ + 1))}
+    curves.update({key: [float(v) for v in val] for key, val in booster.history_.items()})
+    staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
+    if staged is not None:
+        curves["test_reward_round"] = staged
+    result.curves.update(curves)
+
+
+def _eval_steps(n: int, points: int) -> set[int]:
+    if points <= 0:
+        return set()
+    return {int(s) for s in np.unique(np.linspace(n / points, n, points).round()) if s > 0}
+
+
+def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: TrialResult) -> None:
+    from opboost.online import run_bandit
+
+    learner = algo.make_online_learner(data.n_actions, random_state=seed)
+    X_stream, X_test = dense(data.logged.contexts), dense(data.X_test)
+    n_steps = len(data.logged) * algo.n_passes
+    checkpoints = _eval_steps(n_steps, config.experiment["online_eval_points"])
+    seen: list[float] = []
+    evals: dict[str, list] = {"eval_step": [], "test_reward_step": []}
+    inner = learner.learn_one
+
+    def test_reward(model: Any) -> float:
+        probs = greedy_probs(model.action_probs_many(X_test))
+        return expected_reward(probs, data.y_test, data.reward)
+
+    def learn_one(x: np.ndarray, action: int, reward: float) -> None:
+        inner(x, action, reward)
+        seen.append(reward)
+        if len(seen) in checkpoints:  # score a copy: the learner's own state stays untouched
+            evals["eval_step"].append(len(seen))
+            evals["test_reward_step"].append(test_reward(copy.deepcopy(learner)))
+
+    learner.learn_one = learn_one  # records the revealed rewards; run_bandit sees no change
+    start = time.perf_counter()
+    try:
+        run = run_bandit(
+            learner,
+            X_stream,
+            data.y_logged,
+            reward=data.reward,
+            n_actions=data.n_actions,
+            random_state=seed,
+            n_passes=algo.n_passes,
+        )
+    finally:
+        del learner.learn_one
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    result.timings["run_bandit_seconds"] = run.seconds
+    result.metrics["test_reward"] = test_reward(learner)
+    result.metrics["test_reward_explore"] = expected_reward(
+        learner.action_probs_many(X_test), data.y_test, data.reward
+    )
+    result.metrics.update(progressive_reward=run.mean_reward, progressive_error=run.error_rate)
+    result.metrics.update(
+        _validation_metrics(data, lambda X: greedy_probs(learner.action_probs_many(dense(X))))
+    )
+    steps = np.asarray(run.curve_steps, dtype=np.int64)
+    running = np.cumsum(seen) / np.arange(1, len(seen) + 1)
+    result.curves.update(
+        step=steps.tolist(),
+        progressive_reward=running[steps - 1].tolist(),
+        progressive_error=list(run.curve_error),
+        **evals,
+    )
+    result.info.update(n_interactions=run.n_examples, n_passes=run.n_passes)
+
+
+def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    from opboost.registry import make
+
+    k, name = data.n_actions, algo.baseline
+    start = time.perf_counter()
+    if name == "logging":
+        probs_fn = data.logging_policy.predict_proba
+    elif name == "uniform":
+
+        def probs_fn(X: Any) -> np.ndarray:
+            return np.full((X.shape[0], k), 1.0 / k)
+
+    elif name == "best_constant":
+        estimator = make("estimator", algo.params.get("estimator", "snips"))
+        n = len(data.logged)
+        values = [
+            estimator.estimate_value(data.logged, _one_hot(np.full(n, a), k)) for a in range(k)
+        ]
+        best = int(np.argmax(values))
+        result.info.update(action=best, logged_values=[float(v) for v in values])
+
+        def probs_fn(X: Any) -> np.ndarray:
+            return _one_hot(np.full(X.shape[0], best), k)
+
+    else:  # reward_regression
+        from opboost.baselines import RewardRegression
+
+        model = RewardRegression(**algo.params, random_state=seed).fit(data.logged)
+
+        def probs_fn(X: Any) -> np.ndarray:
+            return _one_hot(model.predict(X), k)
+
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    result.metrics["test_reward"] = expected_reward(probs_fn(data.X_test), data.y_test, data.reward)
+    result.metrics.update(_validation_metrics(data, probs_fn))
+
+
+def run_trial(
+    config: Any,
+    algorithm: Any,
+    data: TrialData,
+    *,
+    candidate: int | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> TrialResult:
+    """Train and evaluate ``algorithm`` (an AlgorithmSpec of ``config``) on ``data``.
+
+    ``candidate``/``overrides`` record which search candidate this is (the algorithm must
+    already have the overrides applied). The booster, learner and reward model are seeded
+    with ``data.seed``.
+    """
+    import lightgbm  # noqa: F401 - loaded first so its OpenMP runtime is limited below
+    from threadpoolctl import threadpool_limits
+
+    seed = data.seed
+    result = TrialResult(algorithm.label, algorithm.family, seed, candidate, dict(overrides or {}))
+    result.info.update(data.sizes())
+    start = time.perf_counter()
+    with threadpool_limits(limits=1):
+        if algorithm.family == "offline":
+            _run_offline(algorithm, data, seed, result)
+        elif algorithm.family == "online":
+            _run_online(algorithm, data, seed, config, result)
+        else:
+            _run_baseline(algorithm, data, seed, result)
+    result.timings["total_seconds"] = time.perf_counter() - start
+    result.metrics = {k: float(v) for k, v in result.metrics.items()}
+    return result

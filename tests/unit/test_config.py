@@ -1,0 +1,241 @@
+"""Config files: error messages (file, key path, valid names), search validation, round-trip."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+
+import pytest
+import tomli_w
+
+from opboost.config import dumps_resolved, load_config, parse_config, resolved_config
+from opboost.exceptions import ConfigError
+from opboost.search import apply_overrides, select_candidate
+
+BASE = {
+    "data": {"name": "wine"},
+    "simulation": {"valid_fraction": 0.2},
+    "experiment": {"seeds": [0, 1]},
+    "algorithms": [
+        {"label": "logging", "baseline": "logging"},
+        {
+            "label": "BOPL-S",
+            "objective": "bopl_s",
+            "booster": {"n_rounds": 5},
+            "base_learner": {"name": "lightgbm_tree", "num_leaves": 7},
+            "callbacks": [{"name": "early_stopping", "patience": 3}],
+        },
+        {"label": "chen", "online_learner": {"name": "chen_bandit_boost", "n_learners": 5}},
+    ],
+}
+
+
+def config(**changes):
+    """BASE with top-level sections replaced or algorithm tables edited."""
+    raw = copy.deepcopy(BASE)
+    raw.update(changes)
+    return raw
+
+
+def offline(**table):
+    """A config whose second algorithm (the offline one) gets extra keys."""
+    raw = config()
+    raw["algorithms"][1].update(table)
+    return raw
+
+
+def test_misspelt_algorithm_key_names_file_key_and_suggestion():
+    """An unknown algorithm key lists the valid keys and the closest one."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^study\.toml \[algorithms\[1\]\.base_lerner\]: unknown key 'base_lerner' in an "
+        r"offline algorithm .*Valid keys: label, search, booster, objective, estimator, "
+        r"base_learner, callbacks\. Did you mean 'base_learner'\?$",
+    ):
+        parse_config(offline(base_lerner="lightgbm_tree"), file="study.toml")
+
+
+def test_misspelt_section_key_and_top_level_section():
+    """Unknown keys in [simulation] and unknown sections are errors with suggestions."""
+    raw = config(simulation={"log_fracton": 0.1})
+    with pytest.raises(
+        ConfigError,
+        match=r"^c\.toml \[simulation\.log_fracton\]: unknown key 'log_fracton' in "
+        r"\[simulation\]\. Valid keys: log_fraction, .*Did you mean 'log_fraction' or",
+    ):
+        parse_config(raw, file="c.toml")
+    raw = config(experimnt={"seeds": [0]})
+    with pytest.raises(ConfigError, match=r"\[experimnt\].*Did you mean 'experiment'\?$"):
+        parse_config(raw, file="c.toml")
+
+
+def test_misspelt_plugin_name_suggests_closest():
+    """An unknown objective name lists the registered ones and suggests the closest."""
+    raw = offline(objective="bopl_z")
+    with pytest.raises(
+        ConfigError,
+        match=r"^c\.toml \[algorithms\[1\]\.objective\.name\]: Unknown objective 'bopl_z'\. "
+        r"Known: bopl \(opboost .*\), bopl_s \(opboost .*\)\. Did you mean 'bopl_s' or 'bopl'\?$",
+    ):
+        parse_config(raw, file="c.toml")
+
+
+def test_unknown_component_parameter_lists_valid_ones():
+    """A misspelt base-learner parameter names the class and its parameters."""
+    raw = offline(base_learner={"name": "lightgbm_tree", "num_leafs": 7})
+    with pytest.raises(
+        ConfigError,
+        match=r"\[algorithms\[1\]\.base_learner\.num_leafs\]: base_learner 'lightgbm_tree' "
+        r"\(LightGBMTree\) has no parameter 'num_leafs'\. Valid: num_leaves, .*"
+        r"Did you mean 'num_leaves' or 'num_threads'\?$",
+    ):
+        parse_config(raw, file="c.toml")
+
+
+def test_wrong_types_name_the_expected_type():
+    """Strings where numbers belong (and floats for ints) are rejected with the default's type."""
+    with pytest.raises(
+        ConfigError,
+        match=r"\[algorithms\[1\]\.booster\.n_rounds\]: must be int like its default 100\. "
+        r"Got '5' \(str\)\.$",
+    ):
+        parse_config(offline(booster={"n_rounds": "5"}), file="c.toml")
+    with pytest.raises(ConfigError, match=r"\[simulation\.test_fraction\]: must be float"):
+        parse_config(config(simulation={"test_fraction": "0.2"}), file="c.toml")
+    with pytest.raises(ConfigError, match=r"\[experiment\.seeds\]: must be a non-empty list"):
+        parse_config(config(experiment={"seeds": [0, 0]}), file="c.toml")
+
+
+def test_out_of_range_and_choice_values():
+    """Ranges and choices of [simulation]/[experiment] are checked."""
+    with pytest.raises(
+        ConfigError, match=r"\[simulation\.log_fraction\]: must be in \(0, 1\)\. Got 1\.5\.$"
+    ):
+        parse_config(config(simulation={"log_fraction": 1.5}), file="c.toml")
+    with pytest.raises(
+        ConfigError,
+        match=r"\[experiment\.selection\]: must be one of 'true', 'snips'\. Got 'snip'\. "
+        r"Did you mean 'snips'\?$",
+    ):
+        parse_config(config(experiment={"selection": "snip"}), file="c.toml")
+
+
+def test_missing_sections():
+    """A config without [data] or without algorithms says what to add."""
+    raw = config()
+    del raw["data"]
+    with pytest.raises(ConfigError, match=r"^c\.toml: has no \[data\] table; add e\.g\."):
+        parse_config(raw, file="c.toml")
+    with pytest.raises(ConfigError, match=r"^c\.toml \[algorithms\]: has no \[\[algorithms\]\]"):
+        parse_config(config(algorithms=[]), file="c.toml")
+
+
+def test_baseline_and_online_checks():
+    """Unknown baselines, baseline parameters and loss-feedback online learners are errors."""
+    raw = config(algorithms=[{"label": "b", "baseline": "best_constnt"}])
+    with pytest.raises(ConfigError, match=r"unknown baseline 'best_constnt'.*'best_constant'\?$"):
+        parse_config(raw, file="c.toml")
+    raw = config(algorithms=[{"label": "b", "baseline": "uniform", "params": {"x": 1}}])
+    with pytest.raises(ConfigError, match=r"baseline 'uniform' has no parameter 'x'\. Valid: none"):
+        parse_config(raw, file="c.toml")
+    raw = config(algorithms=[{"label": "o", "online_learner": "ogd"}])
+    with pytest.raises(
+        ConfigError,
+        match=r"\[algorithms\[0\]\.online_learner\.name\]: online learner 'ogd' learns from "
+        r"'loss' feedback; .* Use one of: banditron, chen_bandit_boost, conservative_ova\.$",
+    ):
+        parse_config(raw, file="c.toml")
+    raw = config(
+        algorithms=[{"label": "o", "online_learner": {"name": "banditron", "n_actions": 3}}]
+    )
+    with pytest.raises(ConfigError, match=r"'n_actions' of online_learner 'banditron' is set"):
+        parse_config(raw, file="c.toml")
+
+
+def test_missing_file_and_bad_toml(tmp_path):
+    """load_config names the missing file, and the TOML syntax error."""
+    with pytest.raises(ConfigError, match=r"nope\.toml: config file not found"):
+        load_config(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[data\nname = 1\n")
+    with pytest.raises(ConfigError, match=r"bad\.toml: is not valid TOML"):
+        load_config(bad)
+
+
+def test_search_validation_messages():
+    """Each search candidate is validated as if written in the table."""
+    raw = offline(search={"space": {"base_learner.num_leaves": [7, "x"]}})
+    with pytest.raises(
+        ConfigError,
+        match=r'\[algorithms\[1\]\.search\.space\."base_learner\.num_leaves"\]: candidate \'x\' '
+        r"is invalid: must be int like its default 31\. Got 'x' \(str\)\.$",
+    ):
+        parse_config(raw, file="c.toml")
+    raw = offline(search={"method": "grd", "space": {"booster.n_rounds": [5]}})
+    with pytest.raises(
+        ConfigError,
+        match=r"search\.method\]: must be one of 'random', 'grid'\. "
+        r"Got 'grd'\. Did you mean 'grid'\?$",
+    ):
+        parse_config(raw, file="c.toml")
+    raw = offline(search={"space": {"booster.n_rounds": [5]}})
+    raw["simulation"] = {}
+    with pytest.raises(
+        ConfigError,
+        match=r"has a search, which selects on validation rows; "
+        r"set \[simulation\] valid_fraction",
+    ):
+        parse_config(raw, file="c.toml")
+
+
+def test_search_candidates_are_seeded_and_grid_is_complete():
+    """Random search draws distinct seeded candidates; grid enumerates the product."""
+    space = {"base_learner.num_leaves": [3, 7, 15], "booster.n_rounds": [5, 10]}
+    raw = offline(search={"method": "random", "n_iter": 4, "seed": 3, "space": space})
+    spec = parse_config(raw).algorithm("BOPL-S").search
+    first = spec.candidates()
+    assert first == spec.candidates()
+    assert len(first) == 4 and len({tuple(c.values()) for c in first}) == 4
+    raw["algorithms"][1]["search"]["method"] = "grid"
+    grid = parse_config(raw).algorithm("BOPL-S").search.candidates()
+    assert len(grid) == 6
+    assert grid[0] == {"base_learner.num_leaves": 3, "booster.n_rounds": 5}
+    table = apply_overrides(raw["algorithms"][1], grid[-1])
+    assert table["base_learner"] == {"name": "lightgbm_tree", "num_leaves": 15}
+    assert table["booster"] == {"n_rounds": 10} and "search" not in table
+    assert select_candidate({0: [0.5, 0.7], 1: [0.6, 0.6], 2: [0.1, 0.2]}) == 0
+
+
+def test_config_show_round_trips():
+    """The resolved TOML parses back to components with identical get_params."""
+    raw = offline(search={"method": "grid", "space": {"booster.n_rounds": [3, 5]}})
+    raw["algorithms"].append(
+        {"label": "rr", "baseline": "reward_regression", "params": {"n_estimators": 20}}
+    )
+    first = parse_config(raw, file="a.toml")
+    text = dumps_resolved(first)
+    again = parse_config(tomllib.loads(text), file="b.toml")
+    assert resolved_config(again) == resolved_config(first)
+    assert tomli_w.dumps(resolved_config(again)) == text
+    for a, b in zip(first.algorithms, again.algorithms, strict=True):
+        if a.family == "offline":
+            own = [
+                {
+                    k: v
+                    for k, v in x.make_booster(0).get_params().items()
+                    if not k.endswith("_params")
+                }
+                for x in (a, b)
+            ]
+            assert own[0] == own[1]
+            for part in ("objective", "estimator", "base_learner"):
+                assert (
+                    getattr(a, part).build().get_params() == getattr(b, part).build().get_params()
+                )
+            assert [c.get_params() for c in a.make_callbacks()] == [
+                c.get_params() for c in b.make_callbacks()
+            ]
+        if a.family == "online":
+            assert a.make_online_learner(3).get_params() == b.make_online_learner(3).get_params()
+    assert "min_data_in_leaf = 20" in text and "[experiment]" in text
+    assert again.algorithm("rr").params["n_estimators"] == 20
