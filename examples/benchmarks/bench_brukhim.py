@@ -1,15 +1,20 @@
 """Table 2 of Brukhim & Hazan (2021), bandit columns: Algorithm 2 vs N-FKM (plus OGD/OGB).
 
 Protocol (paper §4, appendix E): squared loss, loss queries with additive noise uniform on
-[-0.1, 0.1], δ = 0.5, N weak learners (= N loss queries for N-FKM), step ``lr · t^{-c}``.
-Each algorithm's (lr, c) is tuned on the progressive validation loss of the FIRST half of
-a seeded shuffle (tuning seed 0); the reported number is the progressive validation loss on
-the SECOND half, mean ± std over ``--seeds`` fresh shuffles/seeds (the paper: 20 runs).
+[-0.1, 0.1], δ = 0.5, N weak learners (= N loss queries per round for N-FKM, the same
+budget), step ``lr · t^{-c}``. N-FKM is FKM proper (``perturb="weights"``: spherical
+perturbation of the linear model's weights, Flaxman et al. 2005); ``--nfkm-perturb
+outputs`` gives the stronger label-space variant. Each algorithm's (lr, c, radius) is
+tuned on the progressive validation loss of the FIRST half of a seeded shuffle (tuning
+seed 0); the radius is the bound of the projected gradient descent that the paper names
+but does not size. The reported number is the progressive validation loss on the SECOND
+half, mean ± std over ``--seeds`` fresh shuffles/seeds (the paper: 20 runs).
 
 Usage::
 
     python examples/benchmarks/bench_brukhim.py --data-dir /work/shared/datasets \
         [--datasets abalone adult letter] [--seeds 5] [--n-learners 10] [--max-rows N]
+        [--nfkm-perturb weights|outputs] [--lrs ...] [--decays ...] [--radii ...]
         [--full-info] [--json out.json]
 """
 
@@ -37,31 +42,37 @@ PAPER = {
     "letter": (0.507, 0.498, 0.522, 0.517),
 }
 ORIGIN = "center"
-LRS = (0.001, 0.003, 0.01, 0.03)
-DECAYS = (0.25, 0.5)
+#: Default grids (inside the paper's lr ∈ [1e-4, 0.1], c ∈ [0.25, 1]); radius unspecified.
+LRS = (0.001, 0.003, 0.01, 0.03, 0.1)
+DECAYS = (0.25, 0.5, 0.75)
+RADII = (1.0, 3.0, 10.0, float("inf"))
+NFKM_PERTURB = "weights"
 
 
-def make(algo: str, lr: float, c: float, n: int, Y, label: tuple, seed: int):
+def make(algo: str, hp: tuple, n: int, Y, label: tuple, seed: int, perturb: str = NFKM_PERTURB):
+    lr, c, radius = hp
     ls, low, high = label
-    common = dict(lr=lr, lr_decay=c, n_outputs=Y.shape[1], label_set=ls, low=low, high=high)
+    common = dict(
+        lr=lr, lr_decay=c, radius=radius, n_outputs=Y.shape[1], label_set=ls, low=low, high=high
+    )
     if algo == "brukhim_hazan":
         return BrukhimHazanBoost(
             n_learners=n, delta=0.5, origin=ORIGIN, random_state=seed, **common
         )
     if algo == "n_fkm":
-        return NFKM(n_queries=n, delta=0.5, random_state=seed, **common)
+        return NFKM(n_queries=n, delta=0.5, perturb=perturb, random_state=seed, **common)
     if algo == "ogb":
         return OGB(n_learners=n, random_state=seed, **common)
     return OGD(random_state=seed, **common)
 
 
-def first_half(algo, X, Y, label, n, lr, c) -> float:
+def first_half(algo, X, Y, label, n, hp, perturb: str = NFKM_PERTURB) -> float:
     """Progressive loss on the first half of the tuning shuffle (seed 0)."""
     half = X.shape[0] // 2
     rng = np.random.default_rng(10_000)
     order = rng.permutation(X.shape[0])[:half]
     res = run_loss_feedback(
-        make(algo, lr, c, n, Y, label, 0), X[order], Y[order], noise=0.1, random_state=0
+        make(algo, hp, n, Y, label, 0, perturb), X[order], Y[order], noise=0.1, random_state=0
     )
     return res.progressive_loss if np.isfinite(res.progressive_loss) else np.inf
 
@@ -73,10 +84,15 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--n-learners", type=int, default=10)
     ap.add_argument("--max-rows", type=int, default=None, help="seeded subsample per data set")
+    ap.add_argument("--nfkm-perturb", choices=("weights", "outputs"), default=NFKM_PERTURB)
+    ap.add_argument("--lrs", type=float, nargs="+", default=list(LRS))
+    ap.add_argument("--decays", type=float, nargs="+", default=list(DECAYS))
+    ap.add_argument("--radii", type=float, nargs="+", default=list(RADII))
+    ap.add_argument("--algos", nargs="+", default=["n_fkm", "brukhim_hazan"])
     ap.add_argument("--full-info", action="store_true", help="also run OGD and OGB")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    algos = ["n_fkm", "brukhim_hazan"] + (["ogd", "ogb"] if args.full_info else [])
+    algos = list(args.algos) + (["ogd", "ogb"] if args.full_info else [])
     rows = []
     for name in args.datasets:
         data = LOADERS[name]().load(args.data_dir)
@@ -89,13 +105,14 @@ def main() -> None:
         for algo in algos:
             tic = time.perf_counter()
             grid = {
-                (lr, c): first_half(algo, X, Y, label, args.n_learners, lr, c)
-                for lr, c in itertools.product(LRS, DECAYS)
+                hp: first_half(algo, X, Y, label, args.n_learners, hp, args.nfkm_perturb)
+                for hp in itertools.product(args.lrs, args.decays, args.radii)
             }
-            lr, c = min(grid, key=grid.get)
+            hp = min(grid, key=grid.get)
+            lr, c, radius = hp
             scores = [
                 run_loss_feedback(
-                    make(algo, lr, c, args.n_learners, Y, label, s),
+                    make(algo, hp, args.n_learners, Y, label, s, args.nfkm_perturb),
                     X,
                     Y,
                     noise=0.1,
@@ -110,21 +127,26 @@ def main() -> None:
                 "std": float(np.std(scores)),
                 "lr": lr,
                 "c": c,
+                "radius": radius,
+                "tune_loss": grid[hp],
                 "scores": scores,
                 "seconds": time.perf_counter() - tic,
             }
             print(
                 f"{name:8s} {algo:14s} {np.mean(scores):.4f} ± {np.std(scores):.4f} "
-                f"(lr={lr}, c={c}, {time.perf_counter() - tic:.0f}s)",
+                f"(lr={lr}, c={c}, radius={radius}, tune {grid[hp]:.4f}, "
+                f"{time.perf_counter() - tic:.0f}s)",
                 flush=True,
             )
+        rows.append(row)
+        if not {"brukhim_hazan", "n_fkm"} <= row.keys():
+            continue
         b, f = row["brukhim_hazan"]["mean"], row["n_fkm"]["mean"]
         row["relative_decrease"] = (f - b) / f
         print(
             f"{name:8s} relative decrease vs N-FKM: {100 * (f - b) / f:.2f}% "
             f"(paper {100 * (PAPER[name][2] - PAPER[name][3]) / PAPER[name][2]:.2f}%)"
         )
-        rows.append(row)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"args": vars(args), "rows": rows}, fh, indent=1)

@@ -7,9 +7,12 @@ Each update is projected gradient descent on a *linear* loss ``g_i·y``: the gra
 ``W_i`` is ``g_i ⊗ [x, 1]``, step ``lr · t^{-c}``, then ``W_i`` is projected onto the
 Frobenius ball of radius ``radius``.
 
-:class:`NFKM` (registry name ``"n_fkm"``) is the bandit baseline: one linear model, ``N``
-noisy loss queries per round at ``ŷ + δv_j``, updated with the mean of the ``N`` spherical
-gradient estimates ``(m/δ) l̃(ŷ + δv_j) v_j``.
+:class:`NFKM` (registry name ``"n_fkm"``) is the bandit baseline: one linear model and
+``N`` noisy loss queries per round (the booster's budget). By default it is FKM proper:
+the weights are perturbed, ``Π_K((W + δU_j)[x, 1])`` with ``U_j`` uniform on the sphere of
+``R^{m(d+1)}``, and ``W`` steps on the mean of ``(m(d+1)/δ) l̃_j U_j``. ``perturb="outputs"``
+perturbs the prediction instead (``ŷ + δv_j``, estimate ``(m/δ) l̃_j v_j`` chained through
+``[x, 1]``), a stronger baseline than the paper's.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_random_state, check_scalar
+from opboost._validation import check_choice, check_random_state, check_scalar
 from opboost.online.loss_feedback import (
     LossFeedbackLearner,
     as_vector,
@@ -73,10 +76,13 @@ class LinearBank:
 
         ``grads`` is (N, m). The gradient in ``W_i`` is ``grads[i] ⊗ [x, 1]``.
         """
+        xb = np.append(x, 1.0)
+        self.step(grads[:, :, None] * xb[None, None, :])
+
+    def step(self, grad_w: np.ndarray) -> None:
+        """One projected OGD step ``W -= lr t^{-c} grad_w`` (grad_w shaped like ``W``)."""
         self.t += 1
-        step = self.lr * self.t ** (-self.lr_decay)
-        self.W[:, :, :-1] -= step * grads[:, :, None] * x[None, None, :]
-        self.W[:, :, -1] -= step * grads
+        self.W -= self.lr * self.t ** (-self.lr_decay) * grad_w
         if np.isfinite(self.radius):
             norms = np.sqrt((self.W * self.W).sum(axis=(1, 2)))
             scale = np.minimum(1.0, self.radius / np.maximum(norms, 1e-300))
@@ -115,6 +121,16 @@ class NFKM(LossFeedbackLearner):
     delta : smoothing radius δ of the spherical estimator.
     lr, lr_decay : step ``lr · t^{-lr_decay}``.
     radius : Frobenius bound on the weights (projected gradient descent).
+    perturb : where FKM draws its spherical perturbation.
+
+        - ``"weights"`` (FKM as defined by Flaxman, Kalai & McMahan 2005, whose decision is
+          the point played, here the weights ``W`` in ``R^{m(d+1)}``): query
+          ``Π_K((W + δU_j)[x, 1])`` for ``U_j`` uniform on the unit sphere of
+          ``R^{m(d+1)}``, and step on ``W`` with the mean of ``(m(d+1)/δ) l̃_j U_j``.
+        - ``"outputs"``: query ``ŷ + δv_j`` in the label space ``R^m`` and step with the
+          chain rule ``ĝ ⊗ [x, 1]``, ``ĝ`` the mean of ``(m/δ) l̃_j v_j``. This uses the
+          linear-model structure that Algorithm 2 uses for its learners, so it is a
+          stronger baseline than the paper's (its variance does not grow with d).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
     random_state : seed of the query directions.
 
@@ -134,6 +150,7 @@ class NFKM(LossFeedbackLearner):
         lr: float = 0.01,
         lr_decay: float = 0.5,
         radius: float = float("inf"),
+        perturb: str = "weights",
         n_outputs: int = 1,
         label_set: str = "real",
         low: float = 0.0,
@@ -145,6 +162,7 @@ class NFKM(LossFeedbackLearner):
         self.lr = lr
         self.lr_decay = lr_decay
         self.radius = radius
+        self.perturb = perturb
         self.n_outputs = n_outputs
         self.label_set = label_set
         self.low = low
@@ -154,6 +172,7 @@ class NFKM(LossFeedbackLearner):
     def _init(self, x: np.ndarray) -> None:
         check_scalar(self.n_queries, "n_queries", "NFKM", kind=int, low=1)
         check_fkm_params(self)
+        check_choice(self.perturb, "perturb", "NFKM", ("weights", "outputs"))
         self._check_label_params()
         self._rng = check_random_state(self.random_state)
         self._bank = LinearBank(
@@ -182,18 +201,31 @@ class NFKM(LossFeedbackLearner):
         return self._bank.predict(x)[0]
 
     def query_one(self, x: np.ndarray) -> np.ndarray:
-        """``N`` points ``ŷ + δv_j`` (N, m), v_j uniform on the unit sphere."""
+        """``N`` query points (N, m): ``Π_K((W + δU_j)[x, 1])`` or ``ŷ + δv_j`` (``perturb``)."""
         x = self._x(x)
-        self._directions = sample_unit_sphere(self._rng, self.n_queries, self.n_outputs)
-        return self._bank.predict(x)[0] + self.delta * self._directions
+        if self.perturb == "outputs":
+            self._directions = sample_unit_sphere(self._rng, self.n_queries, self.n_outputs)
+            return self._bank.predict(x)[0] + self.delta * self._directions
+        W = self._bank.W[0]
+        self._directions = sample_unit_sphere(self._rng, self.n_queries, W.size).reshape(
+            self.n_queries, *W.shape
+        )
+        Wq = W[None] + self.delta * self._directions
+        return self._project(Wq[:, :, :-1] @ x + Wq[:, :, -1])
 
     def learn_one(self, x: np.ndarray, feedback: np.ndarray) -> None:
         """Step on the mean spherical gradient estimate from ``feedback`` (N,) loss values."""
         x = self._x(x)
         if self._directions is None:
             raise RuntimeError("NFKM.learn_one: call query_one(x) first for the same x.")
-        g = spherical_gradient(np.asarray(feedback, float), self._directions, self.delta)
-        self._bank.update(x, g.mean(axis=0)[None, :])
+        losses = np.asarray(feedback, float).reshape(-1)
+        if self.perturb == "outputs":
+            g = spherical_gradient(losses, self._directions, self.delta)
+            self._bank.update(x, g.mean(axis=0)[None, :])
+        else:
+            u = self._directions.reshape(self.n_queries, -1)
+            gw = spherical_gradient(losses, u, self.delta).mean(axis=0)
+            self._bank.step(gw.reshape(self._bank.W.shape))
         self._directions = None
 
     @classmethod

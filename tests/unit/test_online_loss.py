@@ -132,6 +132,51 @@ def test_brukhim_hazan_query_and_feedback_shapes():
         booster.learn_one(x, np.zeros(3))
 
 
+def test_nfkm_weight_perturbation_queries():
+    """perturb="weights" queries Π_K((W + δU_j)[x, 1]) with U_j unit vectors of R^{m(d+1)}."""
+    m, d, n = 2, 3, 5
+    fkm = NFKM(n_queries=n, n_outputs=m, delta=0.5, random_state=0)
+    x = np.array([1.0, -2.0, 0.5])
+    fkm.predict_one(x)
+    fkm._bank.W[:] = np.random.default_rng(0).normal(size=fkm._bank.W.shape)
+    Q = fkm.query_one(x)
+    U = fkm._directions
+    assert Q.shape == (n, m) and U.shape == (n, m, d + 1)
+    assert np.allclose(np.linalg.norm(U.reshape(n, -1), axis=1), 1.0)
+    W = fkm._bank.W[0]
+    assert np.allclose(Q, (W[None] + 0.5 * U) @ np.append(x, 1.0))
+    fkm.learn_one(x, np.ones(n))
+    assert fkm._bank.t == 1
+
+
+def test_nfkm_weight_estimator_unbiased_for_linear_model():
+    """E[(D/δ) l(W+δU) U] equals ∇_W l for a squared loss of a linear model (MC, D=m(d+1))."""
+    rng = np.random.default_rng(2)
+    m, d, delta, n = 1, 2, 0.5, 300_000
+    xb, y, W = np.array([0.5, -1.0, 1.0]), 0.3, np.array([0.2, 0.1, -0.4])
+    U = rng.standard_normal((n, d + 1))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    losses = ((W + delta * U) @ xb - y) ** 2 + rng.uniform(-0.1, 0.1, n)
+    g = ((d + 1) * m / delta) * losses[:, None] * U
+    se = g.std(axis=0, ddof=1) / np.sqrt(n)
+    assert np.all(np.abs(g.mean(axis=0) - 2 * (W @ xb - y) * xb) < 4 * se)
+
+
+@pytest.mark.parametrize("perturb", ["weights", "outputs"])
+def test_nfkm_learns_below_constant(perturb):
+    """Both N-FKM variants learn a linear target from loss values alone."""
+    X, y = _stream(2000)
+    fkm = NFKM(perturb=perturb, lr=0.05, label_set="box", radius=5.0, random_state=0)
+    res = run_loss_feedback(fkm, X, y, random_state=0, evaluate_from=0.5)
+    assert res.progressive_loss < 0.7 * np.var(y)
+
+
+def test_nfkm_bad_perturb_raises():
+    """An unknown perturb value raises, naming the parameter."""
+    with pytest.raises(InvalidParameterError, match="'perturb'"):
+        NFKM(perturb="labels").predict_one(np.ones(2))
+
+
 def test_learn_before_query_raises():
     """learn_one without a preceding query_one is an error naming the fix."""
     with pytest.raises(RuntimeError, match="query_one"):
