@@ -1,7 +1,8 @@
 """Featurising (context, action) pairs: the paper's stacked design [x; onehot(a)].
 
 London et al. appendix F.5: each example becomes K rows, one per action, whose features are
-the context followed by a one-hot encoding of the action.
+the context followed by a one-hot encoding of the action (``action_encoding="onehot"``, K
+columns) or, for learners with categorical splits, the action index (``"index"``, 1 column).
 """
 
 from __future__ import annotations
@@ -11,28 +12,60 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["action_rows", "stacked_design"]
+__all__ = ["ENCODINGS", "action_rows", "stacked_design"]
 
 
-def action_rows(X: Any, actions: np.ndarray, n_actions: int) -> Any:
-    """[x_i; onehot(a_i)] for one action per row: (n, d + K), sparse if X is."""
-    n = X.shape[0]
-    onehot = np.zeros((n, n_actions))
-    onehot[np.arange(n), np.asarray(actions, dtype=np.int64)] = 1.0
+ENCODINGS = ("onehot", "index")
+
+
+def _action_csr(actions: np.ndarray, n_actions: int, encoding: str, dtype: Any) -> sp.csr_matrix:
+    n = len(actions)
+    if encoding == "onehot":
+        return sp.csr_matrix(
+            (np.ones(n, dtype), (np.arange(n), actions)), shape=(n, n_actions), dtype=dtype
+        )
+    return sp.csr_matrix(actions.astype(dtype)[:, None])
+
+
+def action_rows(
+    X: Any,
+    actions: np.ndarray,
+    n_actions: int,
+    *,
+    dtype: Any = np.float64,
+    action_encoding: str = "onehot",
+) -> Any:
+    """[x_i; a_i] for one action per row: (n, d + K) one-hot or (n, d + 1) index; CSR if X is."""
+    if action_encoding not in ENCODINGS:
+        raise ValueError(f"action_encoding must be one of {ENCODINGS}; got {action_encoding!r}.")
+    actions = np.asarray(actions, dtype=np.int64)
     if sp.issparse(X):
-        return sp.hstack([X, sp.csr_matrix(onehot)], format="csr")
-    return np.hstack([np.asarray(X, dtype=np.float64), onehot])
+        extra = _action_csr(actions, n_actions, action_encoding, dtype)
+        return sp.hstack([sp.csr_matrix(X, dtype=dtype), extra], format="csr")
+    X = np.asarray(X)
+    n, d = X.shape
+    onehot = action_encoding == "onehot"
+    rows = np.zeros((n, d + (n_actions if onehot else 1)), dtype=dtype)
+    rows[:, :d] = X
+    if onehot:
+        rows[np.arange(n), d + actions] = 1.0
+    else:
+        rows[:, d] = actions
+    return rows
 
 
-def stacked_design(X: Any, n_actions: int) -> Any:
-    """All K (x, a) rows of every example, example-major: row i*K + a is [x_i; onehot(a)].
+def stacked_design(
+    X: Any, n_actions: int, *, dtype: Any = np.float64, action_encoding: str = "onehot"
+) -> Any:
+    """All K (x, a) rows of every example, example-major: row i*K + a is [x_i; a].
 
-    Shape (n*K, d + K); sparse if X is. Reshape (n*K,) predictions to (n, K).
+    Shape (n*K, d + K) one-hot or (n*K, d + 1) index; CSR if X is sparse. Reshape (n*K,)
+    predictions to (n, K).
     """
     n = X.shape[0]
-    repeated_actions = np.tile(np.arange(n_actions), n)
-    if sp.issparse(X):
-        repeated = sp.csr_matrix(X)[np.repeat(np.arange(n), n_actions)]
-    else:
-        repeated = np.repeat(np.asarray(X, dtype=np.float64), n_actions, axis=0)
-    return action_rows(repeated, repeated_actions, n_actions)
+    repeated = np.repeat(np.arange(n), n_actions)
+    actions = np.tile(np.arange(n_actions), n)
+    X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
+    return action_rows(
+        X[repeated], actions, n_actions, dtype=dtype, action_encoding=action_encoding
+    )

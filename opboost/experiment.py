@@ -94,8 +94,7 @@ def greedy_probs(probs: np.ndarray) -> np.ndarray:
 def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
     """True reward of the argmax policy after each boosting round, (n_rounds,), or None.
 
-    Uses the ensemble's ``staged_decision_function(X)`` if it has one, else reads the rounds
-    of the built-in LightGBM and scikit-learn ensembles; the final staged scores are checked
+    Uses the ensemble's ``staged_decision_function(X)``; the final staged scores are checked
     against ``decision_function``. None when the ensemble exposes no rounds.
     """
     ensemble = policy.ensemble
@@ -112,68 +111,11 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
 
 
 def _stages(ensemble: Any, X: Any):
-    """Yield the cumulative (m, K) scores after each round, or return None."""
-    staged = getattr(ensemble, "staged_decision_function", None)
-    if callable(staged):
-        return staged(X)
-    kind = type(ensemble).__name__
-    if kind == "LightGBMEnsemble":
-        return _lightgbm_stages(ensemble, X)
-    if kind == "SklearnEnsemble":
-        return _sklearn_stages(ensemble, X)
-    return None
-
-
-def _lightgbm_stages(ensemble: Any, X: Any):
-    from opboost.learners.lightgbm_tree import _as_contexts, _design_rows
-
-    booster, k = ensemble.booster, ensemble.n_actions
-    X = _as_contexts(X, ensemble.n_features)
-    m = X.shape[0]
-    per_action = ensemble.action_design == "per_action"
-    rows = X if per_action else _design_rows(X, k, ensemble.action_design)
-    if booster.num_trees() == 0:
-        return iter(())
-    leaves = np.asarray(booster.predict(rows, pred_leaf=True), dtype=np.int64)
-    leaves = leaves.reshape(leaves.shape[0], -1)  # (rows, trees)
-    info = booster.dump_model()["tree_info"]
-
-    def values(tree: int) -> np.ndarray:
-        n_leaves = info[tree]["num_leaves"]
-        return np.array([booster.get_leaf_output(tree, j) for j in range(n_leaves)])
-
-    def gen():
-        scores = np.zeros((m, k))
-        per_iter = k if per_action else 1
-        for it in range(leaves.shape[1] // per_iter):
-            for j in range(per_iter):
-                tree = it * per_iter + j
-                contrib = values(tree)[leaves[:, tree]]
-                if per_action:
-                    scores[:, j] += contrib
-                else:
-                    scores += contrib.reshape(m, k)
-            yield scores.copy()
-
-    return gen()
-
-
-def _sklearn_stages(ensemble: Any, X: Any):
-    cls = type(ensemble)
-
-    def gen():
-        scores = np.zeros((X.shape[0], ensemble.n_actions))
-        for one in ensemble.rounds:
-            part = cls(
-                n_actions=ensemble.n_actions,
-                n_features=ensemble.n_features,
-                action_design=ensemble.action_design,
-                rounds=[one],
-            )
-            scores = scores + part.decision_function(X)
-            yield scores
-
-    return gen()
+    """The ensemble's cumulative (m, K) scores after each round, or None if it has no rounds."""
+    try:
+        return ensemble.staged_decision_function(X)
+    except (AttributeError, NotImplementedError):
+        return None
 
 
 # --- scoring ----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ training data (and without pickle).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,6 +53,10 @@ class Ensemble(ABC):
     @abstractmethod
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores F(X), shape (m, K)."""
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """Yield the cumulative scores (m, K) after each round (optional; for learning curves)."""
+        raise NotImplementedError(f"{type(self).__name__} does not expose its rounds.")
 
     @abstractmethod
     def dumps(self) -> str:

@@ -29,8 +29,6 @@ predictions after ``loads`` are bit-identical.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import json
 import numbers
 from typing import Any, ClassVar
 
@@ -42,198 +40,57 @@ from lightgbm.basic import _LIB, _safe_call
 from opboost._validation import check_choice, check_random_state, check_scalar
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_rows import (
+    ACTION_DESIGNS,
+    StackedRows,
+    as_contexts,
+    design_rows,
+    reference_rows,
+)
 
 __all__ = ["ACTION_DESIGNS", "LightGBMEnsemble", "LightGBMTree"]
 
-ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
-FORMAT = "lightgbm_text_v1"
-_PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
 #: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
-_RESERVED = frozenset({
-    "objective", "objective_type", "app", "application", "loss", "learning_rate",
-    "shrinkage_rate", "eta", "num_class", "num_classes", "boosting", "boosting_type", "boost",
-    "linear_tree", "linear_trees", "num_iterations", "num_iteration", "n_iter", "num_tree",
-    "num_trees", "num_round", "num_rounds", "nrounds", "num_boost_round", "n_estimators",
-    "max_iter", "init_score", "categorical_feature", "cat_feature", "categorical_column",
-    "cat_column", "categorical_features", "cat_l2", "weight", "label",
-})
-
-
-class _StackedRows(lgb.Sequence):
-    """The n*K stacked rows [x_i; a] of dense contexts, produced in batches on demand.
-
-    Row ``i*K + a`` is context i with action a, either as one trailing column holding ``a``
-    (categorical) or as K trailing one-hot columns. Shape (n*K, d+1) or (n*K, d+K).
-    """
-
-    def __init__(self, X: np.ndarray, n_actions: int, onehot: bool) -> None:
-        self.X, self.K, self.onehot = X, n_actions, onehot
-        self.batch_size = n_actions * (1 << 14)  # whole examples per batch
-        self.d = X.shape[1]
-        self.width = self.d + (n_actions if onehot else 1)
-
-    def __len__(self) -> int:
-        return self.X.shape[0] * self.K
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """Stacked rows ``start:stop`` as a (stop - start, width) array."""
-        out = np.zeros((stop - start, self.width), dtype=self.X.dtype)
-        if start % self.K == 0 and stop % self.K == 0:  # whole examples: a block repeat
-            out[:, : self.d] = np.repeat(self.X[start // self.K : stop // self.K], self.K, 0)
-            a = np.tile(np.arange(self.K), (stop - start) // self.K)
-        else:
-            i, a = np.divmod(np.arange(start, stop), self.K)
-            out[:, : self.d] = self.X[i]
-        if self.onehot:
-            out[np.arange(stop - start), self.d + a] = 1.0
-        else:
-            out[:, self.d] = a
-        return out
-
-    def __getitem__(self, idx: Any) -> np.ndarray:
-        if isinstance(idx, slice):
-            start, stop, _ = idx.indices(len(self))
-            return self.rows(start, stop)
-        i, a = divmod(int(idx), self.K)
-        out = np.zeros(self.width, dtype=self.X.dtype)
-        out[: self.d] = self.X[i]
-        out[self.d + a if self.onehot else self.d] = 1.0 if self.onehot else a
-        return out
-
-
-def _design_rows(X: Any, n_actions: int, design: str) -> Any:
-    """Designed rows of contexts ``X`` (m, d): (m*K, d+1 | d+K) for stacked, X itself else."""
-    if design == "per_action":
-        return X
-    onehot = design == "stacked_onehot"
-    if not sp.issparse(X):
-        return _StackedRows(X, n_actions, onehot).rows(0, X.shape[0] * n_actions)
-    X = sp.csr_matrix(X)
-    m = X.shape[0]
-    repeated = X[np.repeat(np.arange(m), n_actions)]
-    actions = np.tile(np.arange(n_actions), m)
-    rows = np.arange(m * n_actions)
-    if onehot:
-        extra = sp.csr_matrix((np.ones(m * n_actions), (rows, actions)),
-                              shape=(m * n_actions, n_actions))
-    else:
-        extra = sp.csr_matrix((actions.astype(np.float64), (rows, np.zeros_like(rows))),
-                              shape=(m * n_actions, 1))
-    return sp.hstack([repeated, extra], format="csr")
-
-
-def _reference_rows(X: Any, n_actions: int, design: str, rng: np.random.Generator,
-                    max_rows: int) -> Any:
-    """Up to ``max_rows`` contexts, each once, designed with action ``i % K``.
-
-    LightGBM finds its bins on these rows rather than on a sample of the n*K stacked rows,
-    where every context appears K times anyway (and, for a row sequence, sampling would go
-    through Python row by row). Shape (m, d+1) or (m, d+K); dense or CSR like ``X``.
-    """
-    n = X.shape[0]
-    idx = np.arange(n) if n <= max_rows else np.sort(rng.choice(n, max_rows, replace=False))
-    rows = _design_rows(X[idx], n_actions, design)  # (m*K, width), row i*K + a
-    take = np.arange(len(idx)) * n_actions + idx % n_actions
-    return rows[take]
-
-
-def _as_contexts(X: Any, n_features: int | None = None) -> Any:
-    """Contexts as a float CSR matrix or a C-contiguous float array, shape (m, d)."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-    else:
-        X = np.asarray(X)
-        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in (np.float32, np.float64)
-                                 else np.float64)
-    if X.ndim != 2:
-        raise InvalidParameterError(f"contexts must be a 2-D (m, d) array; got shape {X.shape}.")
-    if n_features is not None and X.shape[1] != n_features:
-        raise InvalidParameterError(
-            f"contexts have {X.shape[1]} features but the model was fitted on {n_features}."
-        )
-    return X
-
-
-class LightGBMEnsemble(Ensemble):
-    """F(x) = sum_t alpha_t f_t(x) as one LightGBM model over the action design's rows.
-
-    ``decision_function(X)`` for (m, d) contexts (dense or CSR) returns (m, K) scores.
-    """
-
-    format: ClassVar[str] = FORMAT
-
-    def __init__(self, booster: lgb.Booster, *, n_actions: int, action_design: str,
-                 n_features: int, n_rounds: int) -> None:
-        self.booster = booster
-        self.n_actions = n_actions
-        self.action_design = action_design
-        self.n_features = n_features
-        self.n_rounds = n_rounds
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Scores F(X), shape (m, K)."""
-        X = _as_contexts(X, self.n_features)
-        m, K = X.shape[0], self.n_actions
-        if self.booster.num_trees() == 0:
-            return np.zeros((m, K))
-        if self.action_design == "per_action":
-            return np.asarray(self.booster.predict(X, raw_score=True)).reshape(m, K)
-        out = np.empty((m, K))
-        for start in range(0, m, _PREDICT_CHUNK):
-            stop = min(start + _PREDICT_CHUNK, m)
-            rows = _design_rows(X[start:stop], K, self.action_design)
-            out[start:stop] = self.booster.predict(rows, raw_score=True).reshape(-1, K)
-        return out
-
-    def dumps(self) -> str:
-        """One JSON header line (with the model text's SHA-256), then LightGBM's model text."""
-        model = self.booster.model_to_string()
-        header = {"format": FORMAT, "n_actions": self.n_actions,
-                  "action_design": self.action_design, "n_features": self.n_features,
-                  "n_rounds": self.n_rounds, "sha256": _sha256(model)}
-        return json.dumps(header) + "\n" + model
-
-    @classmethod
-    def loads(cls, text: str) -> LightGBMEnsemble:
-        """Inverse of :meth:`dumps`; raises ValueError on foreign or corrupted text."""
-        if not isinstance(text, str):
-            raise ValueError(f"LightGBMEnsemble.loads expects str, got {type(text).__name__}.")
-        first, _, model = text.partition("\n")
-        try:
-            header = json.loads(first)
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise ValueError(
-                f"Not a {FORMAT} ensemble: the first line must be a JSON header with "
-                f"format={FORMAT!r}; got {first[:80]!r}. Load it with the learner that saved it."
-            )
-        K, design = header.get("n_actions"), header.get("action_design")
-        d, rounds = header.get("n_features"), header.get("n_rounds")
-        ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds))
-        if not ints_ok or K < 2 or design not in ACTION_DESIGNS:
-            raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
-        # LightGBM aborts the process on some malformed model text: check before parsing.
-        if header.get("sha256") != _sha256(model):
-            raise ValueError(
-                f"Corrupted {FORMAT} text: the LightGBM model part does not match the SHA-256 "
-                f"in its header (truncated or edited); save the ensemble again."
-            )
-        try:
-            booster = lgb.Booster(model_str=model)
-        except lgb.basic.LightGBMError as exc:
-            raise ValueError(f"Corrupted {FORMAT} text: LightGBM could not parse it ({exc}).")
-        width = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d}[design]
-        per_iter = K if design == "per_action" else 1
-        if booster.num_feature() != width or booster.num_model_per_iteration() != per_iter:
-            raise ValueError(
-                f"Corrupted {FORMAT} text: the header says {design} with d={d}, K={K} "
-                f"({width} columns, {per_iter} trees per round) but the model has "
-                f"{booster.num_feature()} columns, {booster.num_model_per_iteration()} per round."
-            )
-        return cls(booster, n_actions=K, action_design=design, n_features=d, n_rounds=rounds)
+_RESERVED = frozenset(
+    {
+        "objective",
+        "objective_type",
+        "app",
+        "application",
+        "loss",
+        "learning_rate",
+        "shrinkage_rate",
+        "eta",
+        "num_class",
+        "num_classes",
+        "boosting",
+        "boosting_type",
+        "boost",
+        "linear_tree",
+        "linear_trees",
+        "num_iterations",
+        "num_iteration",
+        "n_iter",
+        "num_tree",
+        "num_trees",
+        "num_round",
+        "num_rounds",
+        "nrounds",
+        "num_boost_round",
+        "n_estimators",
+        "max_iter",
+        "init_score",
+        "categorical_feature",
+        "cat_feature",
+        "categorical_column",
+        "cat_column",
+        "categorical_features",
+        "cat_l2",
+        "weight",
+        "label",
+    }
+)
 
 
 class LightGBMTree(BaseLearner):
@@ -257,11 +114,21 @@ class LightGBMTree(BaseLearner):
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
 
-    def __init__(self, *, num_leaves: int = 31, max_depth: int = -1, min_data_in_leaf: int = 20,
-                 min_sum_hessian_in_leaf: float = 1e-3, lambda_l2: float = 0.0,
-                 feature_fraction: float = 1.0, max_bin: int = 255, num_threads: int = 0,
-                 action_design: str = "stacked", random_state: Any = None,
-                 params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        num_leaves: int = 31,
+        max_depth: int = -1,
+        min_data_in_leaf: int = 20,
+        min_sum_hessian_in_leaf: float = 1e-3,
+        lambda_l2: float = 0.0,
+        feature_fraction: float = 1.0,
+        max_bin: int = 255,
+        num_threads: int = 0,
+        action_design: str = "stacked",
+        random_state: Any = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self.num_leaves = num_leaves
         self.max_depth = max_depth
         self.min_data_in_leaf = min_data_in_leaf
@@ -282,27 +149,49 @@ class LightGBMTree(BaseLearner):
     def _lgb_params(self, seed: int) -> dict[str, Any]:
         """Validated LightGBM parameters for this fit."""
         owner = type(self).__name__
-        check_scalar(self.num_leaves, "num_leaves", owner, kind=numbers.Integral, low=2,
-                     high=131072)
-        check_scalar(self.max_depth, "max_depth", owner, kind=numbers.Integral, low=-1,
-                     fix="use -1 for no depth limit")
-        check_scalar(self.min_data_in_leaf, "min_data_in_leaf", owner, kind=numbers.Integral,
-                     low=1)
+        check_scalar(
+            self.num_leaves, "num_leaves", owner, kind=numbers.Integral, low=2, high=131072
+        )
+        check_scalar(
+            self.max_depth,
+            "max_depth",
+            owner,
+            kind=numbers.Integral,
+            low=-1,
+            fix="use -1 for no depth limit",
+        )
+        check_scalar(self.min_data_in_leaf, "min_data_in_leaf", owner, kind=numbers.Integral, low=1)
         check_scalar(self.min_sum_hessian_in_leaf, "min_sum_hessian_in_leaf", owner, low=0.0)
         check_scalar(self.lambda_l2, "lambda_l2", owner, low=0.0)
-        check_scalar(self.feature_fraction, "feature_fraction", owner, low=0.0, high=1.0,
-                     low_inclusive=False)
+        check_scalar(
+            self.feature_fraction, "feature_fraction", owner, low=0.0, high=1.0, low_inclusive=False
+        )
         check_scalar(self.max_bin, "max_bin", owner, kind=numbers.Integral, low=2)
-        check_scalar(self.num_threads, "num_threads", owner, kind=numbers.Integral, low=0,
-                     fix="use 0 for LightGBM's default (all cores)")
+        check_scalar(
+            self.num_threads,
+            "num_threads",
+            owner,
+            kind=numbers.Integral,
+            low=0,
+            fix="use 0 for LightGBM's default (all cores)",
+        )
         check_choice(self.action_design, "action_design", owner, ACTION_DESIGNS)
         extra = {} if self.params is None else self.params
         if not isinstance(extra, dict):
             raise InvalidParameterError(
                 f"The 'params' parameter of {owner} must be a dict or None. Got {extra!r}."
             )
-        named = {"num_leaves", "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf",
-                 "lambda_l2", "feature_fraction", "max_bin", "num_threads", "seed"}
+        named = {
+            "num_leaves",
+            "max_depth",
+            "min_data_in_leaf",
+            "min_sum_hessian_in_leaf",
+            "lambda_l2",
+            "feature_fraction",
+            "max_bin",
+            "num_threads",
+            "seed",
+        }
         bad = sorted(k for k in extra if k in _RESERVED or k in named)
         if bad:
             raise InvalidParameterError(
@@ -311,12 +200,19 @@ class LightGBMTree(BaseLearner):
                 f"parameters; pass named ones as {owner}(name=value) and drop the rest."
             )
         params = {
-            "objective": "none", "learning_rate": 1.0, "boosting": "gbdt", "verbose": -1,
-            "num_leaves": self.num_leaves, "max_depth": self.max_depth,
+            "objective": "none",
+            "learning_rate": 1.0,
+            "boosting": "gbdt",
+            "verbose": -1,
+            "num_leaves": self.num_leaves,
+            "max_depth": self.max_depth,
             "min_data_in_leaf": self.min_data_in_leaf,
             "min_sum_hessian_in_leaf": self.min_sum_hessian_in_leaf,
-            "lambda_l2": self.lambda_l2, "feature_fraction": self.feature_fraction,
-            "max_bin": self.max_bin, "num_threads": self.num_threads, "seed": seed,
+            "lambda_l2": self.lambda_l2,
+            "feature_fraction": self.feature_fraction,
+            "max_bin": self.max_bin,
+            "num_threads": self.num_threads,
+            "seed": seed,
             # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
             # weighted means (lambda_l2 still applies).
             "cat_l2": 0.0,
@@ -328,8 +224,14 @@ class LightGBMTree(BaseLearner):
             params.pop("force_col_wise", None)
         return params
 
-    def prepare(self, contexts: Any, n_actions: int, *, random_state: Any = None,
-                init_scores: np.ndarray | None = None) -> None:
+    def prepare(
+        self,
+        contexts: Any,
+        n_actions: int,
+        *,
+        random_state: Any = None,
+        init_scores: np.ndarray | None = None,
+    ) -> None:
         """Build the LightGBM Dataset and Booster once; ``contexts`` (n, d) dense or CSR.
 
         ``init_scores`` (n, K) is accepted for the contract and only checked: the trees fit
@@ -337,7 +239,7 @@ class LightGBMTree(BaseLearner):
         """
         owner = type(self).__name__
         check_scalar(n_actions, "n_actions", owner, kind=numbers.Integral, low=2)
-        X = _as_contexts(contexts)
+        X = as_contexts(contexts)
         n, d = X.shape
         K = int(n_actions)
         if init_scores is not None and np.shape(init_scores) != (n, K):
@@ -355,20 +257,32 @@ class LightGBMTree(BaseLearner):
             per_iter = K
             data, categorical = X, "auto"
         elif sp.issparse(X):
-            data = _design_rows(X, K, design)
+            data = design_rows(X, K, design)
             categorical = [d] if design == "stacked" else "auto"
         else:
-            data = _StackedRows(X, K, design == "stacked_onehot")
+            data = StackedRows(X, K, design == "stacked_onehot")
             categorical = [d] if design == "stacked" else "auto"
         reference = None
         if design != "per_action":
-            sample = _reference_rows(X, K, design, np.random.default_rng(seed),
-                                     int(params.get("bin_construct_sample_cnt", 200_000)))
-            reference = lgb.Dataset(sample, params=params, categorical_feature=categorical,
-                                    free_raw_data=True).construct()
-        dataset = lgb.Dataset(data, params=params, categorical_feature=categorical,
-                              reference=reference, free_raw_data=True)
+            sample = reference_rows(
+                X,
+                K,
+                design,
+                np.random.default_rng(seed),
+                int(params.get("bin_construct_sample_cnt", 200_000)),
+            )
+            reference = lgb.Dataset(
+                sample, params=params, categorical_feature=categorical, free_raw_data=True
+            ).construct()
+        dataset = lgb.Dataset(
+            data,
+            params=params,
+            categorical_feature=categorical,
+            reference=reference,
+            free_raw_data=True,
+        )
         self.booster_ = lgb.Booster(params, dataset)
+        self._empty_text = self.booster_.model_to_string()  # the model of no rounds
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
         self._per_iter = per_iter
         self._grad = np.empty(n * K, dtype=np.float32)
@@ -418,12 +332,14 @@ class LightGBMTree(BaseLearner):
             np.multiply(np.asarray(w).T, scale, out=hess, casting="same_kind")
         before = booster.num_trees()
         finished = ctypes.c_int(0)
-        _safe_call(_LIB.LGBM_BoosterUpdateOneIterCustom(
-            booster._handle,
-            self._grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-            self._hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-            ctypes.byref(finished),
-        ))
+        _safe_call(
+            _LIB.LGBM_BoosterUpdateOneIterCustom(
+                booster._handle,
+                self._grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                self._hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                ctypes.byref(finished),
+            )
+        )
         # No split possible: LightGBM dropped the round (or, in its first round, kept a
         # constant-0 tree that it never rolls back; harmless, it predicts 0).
         self._pending = 0 if finished.value else booster.num_trees() - before
@@ -466,12 +382,13 @@ class LightGBMTree(BaseLearner):
         iterations = booster.num_trees() // self._per_iter - (1 if self._pending else 0)
         if iterations > 0:
             text = booster.model_to_string(num_iteration=iterations)
-        else:  # LightGBM reads num_iteration=0 as "all": cut the trees off instead
-            text = booster.model_to_string(num_iteration=1).split("\nTree=")[0] + (
-                "\nend of trees\n")
+        else:  # LightGBM reads num_iteration=0 as "all"
+            text = self._empty_text
         return LightGBMEnsemble(
-            lgb.Booster(model_str=text), n_actions=self.n_actions_,
-            action_design=self.action_design, n_features=self.n_features_,
+            lgb.Booster(model_str=text),
+            n_actions=self.n_actions_,
+            action_design=self.action_design,
+            n_features=self.n_features_,
             n_rounds=self.n_rounds_,
         )
 
@@ -480,19 +397,21 @@ class LightGBMTree(BaseLearner):
         booster = self._check_prepared()
         if self.n_rounds_ == 0:
             raise InvalidParameterError("LightGBMTree.predict_round: no round committed yet.")
-        X = _as_contexts(X, self.n_features_)
+        X = as_contexts(X, self.n_features_)
         last = booster.num_trees() // self._per_iter - 1 - (1 if self._pending else 0)
-        rows = _design_rows(X, self.n_actions_, self.action_design)
+        rows = design_rows(X, self.n_actions_, self.action_design)
         out = booster.predict(rows, start_iteration=last, num_iteration=1, raw_score=True)
         return np.asarray(out).reshape(X.shape[0], self.n_actions_) / self._last_alpha
 
     def warm_start(self, ensemble: Ensemble) -> None:
         """Continue from ``ensemble``'s rounds (resuming a checkpointed fit); after prepare."""
         booster = self._check_prepared()
-        ok = (isinstance(ensemble, LightGBMEnsemble)
-              and ensemble.action_design == self.action_design
-              and ensemble.n_actions == self.n_actions_
-              and ensemble.n_features == self.n_features_)
+        ok = (
+            isinstance(ensemble, LightGBMEnsemble)
+            and ensemble.action_design == self.action_design
+            and ensemble.n_actions == self.n_actions_
+            and ensemble.n_features == self.n_features_
+        )
         if not ok or booster.num_trees() or self.n_rounds_:
             raise InvalidParameterError(
                 f"LightGBMTree cannot continue from {ensemble!r}: call it right after prepare, "
@@ -517,10 +436,14 @@ class LightGBMTree(BaseLearner):
     def _fetch_scores(self, out: np.ndarray) -> None:
         """Copy LightGBM's cached training scores (n*K, its layout) into ``out``."""
         length = ctypes.c_int64(0)
-        _safe_call(_LIB.LGBM_BoosterGetPredict(
-            self.booster_._handle, ctypes.c_int(0), ctypes.byref(length),
-            out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-        ))
+        _safe_call(
+            _LIB.LGBM_BoosterGetPredict(
+                self.booster_._handle,
+                ctypes.c_int(0),
+                ctypes.byref(length),
+                out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+            )
+        )
 
     def _discard_pending(self) -> None:
         """Remove the uncommitted round's trees and restore the cached scores."""
@@ -529,14 +452,10 @@ class LightGBMTree(BaseLearner):
         self._pending = 0
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _leaf_values(model_text: str) -> list[list[float]]:
     """Leaf values of every tree in LightGBM model text, in tree order."""
     trees = []
     for line in model_text.splitlines():
         if line.startswith("leaf_value="):
-            trees.append([float(v) for v in line[len("leaf_value="):].split()])
+            trees.append([float(v) for v in line[len("leaf_value=") :].split()])
     return trees

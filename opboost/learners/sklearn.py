@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import numbers
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from opboost._validation import check_choice, check_scalar
+from opboost.design import stacked_design
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
 
@@ -157,6 +159,13 @@ class SklearnEnsemble(Ensemble):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores F(X), shape (m, K); X is (m, d) dense or CSR."""
+        scores = np.zeros((X.shape[0], self.n_actions))
+        for scores in self.staged_decision_function(X):  # noqa: B007 - keep the last stage
+            pass
+        return scores
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """Yield the cumulative scores (m, K) after each round."""
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise InvalidParameterError(
                 f"X must have shape (m, {self.n_features}), the training feature count. "
@@ -164,23 +173,23 @@ class SklearnEnsemble(Ensemble):
             )
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-            parts = [
-                self._dense_scores(X[s : s + _CHUNK].toarray())
-                for s in range(0, X.shape[0], _CHUNK)
-            ]
-            return np.vstack(parts) if parts else np.zeros((0, self.n_actions))
-        return self._dense_scores(np.asarray(X))
+            chunks = [X[s : s + _CHUNK].toarray() for s in range(0, X.shape[0], _CHUNK)]
+        else:
+            chunks = [np.asarray(X)]
+        total = np.zeros((X.shape[0], self.n_actions))
+        for parts in zip(*(self._round_scores(chunk) for chunk in chunks), strict=True):
+            total += np.vstack(parts)
+            yield total.copy()
 
-    def _dense_scores(self, X: np.ndarray) -> np.ndarray:
+    def _round_scores(self, X: np.ndarray) -> Iterator[np.ndarray]:
+        """Yield alpha_t f_t(X), (m, K), round by round, for dense X."""
         m, k = X.shape[0], self.n_actions
         X32 = np.ascontiguousarray(X, dtype=np.float32)
-        scores = np.zeros((m, k))
         stacked = self.action_design == "stacked"
         rows = np.repeat(np.arange(m), k) if stacked else np.arange(m)
         actions = np.tile(np.arange(k), m) if stacked else None
         for alpha, models in self.rounds:
-            scores += alpha * self._round_values(models, X, X32, rows, actions)
-        return scores
+            yield alpha * self._round_values(models, X, X32, rows, actions)
 
     def _round_values(self, models, X, X32, rows, actions) -> np.ndarray:
         m, k = X.shape[0], self.n_actions
@@ -188,7 +197,7 @@ class SklearnEnsemble(Ensemble):
             (model,) = models
             if isinstance(model, _Tree):
                 return model.predict(X32, rows, actions).reshape(m, k)
-            return model.predict_matrix(_stack(X32, k)).reshape(m, k)
+            return model.predict_matrix(stacked_design(X32, k, dtype=np.float32)).reshape(m, k)
         out = np.empty((m, k))
         for a, model in enumerate(models):
             out[:, a] = (
@@ -253,15 +262,6 @@ class SklearnEnsemble(Ensemble):
         return cls(n_actions=k, n_features=d, action_design=design, rounds=rounds)
 
 
-def _stack(X32: np.ndarray, k: int) -> np.ndarray:
-    """[x; onehot(a)] for every (row, action), row-major: shape (m*K, d+K), float32."""
-    m = X32.shape[0]
-    stacked = np.zeros((m * k, X32.shape[1] + k), dtype=np.float32)
-    stacked[:, : X32.shape[1]] = np.repeat(X32, k, axis=0)
-    stacked[np.arange(m * k), X32.shape[1] + np.tile(np.arange(k), m)] = 1.0
-    return stacked
-
-
 def _round_seed(seed: int, round_index: int) -> int:
     """A per-round seed that depends only on (seed, round): resumed fits draw the same."""
     return int(np.random.SeedSequence([seed, round_index]).generate_state(1)[0])
@@ -294,19 +294,12 @@ class _SklearnLearner(BaseLearner):
     ) -> None:
         self._check_params()
         self._make_estimator(0)  # validate the estimator parameters before any work
-        if sp.issparse(contexts):
+        if self.action_design == "stacked":
+            X32 = stacked_design(contexts, n_actions, dtype=np.float32)
+        elif sp.issparse(contexts):
             X32 = sp.csr_matrix(contexts, dtype=np.float32)
-            if self.action_design == "stacked":
-                m, k = X32.shape[0], n_actions
-                onehot = sp.csr_matrix(
-                    (np.ones(m * k, np.float32), (np.arange(m * k), np.tile(np.arange(k), m))),
-                    shape=(m * k, k),
-                )
-                X32 = sp.hstack([X32[np.repeat(np.arange(m), k)], onehot], format="csr")
         else:
             X32 = np.ascontiguousarray(contexts, dtype=np.float32)
-            if self.action_design == "stacked":
-                X32 = _stack(X32, n_actions)
         self._X, self._n, self._k = X32, contexts.shape[0], n_actions
         self._seed = (
             int(np.random.default_rng(random_state).integers(2**31 - 1))

@@ -12,6 +12,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import opboost
+from opboost.design import stacked_design
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 from opboost.learners.sklearn import (
@@ -21,7 +22,6 @@ from opboost.learners.sklearn import (
     SklearnStump,
     SklearnTree,
     SklearnTreeClassifier,
-    _stack,
 )
 
 LEARNERS = [
@@ -77,7 +77,7 @@ def test_registered_names():
 def test_stacked_design_rows():
     """Row i*K + a of the stacked design is [x_i; onehot(a)]."""
     X = np.arange(6, dtype=np.float32).reshape(3, 2)
-    stacked = _stack(X, 2)
+    stacked = stacked_design(X, 2, dtype=np.float32)
     assert stacked.shape == (6, 4)
     np.testing.assert_array_equal(stacked[3], [2, 3, 0, 1])
 

@@ -1,0 +1,281 @@
+"""Offline BOPL-S with the ``lightgbm_tree`` learner against LightGBM's own objectives.
+
+Run from the repository root::
+
+    python examples/benchmarks/bench_offline.py [--rows 100000 --features 50 --actions 7
+        --rounds 100 --num-leaves 63 --threads 0 --repeats 2]
+
+Simulated bandit data: ``synthetic_multiclass`` converted by ``supervised_to_bandit``. All
+timings run in ONE process, interleaved ``--repeats`` times, and the minimum of each is kept;
+only ratios are printed, since absolute times on a shared machine mean little:
+
+(a) BOPL-S fit via ``opboost.Booster(objective="bopl_s", base_learner=LightGBMTree(...))``
+    / LightGBM's built-in L2 regression growing the same number of trees with the same tree
+    parameters on the same stacked (x, a) rows, on BOPL-S's first-round problem (its targets
+    as labels, its weights as sample weights) (Dataset construction included for both;
+    building the stacked float matrix the baseline needs is NOT counted against it);
+(b) the same BOPL-S fit / LightGBM's built-in multiclass objective on the contexts, same rounds
+    and leaves (K trees per round);
+(c) peak memory: each fit runs again in a fresh subprocess that builds the data, warms up on
+    a tiny problem, records its resident set size (RSS), resets the kernel's peak-RSS mark
+    (``/proc/self/clear_refs``, Linux) and fits; the child reports the peak RSS of the fit
+    (``VmHWM``, which counts LightGBM's native allocations too) and the pre-fit RSS. The
+    fit's cost is peak minus pre-fit RSS. For (c) the L2 baseline's pre-fit state excludes the
+    stacked matrix, which that baseline has to build, so it is charged to its fit.
+
+``--designs`` also times and scores every action design of the learner (true expected reward of
+the argmax policy on held-out labelled rows). ``--only NAME`` runs one fit (used by (c)).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+
+from opboost import Booster
+from opboost.datasets.bundled import SyntheticMulticlass
+from opboost.learners.lightgbm_rows import StackedRows
+from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.simulate import expected_reward, supervised_to_bandit
+
+FITS = ("bopl_s", "lgb_l2", "lgb_multiclass")
+
+
+def make_data(args: argparse.Namespace) -> dict[str, Any]:
+    """Logged bandit rows (about ``--rows``) plus a labelled held-out set of 20%."""
+    n_total = int(args.rows / 0.9 * 1.25)  # 10% trains the logger, 20% is held out
+    sup = SyntheticMulticlass(
+        n_samples=n_total,
+        n_features=args.features,
+        n_classes=args.actions,
+        n_informative=min(20, args.features),
+        random_state=args.seed,
+    ).load()
+    n_test = n_total // 5
+    X, y = sup.X[n_test:], sup.y[n_test:]
+    sim = supervised_to_bandit(X, y, n_actions=args.actions, random_state=args.seed)
+    return {
+        "logged": sim.logged,
+        "y_logged": sim.y_logged,
+        "X_test": sup.X[:n_test],
+        "y_test": sup.y[:n_test],
+    }
+
+
+def tree_params(args: argparse.Namespace) -> dict[str, Any]:
+    """Tree parameters shared by every fit."""
+    return {
+        "num_leaves": args.num_leaves,
+        "min_data_in_leaf": 20,
+        "max_bin": 255,
+        "num_threads": args.threads,
+        "seed": args.seed,
+        "verbose": -1,
+        "force_col_wise": True,
+    }
+
+
+def fit_bopl_s(data: dict[str, Any], args: argparse.Namespace, design: str = "stacked"):
+    """BOPL-S through the real Booster; returns the fitted Booster."""
+    learner = LightGBMTree(
+        num_leaves=args.num_leaves,
+        min_data_in_leaf=20,
+        max_bin=255,
+        num_threads=args.threads,
+        action_design=design,
+        random_state=args.seed,
+    )
+    booster = Booster(
+        objective="bopl_s",
+        estimator="ips",
+        base_learner=learner,
+        n_rounds=args.rounds,
+        reward_shift=args.reward_shift,
+        random_state=args.seed,
+    )
+    return booster.fit(data["logged"])
+
+
+def stacked_matrix(data: dict[str, Any], args: argparse.Namespace):
+    """The stacked rows [x_i; a] (n*K, d+1), and BOPL-S's first-round regression problem.
+
+    Targets Y_{i,a} = s_i (xi_i / sigma_i) g_{i,a} and weights |c_i| sigma_i at F = 0 (uniform
+    policy), IPS coefficients on shifted rewards: the problem the learner's first tree solves.
+    """
+    logged = data["logged"]
+    n, K = len(logged), logged.n_actions
+    rows = StackedRows(np.asarray(logged.contexts), K, onehot=False).rows(0, n * K)
+    r = logged.rewards + args.reward_shift
+    c = r / logged.propensities
+    g = np.full((n, K), -1.0 / K)
+    g[np.arange(n), logged.actions] += 1.0
+    neg = r < 0
+    xi, sigma = np.where(neg, 1.0 / K, 1.0), np.where(neg, 0.5, 1.0)
+    targets = (np.sign(r) * xi / sigma)[:, None] * g
+    weights = np.repeat(np.abs(c) * sigma, K)
+    return rows, targets.ravel(), weights
+
+
+def fit_lgb_l2(data: dict[str, Any], args: argparse.Namespace, stacked=None):
+    """LightGBM's built-in (weighted) L2 regression on the stacked rows, ``--rounds`` trees."""
+    rows, label, weight = stacked_matrix(data, args) if stacked is None else stacked
+    params = {**tree_params(args), "objective": "regression"}
+    d = data["logged"].contexts.shape[1]
+    ds = lgb.Dataset(
+        rows,
+        label=label,
+        weight=weight,
+        categorical_feature=[d],
+        params=params,
+        free_raw_data=True,
+    )
+    return lgb.train(params, ds, num_boost_round=args.rounds)
+
+
+def fit_lgb_multiclass(data: dict[str, Any], args: argparse.Namespace):
+    """LightGBM's built-in multiclass objective on the contexts (K trees per round)."""
+    logged = data["logged"]
+    params = {**tree_params(args), "objective": "multiclass", "num_class": logged.n_actions}
+    ds = lgb.Dataset(logged.contexts, label=data["y_logged"], params=params)
+    return lgb.train(params, ds, num_boost_round=args.rounds)
+
+
+def timed(fn, *a, **kw) -> tuple[float, Any]:
+    start = time.perf_counter()
+    out = fn(*a, **kw)
+    return time.perf_counter() - start, out
+
+
+def rss_mb() -> float:
+    """Current resident set size of this process, MB."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process since the last reset (VmHWM), MB."""
+    with open("/proc/self/status") as fh:
+        line = next(x for x in fh if x.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run one fit (``--only``) and print its memory as JSON."""
+    data = make_data(args)
+    fit = {"bopl_s": fit_bopl_s, "lgb_l2": fit_lgb_l2, "lgb_multiclass": fit_lgb_multiclass}
+    # Import and first-call costs (registry, plugins) out of the way on a tiny problem.
+    tiny = argparse.Namespace(**{**vars(args), "rows": 300, "rounds": 2})
+    fit[args.only](make_data(tiny), tiny)
+    before = rss_mb()
+    with open("/proc/self/clear_refs", "w") as fh:  # Linux: reset VmHWM to the current RSS
+        fh.write("5")
+    fit[args.only](data, args)
+    print(json.dumps({"fit": args.only, "before_mb": before, "peak_mb": peak_rss_mb()}))
+
+
+def memory(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """Peak RSS of each fit in a fresh subprocess."""
+    out = {}
+    for name in FITS:
+        cmd = [sys.executable, __file__, "--only", name] + [
+            f"--{k.replace('_', '-')}={v}"
+            for k, v in vars(args).items()
+            if k not in ("only", "designs", "profile")
+        ]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out[name] = json.loads(result.stdout.strip().splitlines()[-1])
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--features", type=int, default=50)
+    parser.add_argument("--actions", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--num-leaves", type=int, default=63)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--reward-shift", type=float, default=-0.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--designs", action="store_true")
+    parser.add_argument("--only", choices=FITS)
+    args = parser.parse_args(argv)
+    if args.only:
+        child(args)
+        return
+    data = make_data(args)
+    n, K = len(data["logged"]), data["logged"].n_actions
+    print(
+        f"rows={n} features={args.features} actions={K} rounds={args.rounds} "
+        f"num_leaves={args.num_leaves} threads={args.threads} repeats={args.repeats}"
+    )
+    tiny = argparse.Namespace(**{**vars(args), "rows": 300, "rounds": 2})
+    tiny_data = make_data(tiny)
+    for fit in (fit_bopl_s, fit_lgb_l2, fit_lgb_multiclass):  # imports, first-call costs
+        fit(tiny_data, tiny)
+    stacked = stacked_matrix(data, args)
+    times: dict[str, list[float]] = {name: [] for name in FITS}
+    for _ in range(args.repeats):
+        t, booster = timed(fit_bopl_s, data, args)
+        times["bopl_s"].append(t)
+        times["lgb_l2"].append(timed(fit_lgb_l2, data, args, stacked)[0])
+        times["lgb_multiclass"].append(timed(fit_lgb_multiclass, data, args)[0])
+    del stacked
+    best = {name: min(v) for name, v in times.items()}
+    print(f"BOPL-S rounds run: {booster.n_rounds_} ({booster.stop_reason_})")
+    print(
+        f"(a) BOPL-S / LightGBM L2 on stacked rows : {best['bopl_s'] / best['lgb_l2']:.2f}"
+        f"  (target <= 1.3)"
+    )
+    print(
+        f"(b) BOPL-S / LightGBM multiclass          : "
+        f"{best['bopl_s'] / best['lgb_multiclass']:.2f}  (target <= 0.8)"
+    )
+    print(
+        "    all times (s): " + json.dumps({k: [round(x, 2) for x in v] for k, v in times.items()})
+    )
+    mem = memory(args)
+    fit_mb = {k: v["peak_mb"] - v["before_mb"] for k, v in mem.items()}
+    print(
+        "(c) peak RSS MB (pre-fit RSS MB): "
+        + ", ".join(f"{k} {v['peak_mb']:.0f} ({v['before_mb']:.0f})" for k, v in mem.items())
+    )
+    print(
+        f"    fit memory (peak - pre-fit) BOPL-S / L2: "
+        f"{fit_mb['bopl_s'] / fit_mb['lgb_l2']:.2f}, BOPL-S / multiclass: "
+        f"{fit_mb['bopl_s'] / fit_mb['lgb_multiclass']:.2f}  (target <= 2)"
+    )
+    print(
+        f"    peak RSS BOPL-S / L2: {mem['bopl_s']['peak_mb'] / mem['lgb_l2']['peak_mb']:.2f}"
+        f", BOPL-S / multiclass: "
+        f"{mem['bopl_s']['peak_mb'] / mem['lgb_multiclass']['peak_mb']:.2f}"
+    )
+    if args.designs:
+        X_test, y_test = data["X_test"], data["y_test"]
+        print("action designs (seconds relative to stacked; held-out reward of argmax):")
+        base = None
+        for design in ("stacked", "stacked_onehot", "per_action"):
+            t, fitted = timed(fit_bopl_s, data, args, design)
+            base = base or t
+            best_action = np.eye(K)[fitted.predict(X_test)]
+            print(
+                f"    {design:15s} time x{t / base:.2f}  reward "
+                f"{expected_reward(best_action, y_test):.4f}"
+            )
+        logger = data["logged"].logging_probs
+        print(
+            f"    logging policy (in-sample) reward {expected_reward(logger, data['y_logged']):.4f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

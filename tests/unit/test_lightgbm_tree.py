@@ -1,0 +1,305 @@
+"""Unit tests of the ``lightgbm_tree`` base learner and its LightGBM-text ensemble."""
+
+from __future__ import annotations
+
+import json
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from opboost.exceptions import InvalidParameterError
+from opboost.learners.base import BaseProblem
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_rows import design_rows
+from opboost.learners.lightgbm_tree import LightGBMTree
+
+N, D, K = 400, 4, 3
+DESIGNS = ["stacked", "stacked_onehot", "per_action"]
+
+
+@pytest.fixture(scope="module")
+def contexts() -> np.ndarray:
+    return np.random.default_rng(0).normal(size=(N, D))
+
+
+def _problem(seed: int, n: int = N, zero_rows: int = 0) -> BaseProblem:
+    """Targets depending on the action plus noise; per-example weights, some rows zero."""
+    rng = np.random.default_rng(seed)
+    targets = rng.normal(size=(n, K)) + np.arange(K)
+    weights = np.repeat(rng.exponential(size=(n, 1)), K, axis=1)
+    weights[:zero_rows] = 0.0
+    return BaseProblem("regression", targets, weights)
+
+
+def _learner(design: str = "stacked", **kw) -> LightGBMTree:
+    params = {
+        "num_leaves": 6,
+        "min_data_in_leaf": 10,
+        "num_threads": 1,
+        "random_state": 0,
+        "action_design": design,
+    }
+    return LightGBMTree(**{**params, **kw})
+
+
+def _boost(learner: LightGBMTree, X, alphas, seed: int = 1) -> np.ndarray:
+    """Run len(alphas) rounds; return F = sum_t alpha_t f_t on the training rows."""
+    learner.prepare(X, K)
+    F = np.zeros((X.shape[0], K))
+    for t, alpha in enumerate(alphas):
+        f = learner.fit_round(_problem(seed + t, n=X.shape[0]))
+        learner.commit_round(alpha)
+        F += alpha * f
+    return F
+
+
+def _new_tree_prediction(learner: LightGBMTree, X) -> np.ndarray:
+    """LightGBM's own predict of the last iteration's tree(s) on the designed rows (n, K)."""
+    booster = learner.booster_
+    last = booster.num_trees() // learner._per_iter - 1
+    rows = design_rows(X, K, learner.action_design)
+    return booster.predict(rows, start_iteration=last, num_iteration=1, raw_score=True).reshape(
+        X.shape[0], K
+    )
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_fit_round_returns_new_tree_predictions(contexts, design):
+    """fit_round's f equals a LightGBM predict of the new tree on the training rows."""
+    learner = _learner(design)
+    learner.prepare(contexts, K)
+    learner.fit_round(_problem(1))
+    learner.commit_round(0.7)
+    f = learner.fit_round(_problem(2))
+    assert f.shape == (N, K) and f.flags.c_contiguous
+    np.testing.assert_allclose(f, _new_tree_prediction(learner, contexts), rtol=0, atol=1e-12)
+    assert np.ptp(f) > 0
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_ensemble_native_prediction_equals_internal_scores(contexts, design):
+    """The LightGBM ensemble's native prediction equals the booster's internal scores F."""
+    learner = _learner(design)
+    alphas = [0.5, -1.3, 2.0, 0.01, 0.8]
+    F = _boost(learner, contexts, alphas)
+    ensemble = learner.ensemble()
+    assert ensemble.n_rounds == len(alphas)
+    np.testing.assert_allclose(ensemble.decision_function(contexts), F, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_leaf_values_are_weighted_means(contexts, design):
+    """Every leaf's value is the weighted mean of the targets of its rows (weighted LS)."""
+    learner = _learner(design, min_sum_hessian_in_leaf=0.0)
+    learner.prepare(contexts, K)
+    problem = _problem(3, zero_rows=50)
+    f = learner.fit_round(problem)
+    rows = design_rows(contexts, K, design)
+    leaves = learner.booster_.predict(rows, pred_leaf=True).reshape(N, K)  # (n, K) leaf ids
+    y, w = problem.targets, problem.weights
+    for action_tree in range(K if design == "per_action" else 1):
+        cols = [action_tree] if design == "per_action" else list(range(K))
+        leaf, yy, ww, ff = (a[:, cols].ravel() for a in (leaves, y, w, f))
+        for value in np.unique(leaf):
+            mask = (leaf == value) & (ww > 0)
+            mean = np.sum(ww[mask] * yy[mask]) / np.sum(ww[mask])
+            np.testing.assert_allclose(ff[leaf == value], mean, rtol=1e-5, atol=1e-6)
+
+
+def test_weight_scale_invariance(contexts):
+    """Scaling every weight by a constant leaves the fitted tree unchanged."""
+    problem = _problem(4)
+    fits = []
+    for scale in (1.0, 1e-4, 3e3):
+        learner = _learner()
+        learner.prepare(contexts, K)
+        scaled = BaseProblem("regression", problem.targets, problem.weights * scale)
+        fits.append(learner.fit_round(scaled))
+    np.testing.assert_allclose(fits[1], fits[0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fits[2], fits[0], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_dumps_loads_bit_identical(contexts, design):
+    """dumps/loads round trip keeps the header and gives bit-identical predictions."""
+    learner = _learner(design)
+    _boost(learner, contexts, [0.3, -0.9, 1.7])
+    ensemble = learner.ensemble()
+    text = ensemble.dumps()
+    header = json.loads(text.partition("\n")[0])
+    header.pop("sha256")
+    assert header == {
+        "format": "lightgbm_text_v1",
+        "n_actions": K,
+        "action_design": design,
+        "n_features": D,
+        "n_rounds": 3,
+    }
+    loaded = LightGBMEnsemble.loads(text)
+    assert loaded.dumps() == text
+    np.testing.assert_array_equal(
+        loaded.decision_function(contexts), ensemble.decision_function(contexts)
+    )
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        pytest.param(lambda t: "hello world", "Not a lightgbm_text_v1", id="foreign"),
+        pytest.param(
+            lambda t: t.replace('"n_actions": 3', '"n_actions": "x"'), "header", id="bad-header"
+        ),
+        pytest.param(lambda t: t[: len(t) // 2], "SHA-256", id="truncated"),
+        pytest.param(
+            lambda t: t.replace('"n_features": 4', '"n_features": 9'), "columns", id="wrong-width"
+        ),
+        pytest.param(
+            lambda t: t.replace("leaf_value=", "leaf_value=abc "), "SHA-256", id="garbled-tree"
+        ),
+    ],
+)
+def test_loads_rejects_corrupted_text(contexts, mutate, match):
+    """loads raises ValueError naming the problem on foreign or corrupted text."""
+    learner = _learner()
+    _boost(learner, contexts, [0.5, 0.5])
+    with pytest.raises(ValueError, match=match):
+        LightGBMEnsemble.loads(mutate(learner.ensemble().dumps()))
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_sparse_contexts_match_dense(contexts, design):
+    """CSR contexts train and predict like the same dense contexts."""
+    sparse = contexts.copy()
+    sparse[np.abs(sparse) < 0.8] = 0.0
+    F_dense = _boost(_learner(design), sparse, [0.5, 1.0, -0.4])
+    learner = _learner(design)
+    F_sparse = _boost(learner, sp.csr_matrix(sparse), [0.5, 1.0, -0.4])
+    np.testing.assert_allclose(F_sparse, F_dense, rtol=0, atol=1e-10)
+    scores = learner.ensemble().decision_function(sp.csr_matrix(sparse))
+    np.testing.assert_allclose(scores, F_sparse, rtol=0, atol=1e-12)
+
+
+def test_per_action_adds_k_trees_and_stacked_one(contexts):
+    """The stacked designs add one tree per round, per_action one per action."""
+    for design, per_round in (("stacked", 1), ("stacked_onehot", 1), ("per_action", K)):
+        learner = _learner(design)
+        _boost(learner, contexts, [1.0, 1.0])
+        assert learner.booster_.num_trees() == 2 * per_round
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_seeded_fits_are_deterministic(contexts, design):
+    """Two fits with the same seed and feature_fraction < 1 give identical models."""
+    texts = []
+    for _ in range(2):
+        learner = _learner(design, feature_fraction=0.5, random_state=7)
+        _boost(learner, contexts, [0.4, 0.9, -0.2])
+        texts.append(learner.ensemble().dumps())
+    assert texts[0] == texts[1]
+
+
+def test_alpha_zero_discards_the_round(contexts):
+    """commit_round(0) removes the round: no tree, no score change, next f is the next tree."""
+    learner = _learner()
+    F = _boost(learner, contexts, [0.6])
+    learner.fit_round(_problem(50))
+    learner.commit_round(0.0)
+    assert learner.booster_.num_trees() == 1 and learner.n_rounds_ == 1
+    f = learner.fit_round(_problem(51))
+    np.testing.assert_allclose(f, _new_tree_prediction(learner, contexts), atol=1e-12)
+    learner.commit_round(2.0)
+    np.testing.assert_allclose(
+        learner.ensemble().decision_function(contexts), F + 2.0 * f, atol=1e-12
+    )
+
+
+def test_uncommitted_round_is_left_out_of_the_ensemble(contexts):
+    """ensemble() excludes a fitted but uncommitted round; an unfitted one predicts 0."""
+    learner = _learner()
+    learner.prepare(contexts, K)
+    learner.fit_round(_problem(5))
+    empty = learner.ensemble()
+    assert empty.n_rounds == 0
+    np.testing.assert_array_equal(empty.decision_function(contexts), np.zeros((N, K)))
+    assert LightGBMEnsemble.loads(empty.dumps()).booster.num_trees() == 0
+
+
+def test_all_zero_weights_give_zero_f(contexts):
+    """With every weight zero nothing is learnt: f is 0 and no tree is added."""
+    learner = _learner()
+    learner.prepare(contexts, K)
+    problem = BaseProblem("regression", np.ones((N, K)), np.zeros((N, K)))
+    np.testing.assert_array_equal(learner.fit_round(problem), np.zeros((N, K)))
+    learner.commit_round(1.0)
+    assert learner.booster_.num_trees() == 0 and learner.n_rounds_ == 0
+
+
+def test_predict_round_and_warm_start(contexts):
+    """predict_round gives the last f_t on new rows; warm_start continues a saved ensemble."""
+    learner = _learner()
+    F = _boost(learner, contexts, [0.5, -1.5])
+    f_last = _new_tree_prediction(learner, contexts) / -1.5
+    np.testing.assert_allclose(learner.predict_round(contexts), f_last, atol=1e-12)
+    saved = LightGBMEnsemble.loads(learner.ensemble().dumps())
+    resumed = _learner()
+    resumed.prepare(contexts, K)
+    resumed.warm_start(saved)
+    f = resumed.fit_round(_problem(9))
+    resumed.commit_round(0.25)
+    assert resumed.ensemble().n_rounds == 3
+    np.testing.assert_allclose(
+        resumed.ensemble().decision_function(contexts), F + 0.25 * f, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        pytest.param({"num_leaves": 1}, "'num_leaves' parameter of LightGBMTree", id="leaves"),
+        pytest.param({"min_data_in_leaf": 0}, "'min_data_in_leaf'", id="min-data"),
+        pytest.param({"feature_fraction": 0.0}, "'feature_fraction'", id="fraction"),
+        pytest.param({"lambda_l2": -1.0}, "'lambda_l2'", id="l2"),
+        pytest.param({"max_depth": -2}, "use -1 for no depth limit", id="depth"),
+        pytest.param({"num_threads": -1}, "'num_threads'", id="threads"),
+        pytest.param({"action_design": "tiled"}, "'action_design'.*'per_action'", id="design"),
+        pytest.param(
+            {"params": {"objective": "l2"}}, r"may not set \['objective'\]", id="reserved"
+        ),
+        pytest.param({"params": {"num_leaves": 3}}, "named parameters", id="named"),
+        pytest.param({"params": [1]}, "'params' parameter", id="params-type"),
+    ],
+)
+def test_bad_parameters_are_named(contexts, params, match):
+    """Invalid parameters fail at prepare with a message naming the parameter and value."""
+    with pytest.raises(InvalidParameterError, match=match):
+        _learner(**params).prepare(contexts, K)
+
+
+def test_bad_problems_are_rejected(contexts):
+    """fit_round rejects wrong shapes, negative weights and the classification reduction."""
+    learner = _learner()
+    with pytest.raises(InvalidParameterError, match="call prepare"):
+        learner.fit_round(_problem(0))
+    learner.prepare(contexts, K)
+    with pytest.raises(InvalidParameterError, match=r"shape \(n, K\) = \(400, 3\)"):
+        learner.fit_round(_problem(0, n=N - 1))
+    bad = _problem(0)
+    with pytest.raises(InvalidParameterError, match=">= 0"):
+        learner.fit_round(BaseProblem("regression", bad.targets, -bad.weights))
+    with pytest.raises(InvalidParameterError, match="'regression' reduction"):
+        learner.fit_round(BaseProblem("classification", bad.targets, bad.weights))
+    learner.fit_round(bad)
+    learner.commit_round(1.0)
+    with pytest.raises(InvalidParameterError, match="contexts have 5 features but"):
+        learner.ensemble().decision_function(np.zeros((2, D + 1)))
+
+
+def test_init_does_not_validate():
+    """__init__ only stores parameters (scikit-learn convention); get_params round-trips."""
+    learner = LightGBMTree(num_leaves=-5, params={"x": 1})
+    assert learner.get_params()["num_leaves"] == -5
+    assert LightGBMTree.name == "lightgbm_tree" and LightGBMTree.reduction == "regression"
+    assert LightGBMTree.ensemble_class is LightGBMEnsemble
+    assert isinstance(lgb.__version__, str)
