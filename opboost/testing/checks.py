@@ -1,4 +1,9 @@
-"""Component contract checks: construction, parameters, cloning, determinism, shapes, save/load."""
+"""Component contract checks: construction, parameters, cloning, determinism, shapes, save/load.
+
+Per kind: estimators (values, interval, coefficients), base learners (one round, save/load),
+online bandit learners (protocol over a short stream, seeded determinism, copies) and data
+sets (bundled ones load). :func:`all_checks` picks the ones that apply to a class.
+"""
 
 from __future__ import annotations
 
@@ -145,6 +150,87 @@ def check_base_learner_round_and_save(cls: type[Component]) -> None:
     np.testing.assert_allclose(scores, 0.5 * f, rtol=1e-5, atol=1e-6)
     loaded = type(ensemble).loads(ensemble.dumps())
     np.testing.assert_array_equal(loaded.decision_function(data.contexts), scores)
+    try:
+        stages = list(ensemble.staged_decision_function(data.contexts))
+    except NotImplementedError:  # staged scores are optional
+        return
+    assert len(stages) == ensemble.n_rounds == 1
+    np.testing.assert_allclose(stages[-1], scores, rtol=1e-10, atol=1e-12)
+
+
+# --- online bandit learners -----------------------------------------------------------------
+
+
+def _bandit_stream(n: int = 30, d: int = 4, k: int = 3, seed: int = 0):
+    """A seeded stream: contexts (n, d) and labels (n,) in {0..k-1} (reward 1 for the label)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    labels = np.argmax(X[:, :k] + 0.3 * rng.normal(size=(n, k)), axis=1)
+    return X, labels
+
+
+def _online_instance(cls: type[Component]) -> Any:
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    return _instance(cls, **kwargs)
+
+
+def _run_stream(learner: Any, X: np.ndarray, labels: np.ndarray) -> list[int]:
+    """predict_one / learn_one over the stream, checking each distribution and action."""
+    k = int(learner.n_actions)
+    name = type(learner).__name__
+    actions = []
+    for x, label in zip(X, labels, strict=True):
+        probs = np.asarray(learner.action_probs_one(x))
+        assert probs.shape == (k,), f"{name}.action_probs_one returned shape {probs.shape}"
+        assert np.all(probs >= 0) and abs(probs.sum() - 1.0) < 1e-6, (
+            f"{name}.action_probs_one is not a distribution: {probs}"
+        )
+        action = learner.predict_one(x)
+        assert isinstance(action, int | np.integer) and 0 <= action < k, (
+            f"{name}.predict_one returned {action!r}; expected an int in [0, {k})"
+        )
+        assert probs[action] > 0, f"{name}.predict_one chose action {action} of probability 0"
+        learner.learn_one(x, int(action), float(action == label))
+        actions.append(int(action))
+    return actions
+
+
+def check_online_learner_protocol(cls: type[Component]) -> None:
+    """Bandit learners: valid (K,) distributions and actions; learn_one takes the feedback."""
+    if getattr(cls, "feedback", "") != "bandit":
+        return
+    learner = _online_instance(cls)
+    assert "n_actions" in learner.get_params(), f"{cls.__name__} has no n_actions parameter"
+    X, labels = _bandit_stream(k=int(learner.n_actions))
+    _run_stream(learner, X, labels)
+    batch = np.asarray(learner.action_probs_many(X[:5]))
+    assert batch.shape == (5, learner.n_actions), f"action_probs_many gave {batch.shape}"
+
+
+def check_online_learner_seeded(cls: type[Component]) -> None:
+    """Bandit learners: two learners with the same random_state act identically on a stream."""
+    if getattr(cls, "feedback", "") != "bandit":
+        return
+    first, second = _online_instance(cls), _online_instance(cls)
+    X, labels = _bandit_stream(k=int(first.n_actions))
+    assert _run_stream(first, X, labels) == _run_stream(second, X, labels), (
+        f"{cls.__name__} is not deterministic for a fixed random_state"
+    )
+
+
+def check_online_learner_copy(cls: type[Component]) -> None:
+    """Bandit learners: a deep copy mid-stream (studies score one) gives the same distributions."""
+    import copy
+
+    if getattr(cls, "feedback", "") != "bandit":
+        return
+    learner = _online_instance(cls)
+    X, labels = _bandit_stream(k=int(learner.n_actions))
+    _run_stream(learner, X[:15], labels[:15])
+    snapshot = copy.deepcopy(learner)
+    np.testing.assert_allclose(
+        snapshot.action_probs_many(X[15:]), learner.action_probs_many(X[15:]), atol=1e-12
+    )
 
 
 # --- data sets -----------------------------------------------------------------------------
@@ -161,6 +247,11 @@ def check_bundled_dataset_loads(cls: type[Component]) -> None:
 _BY_KIND: dict[str, tuple[Check, ...]] = {
     "estimator": (check_estimator_values, check_estimator_coefficients),
     "base_learner": (check_base_learner_round_and_save,),
+    "online_learner": (
+        check_online_learner_protocol,
+        check_online_learner_seeded,
+        check_online_learner_copy,
+    ),
     "dataset": (check_bundled_dataset_loads,),
 }
 _COMMON: tuple[Check, ...] = (

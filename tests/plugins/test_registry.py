@@ -90,8 +90,9 @@ def test_registry_unknown_kind(clean_registry):
         opboost.available("estimators")
 
 
-def test_registry_external_component_hint(clean_registry):
+def test_registry_external_component_hint(clean_registry, monkeypatch):
     """A component of a known separate package says which package to install."""
+    monkeypatch.setenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "1")  # as if opboost-xgboost is absent
     with pytest.raises(
         UnknownComponentError,
         match=r"provided by the package opboost-xgboost, which is not installed",

@@ -1,0 +1,13 @@
+"""Hook implementations of the ``vw`` opboost plugin (vowpalwabbit is imported lazily)."""
+
+from __future__ import annotations
+
+from opboost import hookimpl
+
+
+@hookimpl
+def opboost_register_online_learners():
+    """Return ``[VWCBExplore]`` (online learner ``vw_cb_explore``)."""
+    from opboost_vw.explore import VWCBExplore
+
+    return [VWCBExplore]
