@@ -9,7 +9,6 @@ aborts the process on some malformed model text instead of raising.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -18,16 +17,13 @@ import lightgbm as lgb
 import numpy as np
 
 from opboost.learners.base import Ensemble
-from opboost.learners.lightgbm_rows import ACTION_DESIGNS, as_contexts, design_rows
+from opboost.learners.lightgbm_rows import ACTION_DESIGNS, design_rows
+from opboost.learners.toolkit import as_contexts, dumps_checked, loads_checked
 
-__all__ = ["FORMAT", "LightGBMEnsemble", "sha256_text"]
+__all__ = ["FORMAT", "LightGBMEnsemble"]
 
 FORMAT = "lightgbm_text_v1"
 _PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class LightGBMEnsemble(Ensemble):
@@ -95,43 +91,25 @@ class LightGBMEnsemble(Ensemble):
 
     def dumps(self) -> str:
         """One JSON header line (with the model text's SHA-256), then LightGBM's model text."""
-        model = self.booster.model_to_string()
         header = {
-            "format": FORMAT,
             "n_actions": self.n_actions,
             "action_design": self.action_design,
             "n_features": self.n_features,
             "n_rounds": self.n_rounds,
-            "sha256": sha256_text(model),
         }
-        return json.dumps(header) + "\n" + model
+        return dumps_checked(FORMAT, header, self.booster.model_to_string())
 
     @classmethod
     def loads(cls, text: str) -> LightGBMEnsemble:
         """Inverse of :meth:`dumps`; raises ValueError on foreign or corrupted text."""
-        if not isinstance(text, str):
-            raise ValueError(f"LightGBMEnsemble.loads expects str, got {type(text).__name__}.")
-        first, _, model = text.partition("\n")
-        try:
-            header = json.loads(first)
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise ValueError(
-                f"Not a {FORMAT} ensemble: the first line must be a JSON header with "
-                f"format={FORMAT!r}; got {first[:80]!r}. Load it with the learner that saved it."
-            )
+        # The checksum is verified first: LightGBM aborts the process on some malformed text.
+        header, model = loads_checked(text, FORMAT, cls.__name__)
+        first = json.dumps(header)
         K, design = header.get("n_actions"), header.get("action_design")
         d, rounds = header.get("n_features"), header.get("n_rounds")
         ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds))
         if not ints_ok or K < 2 or design not in ACTION_DESIGNS:
             raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
-        # LightGBM aborts the process on some malformed model text: check before parsing.
-        if header.get("sha256") != sha256_text(model):
-            raise ValueError(
-                f"Corrupted {FORMAT} text: the LightGBM model part does not match the SHA-256 "
-                f"in its header (truncated or edited); save the ensemble again."
-            )
         try:
             booster = lgb.Booster(model_str=model)
         except lgb.basic.LightGBMError as exc:

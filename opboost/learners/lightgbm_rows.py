@@ -12,12 +12,10 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-import scipy.sparse as sp
 
 from opboost.design import action_rows, stacked_design
-from opboost.exceptions import InvalidParameterError
 
-__all__ = ["ACTION_DESIGNS", "StackedRows", "as_contexts", "design_rows", "reference_rows"]
+__all__ = ["ACTION_DESIGNS", "StackedRows", "design_rows", "reference_rows"]
 
 ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
 
@@ -77,23 +75,3 @@ def reference_rows(
     rows = design_rows(X[idx], n_actions, design)  # (m*K, width), row i*K + a
     take = np.arange(len(idx)) * n_actions + idx % n_actions
     return rows[take]
-
-
-def as_contexts(X: Any, n_features: int | None = None) -> Any:
-    """Contexts as a float CSR matrix or a C-contiguous float array, shape (m, d)."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-    else:
-        X = np.asarray(X)
-        X = np.ascontiguousarray(
-            X, dtype=X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-        )
-    if X.ndim != 2:
-        raise InvalidParameterError(f"contexts must be a 2-D (m, d) array; got shape {X.shape}.")
-    if n_features is not None and X.shape[1] != n_features:
-        raise InvalidParameterError(
-            f"contexts have {X.shape[1]} features but the model was fitted on {n_features}."
-        )
-    return X

@@ -37,17 +37,17 @@ import numpy as np
 import scipy.sparse as sp
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost._validation import check_choice, check_random_state, check_scalar
+from opboost._validation import check_choice, check_scalar
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
     StackedRows,
-    as_contexts,
     design_rows,
     reference_rows,
 )
+from opboost.learners.toolkit import as_contexts, learner_seed, prepare_inputs, wls_terms
 
 __all__ = ["ACTION_DESIGNS", "LightGBMEnsemble", "LightGBMTree"]
 
@@ -237,18 +237,9 @@ class LightGBMTree(BaseLearner):
         ``init_scores`` (n, K) is accepted for the contract and only checked: the trees fit
         the targets each round carries, whatever the current scores are.
         """
-        owner = type(self).__name__
-        check_scalar(n_actions, "n_actions", owner, kind=numbers.Integral, low=2)
-        X = as_contexts(contexts)
+        X, K = prepare_inputs(type(self).__name__, contexts, n_actions, init_scores)
         n, d = X.shape
-        K = int(n_actions)
-        if init_scores is not None and np.shape(init_scores) != (n, K):
-            raise InvalidParameterError(
-                f"{owner}.prepare: init_scores must have shape (n, K) = {(n, K)}; "
-                f"got {np.shape(init_scores)}."
-            )
-        seed_source = self.random_state if self.random_state is not None else random_state
-        seed = int(check_random_state(seed_source).integers(2**31 - 1))
+        seed = learner_seed(self.random_state, random_state)
         params = self._lgb_params(seed)
         design = self.action_design
         per_iter = 1
@@ -301,27 +292,11 @@ class LightGBMTree(BaseLearner):
         if self._pending:
             self._discard_pending()
         n, K = self.n_rows_, self.n_actions_
-        if problem.reduction != "regression":
-            raise InvalidParameterError(
-                f"LightGBMTree solves the 'regression' reduction; got {problem.reduction!r}. "
-                f"Use a classification learner (e.g. sklearn_stump) for that objective."
-            )
-        y, w = problem.targets, problem.weights
-        if np.shape(y) != (n, K) or np.shape(w) != (n, K):
-            raise InvalidParameterError(
-                f"LightGBMTree.fit_round: targets and weights must have shape (n, K) = "
-                f"{(n, K)}; got {np.shape(y)} and {np.shape(w)}."
-            )
-        work = self._work
-        np.multiply(w, y, out=work)
-        total_w, n_pos = float(np.sum(w)), int(np.count_nonzero(w))
-        if not (np.isfinite(total_w) and np.isfinite(np.sum(work))) or np.min(w) < 0:
-            raise InvalidParameterError(
-                "LightGBMTree.fit_round: weights must be finite and >= 0 and targets finite."
-            )
-        if n_pos == 0:
+        terms = wls_terms("LightGBMTree", problem, (n, K), out=self._work)
+        if terms is None:  # every weight is 0: nothing to fit
             return np.zeros((n, K))
-        scale = n_pos / total_w  # weights to mean 1 over the nonzero entries
+        work, scale = terms
+        w = problem.weights
         if self._per_iter == 1:  # example-major rows: the (n, K) layout as is
             grad, hess = self._grad.reshape(n, K), self._hess.reshape(n, K)
             np.multiply(work, -scale, out=grad, casting="same_kind")

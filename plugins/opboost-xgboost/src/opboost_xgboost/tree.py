@@ -30,7 +30,6 @@ so predictions after ``loads`` are bit-identical. Nothing is pickled.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import numbers
 from collections.abc import Iterator
@@ -40,9 +39,18 @@ import numpy as np
 import scipy.sparse as sp
 import xgboost as xgb
 
-from opboost._validation import check_choice, check_random_state, check_scalar
+from opboost._validation import check_choice, check_scalar
+from opboost.design import stacked_design
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.learners.toolkit import (
+    as_contexts,
+    dumps_checked,
+    learner_seed,
+    loads_checked,
+    prepare_inputs,
+    wls_terms,
+)
 
 __all__ = ["FORMAT", "TREE_METHODS", "XGBoostEnsemble", "XGBoostTree"]
 
@@ -51,47 +59,18 @@ TREE_METHODS = ("exact", "hist")
 _PREDICT_CHUNK = 1 << 14  # contexts expanded to stacked rows at a time when predicting
 
 
-def _as_contexts(X: Any, n_features: int | None = None) -> Any:
-    """Contexts as a float CSR matrix or a float array, shape (m, d); checks d if known."""
-    X = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
-    if X.ndim != 2:
-        raise InvalidParameterError(f"contexts must be a 2-D (m, d) array; got shape {X.shape}.")
-    if n_features is not None and X.shape[1] != n_features:
-        raise InvalidParameterError(
-            f"contexts have {X.shape[1]} features but the model was fitted on {n_features}; "
-            f"pass rows with the training features."
-        )
-    return X
-
-
 def _stacked(X: Any, n_actions: int, sparse: bool) -> Any:
     """The stacked rows [x_i; onehot(a)] of contexts X (m, d): (m*K, d+K), row i*K + a.
 
     ``sparse`` gives a CSR matrix without explicit zeros (absent = missing for XGBoost),
     else a dense float32 array (zeros are values).
     """
-    m, d = X.shape
-    K = n_actions
-    rows = np.arange(m * K)
-    actions = np.tile(np.arange(K), m)
     if sparse:
-        X = sp.csr_matrix(X, dtype=np.float32)
-        onehot = sp.csr_matrix(
-            (np.ones(m * K, dtype=np.float32), (rows, actions)), shape=(m * K, K)
-        )
-        out = sp.hstack([X[np.repeat(np.arange(m), K)], onehot], format="csr")
+        out = stacked_design(sp.csr_matrix(X), n_actions, dtype=np.float32)
         out.eliminate_zeros()
         return out
-    if sp.issparse(X):
-        X = X.toarray()
-    out = np.zeros((m * K, d + K), dtype=np.float32)
-    out[:, :d] = np.repeat(X, K, axis=0)
-    out[rows, d + actions] = 1.0
-    return out
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    dense = X.toarray() if sp.issparse(X) else X
+    return stacked_design(dense, n_actions, dtype=np.float32)
 
 
 def _scaled_model(booster: xgb.Booster, alphas: list[float], nthread: int) -> xgb.Booster:
@@ -153,7 +132,7 @@ class XGBoostEnsemble(Ensemble):
         self.booster.set_param({"nthread": nthread})
 
     def _chunks(self, X: Any) -> Iterator[tuple[int, int, xgb.DMatrix]]:
-        X = _as_contexts(X, self.n_features)
+        X = as_contexts(X, self.n_features, dtype=np.float32)
         for start in range(0, X.shape[0], _PREDICT_CHUNK):
             stop = min(start + _PREDICT_CHUNK, X.shape[0])
             rows = _stacked(X[start:stop], self.n_actions, self.sparse)
@@ -164,7 +143,7 @@ class XGBoostEnsemble(Ensemble):
         m = X.shape[0]
         out = np.zeros((m, self.n_actions))
         if self.n_rounds == 0:
-            _as_contexts(X, self.n_features)
+            as_contexts(X, self.n_features, dtype=np.float32)
             return out
         for start, stop, dm in self._chunks(X):
             margin = self.booster.predict(dm, output_margin=True)
@@ -183,42 +162,24 @@ class XGBoostEnsemble(Ensemble):
 
     def dumps(self) -> str:
         """One JSON header line (with the model text's SHA-256), then XGBoost's JSON model."""
-        model = self.booster.save_raw("json").decode()
         header = {
-            "format": FORMAT,
             "n_actions": self.n_actions,
             "n_features": self.n_features,
             "n_rounds": self.n_rounds,
             "sparse": self.sparse,
-            "sha256": _sha256(model),
         }
-        return json.dumps(header) + "\n" + model
+        return dumps_checked(FORMAT, header, self.booster.save_raw("json").decode())
 
     @classmethod
     def loads(cls, text: str) -> XGBoostEnsemble:
         """Inverse of :meth:`dumps`; raises ValueError on foreign or corrupted text."""
-        if not isinstance(text, str):
-            raise ValueError(f"XGBoostEnsemble.loads expects str, got {type(text).__name__}.")
-        first, _, model = text.partition("\n")
-        try:
-            header = json.loads(first)
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise ValueError(
-                f"Not a {FORMAT} ensemble: the first line must be a JSON header with "
-                f"format={FORMAT!r}; got {first[:80]!r}. Load it with the learner that saved it."
-            )
+        header, model = loads_checked(text, FORMAT, cls.__name__)
+        first = json.dumps(header)
         K, d, rounds = header.get("n_actions"), header.get("n_features"), header.get("n_rounds")
         ints_ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (K, d, rounds))
         sparse_ok = isinstance(header.get("sparse"), bool)
         if not ints_ok or not sparse_ok or K < 2 or d < 0 or rounds < 0:
             raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
-        if header.get("sha256") != _sha256(model):
-            raise ValueError(
-                f"Corrupted {FORMAT} text: the XGBoost model part does not match the SHA-256 "
-                f"in its header (truncated or edited); save the ensemble again."
-            )
         try:
             booster = xgb.Booster(model_file=bytearray(model.encode()))
         except xgb.core.XGBoostError as exc:
@@ -331,18 +292,11 @@ class XGBoostTree(BaseLearner):
         ``contexts`` (n, d) dense or CSR. ``init_scores`` (n, K) is accepted for the contract
         and only checked: the trees fit the targets each round carries.
         """
-        owner = type(self).__name__
-        check_scalar(n_actions, "n_actions", owner, kind=numbers.Integral, low=2)
-        X = _as_contexts(contexts)
+        X, K = prepare_inputs(
+            type(self).__name__, contexts, n_actions, init_scores, dtype=np.float32
+        )
         n, d = X.shape
-        K = int(n_actions)
-        if init_scores is not None and np.shape(init_scores) != (n, K):
-            raise InvalidParameterError(
-                f"{owner}.prepare: init_scores must have shape (n, K) = {(n, K)}; "
-                f"got {np.shape(init_scores)}."
-            )
-        seed_source = self.random_state if self.random_state is not None else random_state
-        seed = int(check_random_state(seed_source).integers(2**31 - 1))
+        seed = learner_seed(self.random_state, random_state)
         params = self._xgb_params(seed)
         self.sparse_ = bool(sp.issparse(X))
         self._dtrain = xgb.DMatrix(_stacked(X, K, self.sparse_), nthread=int(self.nthread))
@@ -360,26 +314,11 @@ class XGBoostTree(BaseLearner):
         booster = self._check_prepared()
         self._drop_pending()
         n, K = self.n_rows_, self.n_actions_
-        if problem.reduction != "regression":
-            raise InvalidParameterError(
-                f"XGBoostTree solves the 'regression' reduction; got {problem.reduction!r}. "
-                f"Use a classification learner (e.g. sklearn_stump) for that objective."
-            )
-        y, w = problem.targets, problem.weights
-        if np.shape(y) != (n, K) or np.shape(w) != (n, K):
-            raise InvalidParameterError(
-                f"XGBoostTree.fit_round: targets and weights must have shape (n, K) = "
-                f"{(n, K)}; got {np.shape(y)} and {np.shape(w)}."
-            )
-        work = np.multiply(w, y)
-        total_w, n_pos = float(np.sum(w)), int(np.count_nonzero(w))
-        if not (np.isfinite(total_w) and np.isfinite(np.sum(work))) or np.min(w) < 0:
-            raise InvalidParameterError(
-                "XGBoostTree.fit_round: weights must be finite and >= 0 and targets finite."
-            )
-        if n_pos == 0:  # nothing to fit: f = 0 and no tree
+        terms = wls_terms("XGBoostTree", problem, (n, K))
+        if terms is None:  # every weight is 0: nothing to fit, f = 0 and no tree
             return np.zeros((n, K))
-        scale = n_pos / total_w  # weights to mean 1 over the nonzero entries
+        work, scale = terms
+        w = problem.weights
         np.multiply(work.reshape(-1), -scale, out=self._grad, casting="same_kind")
         np.multiply(np.reshape(w, -1), scale, out=self._hess, casting="same_kind")
         t = len(self._alphas)
@@ -421,7 +360,7 @@ class XGBoostTree(BaseLearner):
         booster = self._check_prepared()
         if self._last is None:
             raise InvalidParameterError("XGBoostTree.predict_round: no round committed yet.")
-        X = _as_contexts(X, self.n_features_)
+        X = as_contexts(X, self.n_features_, dtype=np.float32)
         dm = xgb.DMatrix(_stacked(X, self.n_actions_, self.sparse_), nthread=int(self.nthread))
         f = booster.predict(dm, output_margin=True, iteration_range=(self._last, self._last + 1))
         return np.asarray(f, dtype=np.float64).reshape(X.shape[0], self.n_actions_)
