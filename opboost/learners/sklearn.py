@@ -196,6 +196,18 @@ def _check_depth(value: Any, owner: str, name: str = "max_depth") -> None:
     )
 
 
+def _tree_params(learner: Any) -> dict[str, Any]:
+    """The validated depth, leaf-size and feature-sampling settings shared by the trees."""
+    owner = type(learner).__name__
+    _check_depth(learner.max_depth, owner)
+    check_scalar(learner.min_samples_leaf, "min_samples_leaf", owner, kind=numbers.Integral, low=1)
+    return {
+        "max_depth": learner.max_depth,
+        "min_samples_leaf": learner.min_samples_leaf,
+        "max_features": learner.max_features,
+    }
+
+
 class SklearnTree(_SklearnLearner):
     """A DecisionTreeRegressor per round (regression reduction)."""
 
@@ -220,20 +232,8 @@ class SklearnTree(_SklearnLearner):
     def _make_estimator(self, seed: int) -> Any:
         from sklearn.tree import DecisionTreeRegressor
 
-        _check_depth(self.max_depth, type(self).__name__)
-        check_scalar(
-            self.min_samples_leaf,
-            "min_samples_leaf",
-            type(self).__name__,
-            kind=numbers.Integral,
-            low=1,
-        )
         return DecisionTreeRegressor(
-            max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf,
-            max_leaf_nodes=self.max_leaf_nodes,
-            max_features=self.max_features,
-            random_state=seed,
+            max_leaf_nodes=self.max_leaf_nodes, random_state=seed, **_tree_params(self)
         )
 
 
@@ -259,20 +259,7 @@ class SklearnTreeClassifier(_SklearnLearner):
     def _make_estimator(self, seed: int) -> Any:
         from sklearn.tree import DecisionTreeClassifier
 
-        _check_depth(self.max_depth, type(self).__name__)
-        check_scalar(
-            self.min_samples_leaf,
-            "min_samples_leaf",
-            type(self).__name__,
-            kind=numbers.Integral,
-            low=1,
-        )
-        return DecisionTreeClassifier(
-            max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf,
-            max_features=self.max_features,
-            random_state=seed,
-        )
+        return DecisionTreeClassifier(random_state=seed, **_tree_params(self))
 
 
 class SklearnStump(_SklearnLearner):
