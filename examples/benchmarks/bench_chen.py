@@ -4,6 +4,8 @@ Progressive error (%) over random orderings of Car, DNA, Nursery and Connect-4, 
 weak learners, gamma = 0.1 and the best delta of a small grid (chosen by mean error, as
 the paper reports the best delta), printed beside the paper's numbers. Then throughput on
 Nursery: one example at a time, every update applied before the next prediction.
+Weak learners use their defaults: the perceptron reads the eq. 4 weights as Poisson
+multiplicities (``weighting="poisson"``), Gaussian naive Bayes as weighted statistics.
 
     python examples/benchmarks/bench_chen.py --data-dir /work/shared/datasets --orderings 3
 """

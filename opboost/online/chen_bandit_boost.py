@@ -13,6 +13,7 @@ At step t, for context x_t:
   wbar^{(i)} = min{(1 - gamma)^{z^{(i-1)}/2}, 1}                                    (2)
   w^{(i)} = wbar^{(i)} / p_t(k)                                                      (4)
   and weak learner i is updated on ((x_t, k), y_tk) with weight w^{(i)} (Algorithm 1);
+  the perceptron bank reads w^{(i)} as a multiplicity (Poisson(w^{(i)}) repeated steps);
 - voting weights (eq. 6), on the simplex per class: with the hinge loss
   L_tk(alpha) = max{0, theta - y_tk sum_i alpha^{(i)} h^{(i)}_tk(x_t)} and the estimated
   subgradient l_tk = grad L_tk(alpha_tk) / p_t(k) if yhat_t = k (else 0),
@@ -58,7 +59,9 @@ class ChenBanditBoost(BanditLearner):
     n_learners : number of weak learners N (paper's experiments: 100).
     weak_learner : "perceptron", "gaussian_nb" (vectorised numpy banks) or
         "river:<module>.<Class>", e.g. "river:linear_model.Perceptron".
-    weak_learner_params : keyword arguments for the bank / river model.
+    weak_learner_params : keyword arguments for the bank / river model. For
+        ``"perceptron"`` the default is ``{"weighting": "poisson"}``: learner i learns the
+        example Poisson(w_i) times (Oza & Russell 2001) rather than stepping by w_i.
     delta : exploration rate delta in (0, 1) (paper's grid: around 0.01 to 0.1).
     gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
@@ -134,9 +137,12 @@ class ChenBanditBoost(BanditLearner):
             fix="use None for the paper's delta**3 / n_actions",
         )
         self._rng = check_random_state(self.random_state)
-        self.bank_ = make_bank(
-            self.weak_learner, K, N, n_features, self._rng, self.weak_learner_params, owner
-        )
+        params = dict(self.weak_learner_params or {})
+        if self.weak_learner == "perceptron":
+            # w reaches K / delta on explored classes: a perceptron step scaled by w lets one
+            # explored example overwrite hundreds of others. Weights are multiplicities.
+            params.setdefault("weighting", "poisson")
+        self.bank_ = make_bank(self.weak_learner, K, N, n_features, self._rng, params, owner)
         self.alpha_ = np.full((K, N), 1.0 / N)
         self.n_features_in_ = n_features
         self.n_updates_ = 0
@@ -147,7 +153,8 @@ class ChenBanditBoost(BanditLearner):
         self._log_decay = 0.5 * math.log(1.0 - self.gamma)
         eta = self.learning_rate
         self._eta = self._delta**3 / K if eta is None else float(eta)
-        self._z = np.zeros(N + 1)  # buffer: z[i] = z^{(i)} of eq. 3, z[0] = 0
+        self._v = np.zeros(N)  # buffer for the log weights of eqs. 2-4
+        self._v_tail = self._v[1:]
         self._refill()
         self._last_x: Any = None
 
@@ -228,18 +235,21 @@ class ChenBanditBoost(BanditLearner):
         y = 1.0 if reward > 0.5 else -1.0  # y_tk for k = yhat_t
         p = self._explore + (1.0 - self._delta) * (k == top)  # p_t(k)
         h = hyp[k]
-        # eq. 3: z^{(i-1)} = sum_{j<i} (y h^{(j)} - theta); eq. 2: wbar = min{(1-gamma)^{z/2}, 1}
-        z = self._z
-        np.add.accumulate(y * h - self._theta, out=z[1:])
-        w = np.maximum(z[:-1], 0.0)
-        w *= self._log_decay
-        np.exp(w, out=w)
-        w *= 1.0 / p  # eq. 4
+        # eq. 3: z^{(i-1)} = sum_{j<i} (y h^{(j)} - theta); eq. 2: wbar = min{(1-gamma)^{z/2}, 1};
+        # eq. 4: w = wbar / p. In logs, with lam = log(1 - gamma) / 2 < 0:
+        # log w^{(i)} = min{lam z^{(i-1)}, 0} - log p = min{v_i, v_1}, where v is the running
+        # sum of [-log p, lam (y h^{(1)} - theta), ..., lam (y h^{(N-1)} - theta)].
+        v, v_tail = self._v, self._v_tail
+        v[0] = -math.log(p)
+        np.multiply(h[:-1], self._log_decay * y, out=v_tail)
+        v_tail -= self._log_decay * self._theta
+        np.add.accumulate(v, out=v)
+        w = np.exp(np.minimum(v, v[0], out=v))
         # eq. 6 uses alpha_tk and h_tk, i.e. before the weak learners move.
         if self._theta - y * f[k] > 0.0:  # hinge active: grad L = -y h, l = grad / p
             alpha_k = self.alpha_[k]
             alpha_k *= np.exp((self._eta * y / p) * h)
-            alpha_k /= alpha_k.sum()
+            alpha_k /= np.add.reduce(alpha_k)
         self.bank_.learn(k, arr, y, w, h)
         self.n_updates_ += 1
         self._last_x = None

@@ -17,10 +17,15 @@ exposes them as arrays:
 The numpy banks update all N learners with array operations (no loop over learners).
 :class:`RiverBank` wraps any river binary classifier, one model per (k, i).
 
-Weighted learning: the numpy banks use the weights exactly (weighted perceptron step,
-weighted sufficient statistics). River models whose ``learn_one`` accepts ``w`` get
-``w=w_i``; others (e.g. ``naive_bayes.GaussianNB``) learn the example Poisson(w_i) times,
-which matches the weighted update in expectation (Oza & Russell 2001), with a seeded rng.
+Weighted learning. Gaussian naive Bayes uses the weights exactly (weighted sufficient
+statistics). The perceptron has two modes: ``weighting="step"`` scales the perceptron step
+by w_i; ``weighting="poisson"`` treats w_i as a multiplicity and learns the example
+Poisson(w_i) times (Oza & Russell 2001), in closed form: repeated perceptron steps on one
+example stop as soon as it is classified correctly. ``ChenBanditBoost`` uses
+``"poisson"``, because its weights w = wbar / p_t(k) reach K / delta on explored classes
+and a step scaled by K / delta lets each explored example overwrite hundreds of others.
+River models whose ``learn_one`` accepts ``w`` get ``w=w_i``; others (e.g.
+``naive_bayes.GaussianNB``) learn the example Poisson(w_i) times, with a seeded rng.
 """
 
 from __future__ import annotations
@@ -43,12 +48,20 @@ __all__ = [
 ]
 
 
+_MAX_REPEATS = 16  # above this many needed steps, draw Poisson(w) with numpy instead
+_EXP_BLOCK = 256  # rows of exponentials drawn at once by the Poisson weighting
+_min, _max = np.minimum.reduce, np.maximum.reduce  # without the ndarray.min/max wrappers
+
+
 class PerceptronBank:
     """K x N online perceptrons with weighted mistake-driven updates.
 
     Parameters: ``n_actions`` K, ``n_learners`` N, ``n_features`` d, ``rng`` (seeded
-    Generator), ``learning_rate`` (step size), ``init_scale`` (std of the random initial
-    weights: the paper's "random h_1").
+    Generator, also used for the Poisson draws), ``learning_rate`` (step size),
+    ``init_scale`` (std of the random initial weights: the paper's "random h_1"),
+    ``weighting``: ``"step"`` (an erring learner steps by w_i * learning_rate) or
+    ``"poisson"`` (learner i learns the example Poisson(w_i) times, each time a plain
+    perceptron step if it still errs).
     State: ``W`` (K, N, d) and ``b`` (K, N). Hypothesis h = sign(W[k, i] . x + b[k, i]).
     """
 
@@ -61,9 +74,20 @@ class PerceptronBank:
         *,
         learning_rate: float = 1.0,
         init_scale: float = 0.01,
+        weighting: str = "step",
     ) -> None:
+        if weighting not in ("step", "poisson"):
+            raise InvalidParameterError(
+                f"The 'weighting' parameter of {type(self).__name__} must be 'step' or "
+                f"'poisson'. Got {weighting!r} instead."
+            )
         self.n_actions, self.n_learners, self.n_features = n_actions, n_learners, n_features
         self.learning_rate = learning_rate
+        self.weighting = weighting
+        self._rng = rng
+        self._cache: tuple[Any, np.ndarray] = (None, np.empty(0))
+        self._exp = np.empty((0, n_learners))  # buffered standard exponentials, by row
+        self._exp_pos = 0
         self.W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
         self.b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
         # flat views sharing memory: one matrix-vector product scores all K x N learners
@@ -81,7 +105,19 @@ class PerceptronBank:
         """Hypotheses sign(score) in {-1, 0, +1}, shape (K, N) (0 only on an exact tie)."""
         scores = self._W2 @ x
         scores += self._b2
-        return np.sign(scores, out=scores).reshape(self._shape)
+        self._cache = (x, scores)  # ``learn`` on the same x reuses the scores
+        return np.sign(scores).reshape(self._shape)
+
+    def _signed_scores_k(self, k: int, x: np.ndarray, y: float) -> np.ndarray:
+        """y * score of the N learners of class k on x, a new (N,) array (cached if fresh)."""
+        cached_x, scores = self._cache
+        if cached_x is x:
+            n = self.n_learners
+            return scores[k * n : (k + 1) * n] * y
+        out = self.W[k] @ x
+        out += self.b[k]
+        out *= y
+        return out
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
@@ -89,13 +125,75 @@ class PerceptronBank:
         return np.sign(scores)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
-        """Weighted perceptron step on every learner of class k that erred (y * h <= 0)."""
-        step = y * h_k <= 0.0
-        if step.any():
+        """Update every learner of class k that erred (y * h <= 0), by ``weighting``.
+
+        ``"poisson"``: learner i repeats the perceptron step on (x, y) r_i ~ Poisson(w_i)
+        times, stopping once y * score > 0. One step adds y * lr * (|x|^2 + 1) to the
+        score, so it takes n_i = floor(-y s_i / (lr (|x|^2 + 1))) + 1 steps to fix, and the
+        update is min(r_i, n_i) steps, applied at once.
+        """
+        if self.weighting == "poisson":
+            step = self._poisson_steps(k, x, y, w)
+            if step is None:
+                return
+            if step.dtype == bool:  # one step each where True: add in place, no temporaries
+                self._cache = (None, self._cache[1])
+                scale = self.learning_rate * y
+                W_k, b_k = self.W[k], self.b[k]
+                np.add(W_k, x * scale, out=W_k, where=step[:, None])
+                np.add(b_k, scale, out=b_k, where=step)
+                return
+        else:
+            step = y * h_k <= 0.0
+            if not step.any():
+                return
             step = step * w
-            step *= self.learning_rate * y
-            self.W[k] += step[:, None] * x
-            self.b[k] += step
+        self._cache = (None, self._cache[1])
+        step *= self.learning_rate * y
+        self.W[k] += step[:, None] * x
+        self.b[k] += step
+
+    def _exponentials(self, m: int) -> np.ndarray:
+        """m fresh rows (m, N) of standard exponentials, drawn in blocks from ``rng``."""
+        pos = self._exp_pos
+        if pos + m > len(self._exp):
+            self._exp = self._rng.standard_exponential((max(_EXP_BLOCK, m), self.n_learners))
+            pos = 0
+        self._exp_pos = pos + m
+        return self._exp[pos : pos + m]
+
+    def _poisson_steps(self, k: int, x: np.ndarray, y: float, w: np.ndarray) -> np.ndarray | None:
+        """Steps min(r_i, n_i), r_i ~ Poisson(w_i), n_i = steps learner i needs; (N,).
+
+        Exact and cheap: r >= j iff S_j <= w for S_j a sum of j standard exponentials, so
+        with m = max_i n_i (almost always 1, at most a few), counting the partial sums
+        S_1..S_m that are <= w_i gives min(r_i, m). Past ``_MAX_REPEATS`` steps it draws
+        Poisson(w) directly. A bool array when every step is 0 or 1 (the usual case), else
+        float counts; None when no learner errs (y * score > 0 for all).
+        """
+        margin = self._signed_scores_k(k, x, y)  # y * score
+        worst = _min(margin)
+        if worst > 0.0:
+            return None
+        unit = self.learning_rate * (x @ x + 1.0)  # y * score gained by one step
+        if worst > -unit:  # one step fixes every erring learner: min(r, 1) = 1[S_1 <= w]
+            step = margin <= 0.0
+            step &= self._exponentials(1)[0] <= w
+            return step
+        need = margin
+        need *= -1.0 / unit
+        np.floor(need, out=need)
+        need += 1.0  # steps to classify (x, y) correctly; <= 0 where it already is
+        m = int(_max(need))
+        if m <= _MAX_REPEATS:
+            arrivals = self._exponentials(m)
+            np.add.accumulate(arrivals, axis=0, out=arrivals)  # S_1..S_m
+            reps = np.add.reduce(arrivals <= w, axis=0)
+        else:
+            reps = self._rng.poisson(w)
+        np.minimum(need, reps, out=need)
+        np.maximum(need, 0.0, out=need)
+        return need
 
 
 class PassiveAggressiveBank(PerceptronBank):

@@ -22,6 +22,36 @@ def test_chen_beats_banditron_and_uniform_on_digits():
     assert np.all(chen < 0.6), chen  # uniform guessing errs 90% of the time
 
 
+def test_chen_perceptron_weights_as_multiplicities_beat_scaled_steps():
+    """Reading w = wbar / p as Poisson repeats beats scaling the perceptron step by w.
+
+    w reaches K / delta on explored classes, so scaled steps let single explored examples
+    overwrite the perceptrons (measured on digits: about 0.54 vs 0.36 error).
+    """
+    data = Digits().load()
+    errors = {}
+    for weighting in ("step", "poisson"):
+        errors[weighting] = np.array(
+            [
+                run_bandit(
+                    ChenBanditBoost(
+                        n_actions=10,
+                        n_learners=50,
+                        delta=0.05,
+                        random_state=seed,
+                        weak_learner_params={"weighting": weighting},
+                    ),
+                    data.X,
+                    data.y,
+                    random_state=seed,
+                    n_passes=2,
+                ).error_rate
+                for seed in range(2)
+            ]
+        )
+    assert np.all(errors["poisson"] < errors["step"] - 0.08), errors
+
+
 def test_conservative_ova_learns_on_digits():
     """C-OVA (passive-aggressive) is far better than uniform guessing on digits."""
     data = Digits().load()

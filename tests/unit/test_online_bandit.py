@@ -204,6 +204,62 @@ def test_perceptron_bank_vectorised_update():
     assert np.allclose(bank.b[0], [0.0, 2.0, 3.0])
 
 
+def test_perceptron_bank_poisson_weighting_is_repeated_steps():
+    """weighting="poisson": learner i takes min(Poisson(w_i), steps it needs) plain steps.
+
+    w = 0 never steps; a huge w repeats the step until the example is classified correctly
+    (exactly the repeated-example perceptron); a correct learner never steps.
+    """
+    bank = PerceptronBank(1, 3, 2, np.random.default_rng(0), init_scale=0.0, weighting="poisson")
+    # scores on x = [1, 2] (|x|^2 + 1 = 6 per step): -13 needs 3 steps, -1 needs 1, +1 none
+    bank.W[0] = [[-1.0, -6.0], [-1.0, 0.0], [1.0, 0.0]]
+    x = np.array([1.0, 2.0])
+    h = bank.predict(x)[0]
+    bank.learn(0, x, 1.0, np.array([1e9, 0.0, 1e9]), h)
+    assert np.allclose(bank.W[0], [[2.0, 0.0], [-1.0, 0.0], [1.0, 0.0]])
+    assert np.allclose(bank.b[0], [3.0, 0.0, 0.0])
+    assert np.all(bank.predict(x)[0] == [1.0, -1.0, 1.0])
+
+
+@pytest.mark.parametrize("w", [0.3, 1.0, 4.0])
+def test_perceptron_bank_poisson_steps_distribution(w):
+    """Mean number of steps = E[min(Poisson(w), n)] for a learner needing n = 1 or 3 steps."""
+    from scipy.stats import poisson
+
+    rng = np.random.default_rng(1)
+    bank = PerceptronBank(1, 2, 1, rng, init_scale=0.0, weighting="poisson")
+    x = np.array([1.0])  # one step adds y * 2 to the score
+    steps = []
+    for _ in range(4000):
+        bank.W[0] = [[-1.0], [-5.0]]  # need 1 and 3 steps for y = +1
+        bank.b[0] = 0.0
+        bank.learn(0, x, 1.0, np.full(2, w), bank.predict(x)[0])
+        steps.append(bank.b[0].copy())
+    steps = np.array(steps)
+    for col, n in enumerate((1, 3)):
+        expected = sum(poisson.sf(j - 1, w) for j in range(1, n + 1))  # sum_j P(r >= j)
+        assert abs(steps[:, col].mean() - expected) < 4 * steps[:, col].std() / 60 + 1e-9
+
+
+def test_perceptron_bank_bad_weighting():
+    with pytest.raises(InvalidParameterError, match=r"'weighting' .* 'step' or 'poisson'"):
+        PerceptronBank(1, 1, 1, np.random.default_rng(0), weighting="bogus")
+
+
+def test_chen_perceptron_defaults_to_poisson_weighting():
+    """Chen's perceptron reads w = wbar / p as a multiplicity unless told otherwise."""
+    x = np.ones(3)
+    learner = ChenBanditBoost(n_actions=3, n_learners=4, random_state=0)
+    learner.learn_one(x, learner.predict_one(x), 1.0)
+    assert learner.bank_.weighting == "poisson"
+    step = ChenBanditBoost(
+        n_actions=3, n_learners=4, random_state=0, weak_learner_params={"weighting": "step"}
+    )
+    step.learn_one(x, step.predict_one(x), 1.0)
+    assert step.bank_.weighting == "step"
+    assert learner.weak_learner_params is None  # the default is not written into params
+
+
 def test_gaussian_nb_bank_matches_batch_estimates():
     """After many weighted updates the NB bank's means equal the weighted sample means."""
     rng = np.random.default_rng(0)
