@@ -1,23 +1,26 @@
-"""Baseline policy learners the boosted policies are compared against.
+"""Built-in policy learners (kind "policy_learner") the boosted policies are compared against.
 
-``RewardRegression``: regress the reward on (x, a) with LightGBM and act greedily, the
-"BRR-xgb" analogue of London et al. Table 1 (a direct-method policy).
+``reward_regression``: regress the reward on (x, a) with LightGBM and act greedily, the
+"BRR-xgb" analogue of London et al. Table 1 (a direct-method policy). Registered through the
+same hook a third-party policy learner uses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost._validation import check_fitted, check_random_state
 from opboost.data import LoggedBandit
 from opboost.design import action_rows, stacked_design
+from opboost.hookspecs import hookimpl
+from opboost.policy_learners import PolicyLearner
 
 __all__ = ["RewardRegression"]
 
 
-class RewardRegression:
+class RewardRegression(PolicyLearner):
     """Greedy policy from a LightGBM reward model r(x, a) fitted on the logged rows.
 
     Parameters
@@ -25,6 +28,8 @@ class RewardRegression:
     n_estimators, num_leaves, learning_rate, min_child_samples : LightGBM regressor settings.
     random_state : seed.
     """
+
+    name: ClassVar[str] = "reward_regression"
 
     def __init__(
         self,
@@ -65,6 +70,7 @@ class RewardRegression:
         rows = stacked_design(X, self.n_actions_)
         return self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Greedy actions, (m,)."""
-        return self.decision_function(X).argmax(axis=1)
+
+@hookimpl
+def opboost_register_policy_learners():
+    return [RewardRegression]

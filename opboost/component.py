@@ -20,13 +20,14 @@ KINDS: tuple[str, ...] = (
     "estimator",
     "base_learner",
     "online_learner",
+    "policy_learner",
     "dataset",
     "callback",
 )
 
 
 class Component(BaseEstimator):
-    """Base of objectives, estimators, learners, online learners, data sets and callbacks."""
+    """Base of every plugin component (objectives, estimators, learners, data sets, ...)."""
 
     #: Registry name, snake_case, unique within ``kind``.
     name: ClassVar[str] = ""

@@ -111,6 +111,7 @@ _BOOSTER_MANAGED = {
     "random_state",
 }
 _ONLINE_MANAGED = {"n_actions", "random_state"}
+_POLICY_MANAGED = {"random_state"}
 _OFFLINE_KEYS = ("booster", "objective", "estimator", "base_learner", "callbacks")
 _ONLINE_KEYS = ("online_learner", "n_passes")
 _BASELINE_KEYS = ("baseline", "params")
@@ -132,7 +133,7 @@ class ComponentSpec:
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
-    """One algorithm row: ``family`` is "offline", "online" or "baseline"."""
+    """One algorithm row: ``family`` is "offline", "online", "policy" or "baseline"."""
 
     label: str
     family: str
@@ -143,6 +144,7 @@ class AlgorithmSpec:
     callbacks: tuple[ComponentSpec, ...] = ()
     online_learner: ComponentSpec | None = None
     n_passes: int = 1
+    policy_learner: ComponentSpec | None = None
     baseline: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     #: Hyper-parameter search (an :class:`opboost.search.SearchSpec`), or None.
@@ -379,7 +381,7 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
         (*_COMMON_KEYS, *_OFFLINE_KEYS),
         file,
         key,
-        "an offline algorithm (or give online_learner / baseline)",
+        "an offline algorithm (or give online_learner, policy_learner or baseline)",
     )
     booster = table.get("booster", {})
     if not isinstance(booster, dict):
@@ -439,6 +441,16 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         )
     if "online_learner" in table:
         spec = _online(table, label, index, file, key)
+    elif "policy_learner" in table:
+        _check_keys(table, (*_COMMON_KEYS, "policy_learner"), file, key, "a policy learner")
+        learner = _component(
+            table["policy_learner"],
+            "policy_learner",
+            file,
+            f"{key}.policy_learner",
+            managed=_POLICY_MANAGED,
+        )
+        spec = AlgorithmSpec(label, "policy", policy_learner=learner, raw=table, index=index)
     elif "baseline" in table:
         _check_keys(table, (*_COMMON_KEYS, *_BASELINE_KEYS), file, key, "a baseline")
         baseline = table["baseline"]
@@ -567,6 +579,8 @@ def resolved_config(config: ExperimentConfig) -> dict[str, Any]:
         if algo.family == "online":
             row["online_learner"] = _resolved_component(algo.online_learner, _ONLINE_MANAGED)
             row["n_passes"] = algo.n_passes
+        elif algo.family == "policy":
+            row["policy_learner"] = _resolved_component(algo.policy_learner, _POLICY_MANAGED)
         elif algo.family == "baseline":
             row["baseline"] = algo.baseline
             params = {**BASELINE_PARAMS[algo.baseline], **algo.params}

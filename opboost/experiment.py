@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from opboost.registry import get_registry
 from opboost.simulate import expected_reward
 from opboost.trial_data import TrialData, dense
 
@@ -243,15 +244,26 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
         def probs_fn(X: Any) -> np.ndarray:
             return _one_hot(np.full(X.shape[0], best), k)
 
-    else:  # reward_regression
-        from opboost.baselines import RewardRegression
-
-        model = RewardRegression(**algo.params, random_state=seed).fit(data.logged)
-
-        def probs_fn(X: Any) -> np.ndarray:
-            return _one_hot(model.predict(X), k)
-
+    else:  # reward_regression, the built-in policy learner
+        model = make("policy_learner", "reward_regression", **algo.params, random_state=seed)
+        probs_fn = model.fit(data.logged).predict_proba
     result.timings["fit_seconds"] = time.perf_counter() - start
+    _score(probs_fn, data, result)
+
+
+def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    """A whole-policy learner (kind "policy_learner") fitted on the logged rows, greedy."""
+    spec = algo.policy_learner
+    cls = get_registry().get("policy_learner", spec.name)
+    extra = {"random_state": seed} if "random_state" in cls._get_param_names() else {}
+    start = time.perf_counter()
+    model = spec.build(**extra).fit(data.logged)
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    _score(model.predict_proba, data, result)
+
+
+def _score(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
+    """True test reward (and validation metrics) of the policy ``probs_fn(X) -> (m, K)``."""
     result.metrics["test_reward"] = expected_reward(probs_fn(data.X_test), data.y_test, data.reward)
     result.metrics.update(_validation_metrics(data, probs_fn))
 
@@ -282,6 +294,8 @@ def run_trial(
             _run_offline(algorithm, data, seed, result)
         elif algorithm.family == "online":
             _run_online(algorithm, data, seed, config, result)
+        elif algorithm.family == "policy":
+            _run_policy(algorithm, data, seed, result)
         else:
             _run_baseline(algorithm, data, seed, result)
     result.timings["total_seconds"] = time.perf_counter() - start

@@ -58,6 +58,14 @@ def opboost_register_online_learners() -> list[type[Component]]:
     """Return the online learner classes (kind "online_learner") this plugin provides."""
 
 
+# --- whole-policy learners -------------------------------------------------------------
+
+
+@_hookspec
+def opboost_register_policy_learners() -> list[type[Component]]:
+    """Return the policy learner classes (kind "policy_learner") this plugin provides."""
+
+
 # --- data -------------------------------------------------------------------------------
 
 
@@ -72,6 +80,7 @@ HOOKS: dict[str, str] = {
     "estimator": "opboost_register_estimators",
     "base_learner": "opboost_register_base_learners",
     "online_learner": "opboost_register_online_learners",
+    "policy_learner": "opboost_register_policy_learners",
     "dataset": "opboost_register_datasets",
     "callback": "opboost_register_callbacks",
 }

@@ -54,6 +54,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "opboost.callbacks",
     "opboost.online.plugin",
     "opboost.online.loss_plugin",
+    "opboost.baselines",
     "opboost.datasets.plugin",
 )
 
@@ -61,6 +62,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 KNOWN_EXTERNAL: dict[tuple[str, str], str] = {
     ("base_learner", "xgboost_tree"): "opboost-xgboost",
     ("online_learner", "vw_cb_explore"): "opboost-vw",
+    ("policy_learner", "vw_cb_adf"): "opboost-vw",
     ("base_learner", "lightgbm_dask_tree"): "opboost[dask]",
 }
 

@@ -233,6 +233,26 @@ def check_online_learner_copy(cls: type[Component]) -> None:
     )
 
 
+# --- policy learners -----------------------------------------------------------------------
+
+
+def check_policy_learner_fit_predict(cls: type[Component]) -> None:
+    """fit returns self; predict (m,) actions in range; predict_proba one distribution a row;
+    a fixed seed gives the same actions."""
+    data = _small_logged(n=80)
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    learner = _instance(cls, **kwargs)
+    assert learner.fit(data) is learner, "fit must return self"
+    actions = learner.predict(data.contexts)
+    assert np.shape(actions) == (len(data),)
+    assert np.all((actions >= 0) & (actions < data.n_actions))
+    probs = learner.predict_proba(data.contexts)
+    assert np.shape(probs) == (len(data), data.n_actions)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    again = _instance(cls, **kwargs).fit(data).predict(data.contexts)
+    np.testing.assert_array_equal(actions, again)
+
+
 # --- data sets -----------------------------------------------------------------------------
 
 
@@ -252,6 +272,7 @@ _BY_KIND: dict[str, tuple[Check, ...]] = {
         check_online_learner_seeded,
         check_online_learner_copy,
     ),
+    "policy_learner": (check_policy_learner_fit_predict,),
     "dataset": (check_bundled_dataset_loads,),
 }
 _COMMON: tuple[Check, ...] = (

@@ -240,3 +240,40 @@ def test_config_show_round_trips():
             assert a.make_online_learner(3).get_params() == b.make_online_learner(3).get_params()
     assert "min_data_in_leaf = 20" in text and "[experiment]" in text
     assert again.algorithm("rr").params["n_estimators"] == 20
+
+
+def test_policy_learner_rows_parse_and_resolve():
+    """A policy_learner row becomes family "policy" with its defaults resolved."""
+    raw = config(
+        algorithms=[
+            {"label": "RR", "policy_learner": {"name": "reward_regression", "num_leaves": 7}}
+        ]
+    )
+    parsed = parse_config(raw, file="c.toml")
+    (algo,) = parsed.algorithms
+    assert algo.family == "policy" and algo.policy_learner.params == {"num_leaves": 7}
+    row = resolved_config(parsed)["algorithms"][0]
+    assert (
+        row["policy_learner"]["n_estimators"] == 200 and "random_state" not in row["policy_learner"]
+    )
+
+
+def test_policy_learner_errors_name_key_and_fix():
+    """A misspelt parameter is suggested; random_state is managed by the trial seed."""
+    misspelt = config(
+        algorithms=[{"policy_learner": {"name": "reward_regression", "num_leafs": 7}}]
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"c\.toml \[algorithms\[0\]\.policy_learner\.num_leafs\]: policy_learner "
+        r"'reward_regression' \(RewardRegression\) has no parameter 'num_leafs'\..*"
+        r"Did you mean 'num_leaves'\?",
+    ):
+        parse_config(misspelt, file="c.toml")
+    seeded = config(
+        algorithms=[{"policy_learner": {"name": "reward_regression", "random_state": 1}}]
+    )
+    with pytest.raises(
+        ConfigError, match=r"'random_state' of policy_learner 'reward_regression' is set"
+    ):
+        parse_config(seeded, file="c.toml")

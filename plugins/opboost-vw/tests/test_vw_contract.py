@@ -1,4 +1,5 @@
-"""vw_cb_explore passes the opboost component contract and is found through its entry point."""
+"""vw_cb_explore and vw_cb_adf pass the opboost component contract and are found through the
+entry point."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import pickle
 import numpy as np
 import pytest
 from opboost_vw.explore import VWCBExplore
+from opboost_vw.offline import VWOfflinePolicy
 
 from opboost.exceptions import InvalidParameterError
 from opboost.registry import get_registry, reset_registry
 from opboost.testing import parametrize_with_checks
 
 
-@parametrize_with_checks([VWCBExplore])
+@parametrize_with_checks([VWCBExplore, VWOfflinePolicy])
 def test_vw_component(component_class, check):
     """The component passes the check."""
     check(component_class)
@@ -29,6 +31,7 @@ def test_vw_cb_explore_is_registered_by_the_plugin(monkeypatch):
         assert registry.get("online_learner", "vw_cb_explore") is VWCBExplore
         info = registry.provider("online_learner", "vw_cb_explore")
         assert (info.name, info.distribution, info.builtin) == ("vw", "opboost-vw", False)
+        assert registry.get("policy_learner", "vw_cb_adf") is VWOfflinePolicy
     finally:
         reset_registry()
 

@@ -7,26 +7,23 @@ one ADF example whose logged action carries the label ``cost:propensity`` with c
 "mtr"). ``n_passes`` passes over the log go in fresh seeded orders. The fitted policy is
 greedy: the action with the lowest predicted cost.
 
-Why an estimator and not a registered component: opboost's plugin kinds are the parts of a
-``Booster`` (objective, estimator, base learner, callback), online learners and data sets;
-a whole offline policy learner that is not boosting has no kind. The class follows the
-shape of :class:`opboost.baselines.RewardRegression` -- ``fit(LoggedBandit)``,
-``decision_function(X)`` (m, K), ``predict(X)`` (m,), ``predict_proba(X)`` (m, K) -- so it
-drops into any code that compares policies (and into a study once baselines are pluggable).
+It is a policy learner plugin (kind "policy_learner", name ``vw_cb_adf``), like opboost's
+built-in ``reward_regression``: a study puts it beside the boosters on the same logged rows
+with ``policy_learner = { name = "vw_cb_adf", cb_type = "dr" }``.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 
 from opboost._validation import check_choice, check_fitted, check_random_state, check_scalar
 from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
+from opboost.policy_learners import PolicyLearner
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["OFFLINE_CB_TYPES", "VWOfflinePolicy"]
@@ -40,7 +37,7 @@ def _dense_rows(X: Any) -> np.ndarray:
     return np.asarray(X, dtype=np.float64)
 
 
-class VWOfflinePolicy(BaseEstimator):
+class VWOfflinePolicy(PolicyLearner):
     """Greedy policy from VW ``--cb_adf`` trained on logged (action, reward, propensity) rows.
 
     Parameters
@@ -55,6 +52,8 @@ class VWOfflinePolicy(BaseEstimator):
     Fitted attributes: ``n_actions_``, ``n_features_``, ``model_`` (the VW model's bytes,
     VW's own binary format).
     """
+
+    name: ClassVar[str] = "vw_cb_adf"
 
     def __init__(
         self,
@@ -130,17 +129,6 @@ class VWOfflinePolicy(BaseEstimator):
         plain = action_lines(self.n_actions_)
         costs = [self._ws.predict([shared_line(row), *plain]) for row in X]
         return -np.asarray(costs, dtype=np.float64).reshape(X.shape[0], self.n_actions_)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Greedy actions (lowest predicted cost), (m,)."""
-        return self.decision_function(X).argmax(axis=1)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """The greedy policy as (m, K) one-hot action probabilities."""
-        actions = self.predict(X)
-        probs = np.zeros((len(actions), self.n_actions_))
-        probs[np.arange(len(actions)), actions] = 1.0
-        return probs
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -11,3 +11,11 @@ def opboost_register_online_learners():
     from opboost_vw.explore import VWCBExplore
 
     return [VWCBExplore]
+
+
+@hookimpl
+def opboost_register_policy_learners():
+    """Return ``[VWOfflinePolicy]`` (policy learner ``vw_cb_adf``)."""
+    from opboost_vw.offline import VWOfflinePolicy
+
+    return [VWOfflinePolicy]
