@@ -9,8 +9,6 @@ in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -20,11 +18,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from opboost._validation import check_fitted, check_random_state, check_scalar
-from opboost.callbacks import Callback, RoundEnv, _HistoryView
+from opboost.booster_checks import (
+    check_callbacks,
+    check_data,
+    check_f,
+    check_regularisation,
+    split_holdout,
+)
+from opboost.callbacks import Callback
 from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
-from opboost.objectives.base import softmax
-from opboost.policy import Policy, _json_safe
+from opboost.fit_state import FitState
 
 __all__ = ["TOLERANCE", "Booster"]
 
@@ -47,10 +51,41 @@ class Booster(BaseEstimator):
         given by name (or set on a clone of an instance).
     scale : Z > 0 rescales each f_t so (1/n) sum |c_i| sigma_i ||f_t(x_i)||^2 = Z before the
         step (Theorem 1; appendix D.1); None keeps the learner's scale. F is unchanged.
-    random_state : seed (int, Generator or None) for the base learner.
+    random_state : seed (int, Generator or None) for the base learner and the holdout split.
 
-    Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_``,
-    ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``.
+    Regularisation (docs/offline.md, "Regularisation"):
+
+    learning_rate : nu > 0 multiplies every step, F <- F + nu alpha_t f_t (shrinkage);
+        1.0 (default) is the paper's algorithm.
+    l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
+        appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
+        N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
+    warm_start : None (default: F_0 = 0, the uniform policy) or "best_constant": F_0 puts
+        ``warm_start_prob`` of the softmax on the action with the best SNIPS value on the
+        training logs, F_0 = log((K - 1) q / (1 - q)) e_{a*}; it is fitted by the base learner
+        as the ensemble's first member (so the saved policy contains it; regression learners
+        only) and is not counted in ``n_rounds_``.
+    warm_start_prob : q in (0, 1), the warm start's probability of the best constant action.
+
+    Label-free model selection (docs/offline.md, "Model selection without labels"):
+
+    validation_fraction : None (default: no selection) or a fraction in (0, 1) of the logs
+        held out (seeded by ``random_state``); the booster trains on the rest, scores the
+        policy after every round on the held-out logs with ``selection`` and keeps the round
+        with the best estimate: ``policy_`` predicts with the selected rounds only.
+    selection : the estimator scoring held-out rounds: "snips" (default), "ips", "dr", ...
+    selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
+    safe : if True (needs validation_fraction), fall back to the best constant action (chosen
+        on the training logs) when the selected policy's lower 95% confidence bound on the
+        held-out logs does not exceed that action's held-out estimate; ``fallback_`` is then
+        "constant" and ``policy_`` a :class:`opboost.selection.ConstantPolicy`. The logging
+        policy cannot be a fallback (its probabilities are unknown for new contexts);
+        ``selection_["beats_logging"]`` reports whether the lower bound beats its on-policy
+        value (the mean held-out reward).
+
+    Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
+    run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
+    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``.
     """
 
     def __init__(
@@ -66,6 +101,14 @@ class Booster(BaseEstimator):
         objective_params: Mapping | None = None,
         scale: float | None = None,
         random_state: Any = None,
+        learning_rate: float = 1.0,
+        l2: float = 0.0,
+        warm_start: str | None = None,
+        warm_start_prob: float = 0.5,
+        validation_fraction: float | None = None,
+        selection: str = "snips",
+        selection_policy: str = "argmax",
+        safe: bool = False,
     ) -> None:
         self.objective = objective
         self.estimator = estimator
@@ -77,6 +120,14 @@ class Booster(BaseEstimator):
         self.objective_params = objective_params
         self.scale = scale
         self.random_state = random_state
+        self.learning_rate = learning_rate
+        self.l2 = l2
+        self.warm_start = warm_start
+        self.warm_start_prob = warm_start_prob
+        self.validation_fraction = validation_fraction
+        self.selection = selection
+        self.selection_policy = selection_policy
+        self.safe = safe
 
     # --- validation and composition -------------------------------------------------------
 
@@ -109,6 +160,7 @@ class Booster(BaseEstimator):
             allow_none=True,
             fix="use None to keep the base learner's scale",
         )
+        check_regularisation(self)
         for name in ("objective_params", "estimator_params", "base_learner_params"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):
@@ -158,6 +210,12 @@ class Booster(BaseEstimator):
                 f"which objective {objective.name!r} does not support; use a regression base "
                 f"learner such as 'lightgbm_tree'."
             )
+        if self.warm_start is not None and learner.reduction != "regression":
+            raise InvalidParameterError(
+                f"The 'warm_start' parameter of Booster needs a regression base learner to fit "
+                f"the constant scores; {learner.name!r} solves {learner.reduction}. Use "
+                f"warm_start=None or a learner such as 'lightgbm_tree'."
+            )
         return objective, estimator, learner
 
     # --- fitting --------------------------------------------------------------------------
@@ -176,9 +234,9 @@ class Booster(BaseEstimator):
         objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
         """
-        _check_data(data, "data")
+        check_data(data, "data")
         if eval_data is not None:
-            _check_data(eval_data, "eval_data")
+            check_data(eval_data, "eval_data")
             if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
                 raise InvalidParameterError(
                     f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
@@ -186,15 +244,27 @@ class Booster(BaseEstimator):
                     f"{data.n_features}; evaluate on rows of the same problem."
                 )
         self._check_params()
-        callbacks = _check_callbacks(callbacks)
+        callbacks = check_callbacks(callbacks)
         objective, estimator, learner = self._components()
-        fit = _Fit(self, data, eval_data, objective, estimator, learner)
+        holdout = None
+        if self.validation_fraction is not None:
+            seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+            data, holdout = split_holdout(data, self.validation_fraction, seed)
+        fit = FitState(self, data, eval_data, objective, estimator, learner)
         for cb in callbacks:
             restored = getattr(cb, "load_checkpoint", lambda: None)()
             if restored is not None:
+                if holdout is not None:
+                    raise InvalidParameterError(
+                        "Booster.fit: resuming from a checkpoint is not supported with "
+                        "validation_fraction (the selection state is not checkpointed); "
+                        "use validation_fraction=None or a new checkpoint directory."
+                    )
                 fit.restore(restored)
                 break
         fit.begin()
+        if holdout is not None:
+            fit.begin_selection(holdout)
         for cb in callbacks:
             cb.on_fit_start(fit.env(alpha=float("nan")))
         while fit.stop_reason is None:
@@ -213,12 +283,14 @@ class Booster(BaseEstimator):
         self.n_rounds_ = fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
+        if holdout is not None:
+            self.policy_, self.best_round_, self.selection_, self.fallback_ = fit.select()
         end = fit.env(alpha=self.history_["alpha"][-1] if self.n_rounds_ else float("nan"))
         for cb in callbacks:
             cb.on_fit_end(end)
         return self
 
-    def _run_round(self, fit: _Fit) -> float | None:
+    def _run_round(self, fit: FitState) -> float | None:
         """One boosting round; returns alpha, or None after recording why it stopped."""
         objective, state, t = fit.objective, fit.state, fit.round + 1
         gradient = objective.gradient_at(state)
@@ -227,7 +299,7 @@ class Booster(BaseEstimator):
             fit.stop_reason = f"gradient norm < {TOLERANCE:g} at round {t}"
             return None
         f_values = fit.learner.fit_round(objective.problem_at(state, fit.learner.reduction))
-        f_values = _check_f(f_values, state.g.shape, fit.learner)
+        f_values = check_f(f_values, state.g.shape, fit.learner)
         if float(np.max(np.abs(f_values))) < TOLERANCE:
             fit.learner.commit_round(0.0)
             fit.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
@@ -236,7 +308,12 @@ class Booster(BaseEstimator):
         if self.scale is not None:
             current = objective.step_denominator_at(state, f_values) / state.n
             factor = math.sqrt(self.scale / current) if current > 0 else 1.0
-        alpha = objective.step_at(state, f_values * factor if factor != 1.0 else f_values)
+        scaled = f_values * factor if factor != 1.0 else f_values
+        if self.l2:
+            alpha = objective.step_at(state, scaled, l2=float(self.l2))
+        else:  # third-party objectives may override step_at without the l2 keyword
+            alpha = objective.step_at(state, scaled)
+        alpha *= float(self.learning_rate)
         if not abs(alpha) >= TOLERANCE:
             fit.learner.commit_round(0.0)
             fit.stop_reason = f"|alpha| < {TOLERANCE:g} at round {t}"
@@ -267,199 +344,3 @@ class Booster(BaseEstimator):
         """Save the fitted policy (see :meth:`opboost.policy.Policy.save`)."""
         check_fitted(self, "policy_")
         return self.policy_.save(path)
-
-
-class _Fit:
-    """The state of one fit: scores, coefficients, history; what a checkpoint stores."""
-
-    def __init__(self, booster, data, eval_data, objective, estimator, learner):
-        self.booster, self.data, self.eval_data = booster, data, eval_data
-        self.objective, self.estimator, self.learner = objective, estimator, learner
-        shift = float(booster.reward_shift)
-        self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
-        coef = np.asarray(estimator.coefficients(self.train), dtype=np.float64)
-        if coef.shape != (len(data),) or not np.all(np.isfinite(coef)):
-            raise InvalidParameterError(
-                f"Estimator {estimator.name!r} returned invalid training coefficients (shape "
-                f"{coef.shape}, finite {bool(np.all(np.isfinite(coef)))}); expected "
-                f"({len(data)},) finite values."
-            )
-        self.coef = coef
-        self.seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
-        self.scores = np.zeros((len(data), data.n_actions))
-        self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
-        self.round, self.stop_reason, self.ensemble_start = 0, None, None
-        self.history: dict[str, list[float]] = {}
-        self.fingerprint = self._fingerprint()
-
-    def _fingerprint(self) -> str:
-        """Hash of the data and every setting that changes the trajectory (not n_rounds)."""
-        h = hashlib.sha256()
-        for d in (self.data, self.eval_data):
-            if d is None:
-                h.update(b"none")
-                continue
-            x = d.contexts
-            for arr in (x.data, x.indices, x.indptr) if d.is_sparse else (x,):
-                h.update(np.ascontiguousarray(arr).tobytes())
-            for arr in (d.actions, d.propensities, d.rewards):
-                h.update(np.ascontiguousarray(arr).tobytes())
-        b = self.booster
-        spec = {
-            p: (type(c).__name__, c.get_params(deep=False))
-            for p, c in (
-                ("objective", self.objective),
-                ("estimator", self.estimator),
-                ("base_learner", self.learner),
-            )
-        }
-        spec.update(reward_shift=b.reward_shift, scale=b.scale)
-        h.update(json.dumps(_json_safe(spec), sort_keys=True).encode())
-        return h.hexdigest()
-
-    def restore(self, ckpt: Mapping[str, Any]) -> None:
-        """Continue from a checkpoint written by :class:`opboost.callbacks.Checkpoint`."""
-        if ckpt["fingerprint"] != self.fingerprint:
-            raise InvalidParameterError(
-                f"The checkpoint in {ckpt['directory']} was written by a fit with other data "
-                f"or settings; delete that directory or checkpoint to a new one."
-            )
-        if not hasattr(self.learner, "warm_start"):
-            raise InvalidParameterError(
-                f"The base learner {self.learner.name!r} cannot resume from a checkpoint (it "
-                f"has no warm_start method); delete {ckpt['directory']} to start afresh."
-            )
-        self.seed, self.round = int(ckpt["seed"]), int(ckpt["round"])
-        self.scores = np.array(ckpt["scores"], dtype=np.float64)
-        if self.eval_data is not None:
-            self.eval_scores = np.array(ckpt["eval_scores"], dtype=np.float64)
-        self.history = {k: list(v) for k, v in ckpt["history"].items()}
-        stop = ckpt.get("stop_reason")
-        self.stop_reason = stop if stop and stop != "n_rounds reached" else None
-        self.ensemble_start = ckpt["ensemble"]
-
-    def begin(self) -> None:
-        init = self.scores if self.round else None
-        self.learner.prepare(
-            self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
-        )
-        if self.ensemble_start is not None:
-            self.learner.warm_start(self.ensemble_start)
-        self.state = self.objective.round_state(self.scores, self.train, self.coef)
-
-    def advance(self, weight: float, f_values: np.ndarray, **metrics: float) -> None:
-        """F <- F + weight f; recompute the round state once; record the metrics."""
-        self.scores += weight * f_values
-        self.round += 1
-        self.state = self.objective.round_state(self.scores, self.train, self.coef)
-        self.train_metrics = {
-            **metrics,
-            "train_objective": self.objective.risk_at(self.state),
-            "train_value": self.estimator.estimate_value(self.data, self.state.probs),
-        }
-        self.eval_metrics = {} if self.eval_data is None else self._evaluate(weight)
-        for key, value in {**self.train_metrics, **self.eval_metrics}.items():
-            self.history.setdefault(key, []).append(float(value))
-
-    def _evaluate(self, weight: float) -> dict[str, float]:
-        predict_round = getattr(self.learner, "predict_round", None)
-        X = self.eval_data.contexts
-        if predict_round is not None:
-            self.eval_scores += weight * predict_round(X)
-        else:
-            self.eval_scores = self.learner.ensemble().decision_function(X)
-        return policy_values(self.eval_data, self.eval_scores, prefix="eval_")
-
-    def env(self, *, alpha: float) -> RoundEnv:
-        return RoundEnv(
-            booster=self.booster,
-            round=self.round,
-            n_rounds=self.booster.n_rounds,
-            alpha=float(alpha),
-            train_metrics=dict(getattr(self, "train_metrics", {})),
-            eval_metrics=dict(getattr(self, "eval_metrics", {})),
-            history=_HistoryView(self.history),
-            snapshot=self.snapshot,
-        )
-
-    def policy(self) -> Policy:
-        learner, b = self.learner, self.booster
-        meta = {
-            "objective": self.objective.name,
-            "estimator": self.estimator.name,
-            "base_learner": learner.name,
-            "base_learner_params": learner.get_params(deep=False),
-            "opboost_version": _version(),
-            "n_rounds": self.round,
-            "n_actions": self.data.n_actions,
-            "n_features": self.data.n_features,
-            "reward_shift": b.reward_shift,
-            "scale": b.scale,
-            "stop_reason": self.stop_reason,
-        }
-        return Policy(learner.ensemble(), self.data.n_actions, meta)
-
-    def snapshot(self) -> dict[str, Any]:
-        """Everything :class:`~opboost.callbacks.Checkpoint` writes, as of the last round."""
-        return {
-            "round": self.round,
-            "seed": self.seed,
-            "fingerprint": self.fingerprint,
-            "stop_reason": self.stop_reason,
-            "history": self.history,
-            "policy": self.policy(),
-            "scores": self.scores,
-            "eval_scores": self.eval_scores,
-        }
-
-
-def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dict[str, float]:
-    """IPS and SNIPS values of the softmax and argmax policies of ``scores`` (n, K)."""
-    rows = np.arange(len(data))
-    ratio_soft = softmax(scores)[rows, data.actions] / data.propensities
-    ratio_max = (np.argmax(scores, axis=1) == data.actions) / data.propensities
-    out = {}
-    for kind, ratio in (("softmax", ratio_soft), ("argmax", ratio_max)):
-        total = float(np.sum(ratio))
-        out[f"{prefix}ips_{kind}"] = float(np.dot(ratio, data.rewards)) / len(data)
-        out[f"{prefix}snips_{kind}"] = float(np.dot(ratio, data.rewards)) / total if total else 0.0
-    return out
-
-
-def _check_data(data: Any, name: str) -> None:
-    if not isinstance(data, LoggedBandit):
-        raise InvalidParameterError(
-            f"Booster.fit: {name} must be an opboost.LoggedBandit. Got {type(data).__name__}; "
-            f"build one with LoggedBandit(contexts=..., actions=..., propensities=..., "
-            f"rewards=..., n_actions=...)."
-        )
-
-
-def _check_callbacks(callbacks: Any) -> list[Callback]:
-    callbacks = list(callbacks)
-    for cb in callbacks:
-        if not all(
-            callable(getattr(cb, m, None)) for m in ("on_fit_start", "on_round_end", "on_fit_end")
-        ):
-            raise InvalidParameterError(
-                f"Booster.fit: callbacks must be opboost.callbacks.Callback objects. Got "
-                f"{cb!r}; subclass Callback and override on_round_end."
-            )
-    return sorted(callbacks, key=lambda cb: getattr(cb, "order", 50))
-
-
-def _check_f(f_values: Any, shape: tuple[int, int], learner: Any) -> np.ndarray:
-    f_values = np.asarray(f_values, dtype=np.float64)
-    if f_values.shape != shape or not np.all(np.isfinite(f_values)):
-        raise InvalidParameterError(
-            f"Base learner {learner.name!r} returned predictions of shape {f_values.shape} "
-            f"(finite: {bool(np.all(np.isfinite(f_values)))}); fit_round must return finite "
-            f"values of shape {shape}."
-        )
-    return f_values
-
-
-def _version() -> str:
-    from opboost import __version__
-
-    return __version__

@@ -3,5 +3,16 @@
 from opboost.objectives.base import REDUCTIONS, Objective, RoundState, log_softmax, softmax
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
+from opboost.objectives.variance import SNIPSObjective, VariancePenalised
 
-__all__ = ["BOPL", "BOPLS", "REDUCTIONS", "Objective", "RoundState", "log_softmax", "softmax"]
+__all__ = [
+    "BOPL",
+    "BOPLS",
+    "REDUCTIONS",
+    "Objective",
+    "RoundState",
+    "SNIPSObjective",
+    "VariancePenalised",
+    "log_softmax",
+    "softmax",
+]

@@ -165,9 +165,14 @@ class Objective(Component):
         """sum_i |c_i| sigma_i ||f_i||^2."""
         return float(np.dot(self.curvature_at(state), np.einsum("ij,ij->i", f_values, f_values)))
 
-    def step_at(self, state: RoundState, f_values: np.ndarray) -> float:
-        """Closed-form alpha minimising the smoothness bound; 0.0 when f vanishes."""
-        denominator = self.step_denominator_at(state, f_values)
+    def step_at(self, state: RoundState, f_values: np.ndarray, *, l2: float = 0.0) -> float:
+        """Closed-form alpha minimising the smoothness bound; 0.0 when f vanishes.
+
+        With an L2 penalty l2 * alpha^2 on the ensemble weight (London et al., appendix E)
+        the penalised bound -(alpha/n) N + (alpha^2/2n) D + l2 alpha^2 is minimised by
+        alpha = N / (D + 2 n l2), N = sum c_i xi_i g_i^T f_i, D = sum |c_i| sigma_i ||f_i||^2.
+        """
+        denominator = self.step_denominator_at(state, f_values) + 2.0 * state.n * float(l2)
         if not denominator > 0.0:
             return 0.0
         return self.step_numerator_at(state, f_values) / denominator

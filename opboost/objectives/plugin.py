@@ -9,5 +9,6 @@ from opboost.hookspecs import hookimpl
 def opboost_register_objectives():
     from opboost.objectives.bopl import BOPL
     from opboost.objectives.bopl_s import BOPLS
+    from opboost.objectives.variance import SNIPSObjective, VariancePenalised
 
-    return [BOPL, BOPLS]
+    return [BOPL, BOPLS, SNIPSObjective, VariancePenalised]

@@ -1,0 +1,287 @@
+"""The state of one Booster fit: scores, history, checkpoints and label-free round selection.
+
+:class:`FitState` holds what changes from round to round (the ensemble scores F on the training
+rows, the per-round history, the held-out selection state) so that ``Booster`` stays the
+parameter holder and the loop, and a checkpoint can restore a fit exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from opboost._validation import check_random_state
+from opboost.booster_checks import check_f
+from opboost.callbacks import RoundEnv, _HistoryView
+from opboost.data import LoggedBandit
+from opboost.exceptions import InvalidParameterError
+from opboost.objectives.base import softmax
+from opboost.policy import Policy, _json_safe
+
+__all__ = ["FitState", "policy_values"]
+
+
+class FitState:
+    """The state of one fit: scores, coefficients, history; what a checkpoint stores."""
+
+    def __init__(self, booster, data, eval_data, objective, estimator, learner):
+        self.booster, self.data, self.eval_data = booster, data, eval_data
+        self.objective, self.estimator, self.learner = objective, estimator, learner
+        shift = float(booster.reward_shift)
+        self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
+        coef = np.asarray(estimator.coefficients(self.train), dtype=np.float64)
+        if coef.shape != (len(data),) or not np.all(np.isfinite(coef)):
+            raise InvalidParameterError(
+                f"Estimator {estimator.name!r} returned invalid training coefficients (shape "
+                f"{coef.shape}, finite {bool(np.all(np.isfinite(coef)))}); expected "
+                f"({len(data)},) finite values."
+            )
+        self.coef = coef
+        self.seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
+        self.scores = np.zeros((len(data), data.n_actions))
+        self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
+        self.round, self.stop_reason, self.ensemble_start = 0, None, None
+        self.history: dict[str, list[float]] = {}
+        self.fingerprint = self._fingerprint()
+
+    def _fingerprint(self) -> str:
+        """Hash of the data and every setting that changes the trajectory (not n_rounds)."""
+        h = hashlib.sha256()
+        for d in (self.data, self.eval_data):
+            if d is None:
+                h.update(b"none")
+                continue
+            x = d.contexts
+            for arr in (x.data, x.indices, x.indptr) if d.is_sparse else (x,):
+                h.update(np.ascontiguousarray(arr).tobytes())
+            for arr in (d.actions, d.propensities, d.rewards):
+                h.update(np.ascontiguousarray(arr).tobytes())
+        b = self.booster
+        spec = {
+            p: (type(c).__name__, c.get_params(deep=False))
+            for p, c in (
+                ("objective", self.objective),
+                ("estimator", self.estimator),
+                ("base_learner", self.learner),
+            )
+        }
+        spec.update(reward_shift=b.reward_shift, scale=b.scale)
+        # Only non-default regularisation enters the hash (older checkpoints stay valid).
+        for key, default in (("learning_rate", 1.0), ("l2", 0.0), ("warm_start", None)):
+            if getattr(b, key) != default:
+                spec[key] = getattr(b, key)
+        if b.warm_start is not None:
+            spec["warm_start_prob"] = b.warm_start_prob
+        h.update(json.dumps(_json_safe(spec), sort_keys=True).encode())
+        return h.hexdigest()
+
+    def restore(self, ckpt: Mapping[str, Any]) -> None:
+        """Continue from a checkpoint written by :class:`opboost.callbacks.Checkpoint`."""
+        if ckpt["fingerprint"] != self.fingerprint:
+            raise InvalidParameterError(
+                f"The checkpoint in {ckpt['directory']} was written by a fit with other data "
+                f"or settings; delete that directory or checkpoint to a new one."
+            )
+        if not hasattr(self.learner, "warm_start"):
+            raise InvalidParameterError(
+                f"The base learner {self.learner.name!r} cannot resume from a checkpoint (it "
+                f"has no warm_start method); delete {ckpt['directory']} to start afresh."
+            )
+        self.seed, self.round = int(ckpt["seed"]), int(ckpt["round"])
+        self.scores = np.array(ckpt["scores"], dtype=np.float64)
+        if self.eval_data is not None:
+            self.eval_scores = np.array(ckpt["eval_scores"], dtype=np.float64)
+        self.history = {k: list(v) for k, v in ckpt["history"].items()}
+        stop = ckpt.get("stop_reason")
+        self.stop_reason = stop if stop and stop != "n_rounds reached" else None
+        self.ensemble_start = ckpt["ensemble"]
+
+    def begin(self) -> None:
+        init = self.scores if self.round else None
+        self.learner.prepare(
+            self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
+        )
+        if self.ensemble_start is not None:
+            self.learner.warm_start(self.ensemble_start)
+        elif self.booster.warm_start is not None:
+            self._warm_start()
+        self.state = self.objective.round_state(self.scores, self.train, self.coef)
+
+    def _warm_start(self) -> None:
+        """Fit F_0 = b e_{a*} (the best constant action) as the ensemble's first member."""
+        from opboost.learners.base import BaseProblem
+        from opboost.selection import constant_action_values
+
+        K = self.data.n_actions
+        values = constant_action_values(self.data)
+        best = int(np.nanargmax(values))
+        q = float(self.booster.warm_start_prob)
+        offset = np.zeros(K)
+        offset[best] = math.log((K - 1) * q / (1.0 - q))
+        targets = np.tile(offset, (len(self.data), 1))
+        problem = BaseProblem("regression", targets, np.ones_like(targets))
+        f_values = check_f(self.learner.fit_round(problem), targets.shape, self.learner)
+        self.learner.commit_round(1.0)
+        self.scores += f_values
+        if self.eval_data is not None:
+            self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, 1.0)
+        self.warm_action, self.warm_offset = best, offset
+
+    def _add_round(self, current: np.ndarray, X: Any, weight: float) -> np.ndarray:
+        """Scores on other rows X after the last committed round: current + weight f_t(X)."""
+        predict_round = getattr(self.learner, "predict_round", None)
+        if predict_round is not None:
+            current += weight * predict_round(X)
+            return current
+        return self.learner.ensemble().decision_function(X)
+
+    # --- label-free selection on held-out logs --------------------------------------------
+
+    def begin_selection(self, holdout: LoggedBandit) -> None:
+        """Score the initial policy on ``holdout`` and start tracking the best round."""
+        from opboost.selection import HoldoutScorer
+
+        b = self.booster
+        self.holdout = holdout
+        self.scorer = HoldoutScorer(
+            holdout, b.selection, policy=b.selection_policy, random_state=self.seed
+        )
+        self.holdout_scores = self.learner.ensemble().decision_function(holdout.contexts)
+        self.initial = self.scorer.interval(self.holdout_scores)
+        self.best = None
+        if b.warm_start is not None:  # round 0 is a real candidate only when warm-started
+            self.best = (0, self.initial, self.learner.ensemble())
+
+    def _track_selection(self, weight: float) -> dict[str, float]:
+        self.holdout_scores = self._add_round(self.holdout_scores, self.holdout.contexts, weight)
+        interval = self.scorer.interval(self.holdout_scores)
+        if self.best is None or interval.value > self.best[1].value:
+            self.best = (self.round, interval, self.learner.ensemble())
+        return {
+            "select_value": interval.value,
+            "select_low": interval.low,
+            "select_high": interval.high,
+        }
+
+    def select(self) -> tuple[Any, int, dict[str, Any], str | None]:
+        """(policy, best round, report, fallback) at the end of a fit with a holdout."""
+        from opboost.selection import ConstantPolicy, constant_action_values
+
+        if self.best is None:  # no round was run: the initial (empty) ensemble
+            self.best = (0, self.initial, self.learner.ensemble())
+        best_round, interval, ensemble = self.best
+        meta = dict(self.policy().metadata, n_rounds=best_round, selected_round=best_round)
+        policy = Policy(ensemble, self.data.n_actions, meta)
+        train_values = constant_action_values(self.data)
+        action = int(np.nanargmax(train_values))
+        holdout_const = self.scorer.interval_of_probs(
+            np.eye(self.data.n_actions)[np.full(len(self.holdout), action)]
+        )
+        logging_value = float(np.mean(self.holdout.rewards))
+        report = {
+            "method": self.booster.selection,
+            "round": best_round,
+            "value": interval.value,
+            "low": interval.low,
+            "high": interval.high,
+            "constant_action": action,
+            "constant_value": holdout_const.value,
+            "logging_value": logging_value,
+            "beats_logging": bool(interval.low > logging_value),
+            "beats_constant": bool(interval.low > holdout_const.value),
+            "n_holdout": len(self.holdout),
+        }
+        fallback = None
+        if self.booster.safe and not report["beats_constant"]:
+            fallback = "constant"
+            policy = ConstantPolicy(action, self.data.n_actions, dict(meta, fallback=fallback))
+        return policy, best_round, report, fallback
+
+    def advance(self, weight: float, f_values: np.ndarray, **metrics: float) -> None:
+        """F <- F + weight f; recompute the round state once; record the metrics."""
+        self.scores += weight * f_values
+        self.round += 1
+        self.state = self.objective.round_state(self.scores, self.train, self.coef)
+        self.train_metrics = {
+            **metrics,
+            "train_objective": self.objective.risk_at(self.state),
+            "train_value": self.estimator.estimate_value(self.data, self.state.probs),
+        }
+        self.eval_metrics = {} if self.eval_data is None else self._evaluate(weight)
+        if getattr(self, "holdout", None) is not None:
+            self.eval_metrics.update(self._track_selection(weight))
+        for key, value in {**self.train_metrics, **self.eval_metrics}.items():
+            self.history.setdefault(key, []).append(float(value))
+
+    def _evaluate(self, weight: float) -> dict[str, float]:
+        self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, weight)
+        return policy_values(self.eval_data, self.eval_scores, prefix="eval_")
+
+    def env(self, *, alpha: float) -> RoundEnv:
+        return RoundEnv(
+            booster=self.booster,
+            round=self.round,
+            n_rounds=self.booster.n_rounds,
+            alpha=float(alpha),
+            train_metrics=dict(getattr(self, "train_metrics", {})),
+            eval_metrics=dict(getattr(self, "eval_metrics", {})),
+            history=_HistoryView(self.history),
+            snapshot=self.snapshot,
+        )
+
+    def policy(self) -> Policy:
+        learner, b = self.learner, self.booster
+        meta = {
+            "objective": self.objective.name,
+            "estimator": self.estimator.name,
+            "base_learner": learner.name,
+            "base_learner_params": learner.get_params(deep=False),
+            "opboost_version": _version(),
+            "n_rounds": self.round,
+            "n_actions": self.data.n_actions,
+            "n_features": self.data.n_features,
+            "reward_shift": b.reward_shift,
+            "scale": b.scale,
+            "learning_rate": b.learning_rate,
+            "l2": b.l2,
+            "warm_start": b.warm_start,
+            "stop_reason": self.stop_reason,
+        }
+        return Policy(learner.ensemble(), self.data.n_actions, meta)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything :class:`~opboost.callbacks.Checkpoint` writes, as of the last round."""
+        return {
+            "round": self.round,
+            "seed": self.seed,
+            "fingerprint": self.fingerprint,
+            "stop_reason": self.stop_reason,
+            "history": self.history,
+            "policy": self.policy(),
+            "scores": self.scores,
+            "eval_scores": self.eval_scores,
+        }
+
+
+def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dict[str, float]:
+    """IPS and SNIPS values of the softmax and argmax policies of ``scores`` (n, K)."""
+    rows = np.arange(len(data))
+    ratio_soft = softmax(scores)[rows, data.actions] / data.propensities
+    ratio_max = (np.argmax(scores, axis=1) == data.actions) / data.propensities
+    out = {}
+    for kind, ratio in (("softmax", ratio_soft), ("argmax", ratio_max)):
+        total = float(np.sum(ratio))
+        out[f"{prefix}ips_{kind}"] = float(np.dot(ratio, data.rewards)) / len(data)
+        out[f"{prefix}snips_{kind}"] = float(np.dot(ratio, data.rewards)) / total if total else 0.0
+    return out
+
+
+def _version() -> str:
+    from opboost import __version__
+
+    return __version__

@@ -1,0 +1,145 @@
+"""Label-free model selection: score boosting rounds on held-out logs, and safe fallbacks.
+
+The booster can hold out a slice of the logged data (``validation_fraction``), score the
+policy after every round on it with an off-policy estimator and a confidence interval
+(:class:`HoldoutScorer`), keep the round with the best estimate, and -- with ``safe=True`` --
+fall back to the best constant action when the selected policy's lower confidence bound does
+not beat that action's estimated value (:class:`ConstantPolicy`).
+
+Estimators for selection (``selection``):
+
+``"snips"``  self-normalised IPS with its delta-method interval (default; low variance,
+             invariant to reward translation).
+``"ips"``    IPS with a Student-t interval on the round values.
+``"dr"``     doubly robust; the cross-fitted reward model is fitted ONCE on the held-out rows
+             (not every round), then each round only re-weights.
+any other registered estimator name: its own ``estimate_interval`` every round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opboost.data import LoggedBandit
+from opboost.estimators.base import Interval, normal_interval
+from opboost.objectives.base import softmax
+
+__all__ = ["ConstantPolicy", "HoldoutScorer", "constant_action_values"]
+
+#: The deployed policy a selection scores: the booster's ``predict`` (argmax) or softmax.
+SELECTION_POLICIES = ("argmax", "softmax")
+
+
+def constant_action_values(data: LoggedBandit) -> np.ndarray:
+    """SNIPS value of every constant policy "always action a", shape (K,).
+
+    V(a) = sum_{i: a_i = a} r_i / p_i / sum_{i: a_i = a} 1 / p_i; NaN for never-logged actions.
+    """
+    w = 1.0 / np.asarray(data.propensities, dtype=np.float64)
+    k = data.n_actions
+    num = np.bincount(data.actions, weights=w * data.rewards, minlength=k)
+    den = np.bincount(data.actions, weights=w, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def action_probs(scores: np.ndarray, policy: str) -> np.ndarray:
+    """(n, K) action probabilities of the argmax (one-hot) or softmax policy of ``scores``."""
+    if policy == "softmax":
+        return softmax(scores)
+    out = np.zeros_like(scores)
+    out[np.arange(scores.shape[0]), np.argmax(scores, axis=1)] = 1.0
+    return out
+
+
+class HoldoutScorer:
+    """Scores a policy's (n_h, K) scores on held-out logs: value with a (1 - alpha) interval.
+
+    ``data`` the held-out :class:`LoggedBandit`; ``method`` "snips", "ips", "dr" or another
+    registered estimator name; ``policy`` "argmax" or "softmax"; ``random_state`` seeds the
+    DR reward model.
+    """
+
+    def __init__(
+        self,
+        data: LoggedBandit,
+        method: str = "snips",
+        *,
+        policy: str = "argmax",
+        alpha: float = 0.05,
+        random_state: int | None = None,
+    ) -> None:
+        from opboost.registry import get_registry
+
+        self.data, self.method, self.policy, self.alpha = data, method, policy, alpha
+        self.estimator = get_registry().get("estimator", method)(
+            **({"random_state": random_state} if method in ("dr", "dm") else {})
+        )
+        self._q = None
+        if method == "dr":
+            self._q = self.estimator.reward_predictions(data)
+        self._rows = np.arange(len(data))
+        self._w_logged = 1.0 / np.asarray(data.propensities, dtype=np.float64)
+
+    def interval(self, scores: np.ndarray) -> Interval:
+        """Estimated value of the policy of ``scores`` (n_h, K) with its interval."""
+        return self.interval_of_probs(action_probs(scores, self.policy))
+
+    def interval_of_probs(self, probs: np.ndarray) -> Interval:
+        """Estimated value of the policy with action probabilities ``probs`` (n_h, K)."""
+        d = self.data
+        if self.method == "dr":
+            weights = probs[self._rows, d.actions] * self._w_logged
+            values = np.einsum("ij,ij->i", probs, self._q) + weights * (
+                d.rewards - self._q[self._rows, d.actions]
+            )
+            return normal_interval(values, 1 - self.alpha)
+        if self.method == "snips":
+            weights = probs[self._rows, d.actions] * self._w_logged
+            if not weights.sum() > 0:  # no logged action is ever chosen: nothing is known
+                return Interval(float("nan"), -np.inf, np.inf, 1 - self.alpha)
+        return self.estimator.estimate_interval(d, probs, alpha=self.alpha)
+
+
+class ConstantPolicy:
+    """The policy that always plays ``action``: the safe fallback of a selection.
+
+    Same prediction interface as :class:`opboost.policy.Policy`: scores (m, K) are ``score``
+    on ``action`` and 0 elsewhere (softmax gives it probability 1 - O(K e^-score)),
+    ``predict`` returns ``action`` for every row.
+    """
+
+    def __init__(self, action: int, n_actions: int, metadata: dict[str, Any] | None = None) -> None:
+        self.action = int(action)
+        self.n_actions = int(n_actions)
+        self.metadata = dict(metadata or {})
+        self.score = 50.0
+        self.n_rounds = 0
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        out = np.zeros((X.shape[0], self.n_actions))
+        out[:, self.action] = self.score
+        return out
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Exactly one-hot on ``action``, shape (m, K)."""
+        out = np.zeros((X.shape[0], self.n_actions))
+        out[:, self.action] = 1.0
+        return out
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.full(X.shape[0], self.action, dtype=np.int64)
+
+    def save(self, path: Any) -> Any:
+        from opboost.exceptions import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"The fitted Booster fell back to the constant action {self.action} (fallback_ "
+            f"'constant'), which has no ensemble to save; store the action itself, or refit "
+            f"with safe=False to save the learned ensemble."
+        )
+
+    def __repr__(self) -> str:
+        return f"ConstantPolicy(action={self.action}, n_actions={self.n_actions})"

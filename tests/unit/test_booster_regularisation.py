@@ -1,0 +1,167 @@
+"""Booster regularisation: learning-rate shrinkage, the L2-penalised step (London et al.,
+appendix E), the best-constant warm start, variance-aware objectives end to end, and the
+parameter errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from opboost import Booster
+from opboost.exceptions import InvalidParameterError
+from opboost.objectives import softmax
+from opboost.selection import constant_action_values
+from opboost.simulate import expected_reward, supervised_to_bandit
+
+LGB = {"num_threads": 1, "num_leaves": 8}
+
+
+@pytest.fixture(scope="module")
+def digits_log(digits):
+    """Logged feedback on the first 1,200 digits rows; the rest labelled for true rewards."""
+    sim = supervised_to_bandit(digits.X[:1200], digits.y[:1200], n_actions=10, random_state=0)
+    return sim.logged, digits.X[1200:], digits.y[1200:]
+
+
+def first_round_f(booster, data):
+    """f_1 on the training rows, recovered from F_1 = alpha_1 f_1."""
+    return booster.decision_function(data.contexts) / booster.history_["alpha"][0]
+
+
+def test_learning_rate_multiplies_every_step(digits_log):
+    """nu = 0.5 halves the first step and the first-round scores (same f_1)."""
+    logged, _, _ = digits_log
+    full = Booster(n_rounds=1, base_learner_params=LGB, random_state=0).fit(logged)
+    half = Booster(n_rounds=1, base_learner_params=LGB, learning_rate=0.5, random_state=0)
+    half.fit(logged)
+    assert half.history_["alpha"][0] == pytest.approx(0.5 * full.history_["alpha"][0], rel=1e-12)
+    np.testing.assert_allclose(
+        half.decision_function(logged.contexts),
+        0.5 * full.decision_function(logged.contexts),
+        rtol=1e-6,
+        atol=1e-9,
+    )
+
+
+def test_l2_step_is_closed_form_penalised_alpha(digits_log):
+    """alpha_l2 = N / (D + 2 n l2) = alpha_0 D / (D + 2 n l2) for the same first tree."""
+    logged, _, _ = digits_log
+    plain = Booster(objective="bopl", n_rounds=1, base_learner_params=LGB, random_state=0)
+    plain.fit(logged)
+    l2 = 0.05
+    penalised = Booster(
+        objective="bopl", n_rounds=1, base_learner_params=LGB, l2=l2, random_state=0
+    ).fit(logged)
+    f = first_round_f(plain, logged)
+    objective, estimator, _ = plain._components()
+    state = objective.round_state(
+        np.zeros_like(f), logged, estimator.coefficients(logged).astype(float)
+    )
+    d = objective.step_denominator_at(state, f)
+    expected = plain.history_["alpha"][0] * d / (d + 2 * len(logged) * l2)
+    assert penalised.history_["alpha"][0] == pytest.approx(expected, rel=1e-5)
+    assert abs(penalised.history_["alpha"][0]) < abs(plain.history_["alpha"][0])
+
+
+def test_warm_start_round_zero_is_best_constant_mixture(digits_log):
+    """F_0 = log(K - 1) e_{a*}: softmax puts 1/2 on a*, and the round-0 true value is
+    q V(a*) + (1 - q) mean_{a != a*} V(a) on labelled rows."""
+    logged, X_test, y_test = digits_log
+    booster = Booster(
+        n_rounds=3, base_learner_params=LGB, warm_start="best_constant", random_state=0
+    ).fit(logged)
+    best = int(np.nanargmax(constant_action_values(logged)))
+    f0 = next(booster.policy_.ensemble.staged_decision_function(X_test))
+    offset = np.zeros(10)
+    offset[best] = math.log(9)
+    np.testing.assert_allclose(f0, np.tile(offset, (len(X_test), 1)), atol=1e-6)
+    probs = softmax(f0)
+    np.testing.assert_allclose(probs[:, best], 0.5, atol=1e-6)
+    values = np.array(
+        [expected_reward(np.eye(10)[np.full(len(y_test), a)], y_test) for a in range(10)]
+    )
+    expected = 0.5 * values[best] + 0.5 * (values.sum() - values[best]) / 9
+    assert expected_reward(probs, y_test) == pytest.approx(expected, abs=1e-6)
+    assert booster.n_rounds_ == 3 and booster.policy_.n_rounds == 4
+
+
+def test_warm_start_prob_sets_the_offset(digits_log):
+    """q = 0.8 gives pi_0(a*) = 0.8."""
+    logged, X_test, _ = digits_log
+    booster = Booster(
+        n_rounds=1,
+        base_learner_params=LGB,
+        warm_start="best_constant",
+        warm_start_prob=0.8,
+        random_state=0,
+    ).fit(logged)
+    best = int(np.nanargmax(constant_action_values(logged)))
+    f0 = next(booster.policy_.ensemble.staged_decision_function(X_test[:5]))
+    np.testing.assert_allclose(softmax(f0)[:, best], 0.8, atol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["snips", "poem"])
+def test_variance_objectives_learn_on_digits(digits_log, objective):
+    """Both variance-aware objectives beat the logging policy's mean reward by > 0.1 and
+    their (line-searched) training risk never increases."""
+    logged, X_test, y_test = digits_log
+    booster = Booster(
+        objective=objective, n_rounds=60, base_learner_params=LGB, random_state=0
+    ).fit(logged)
+    value = expected_reward(np.eye(10)[booster.predict(X_test)], y_test)
+    logger = float(np.mean(logged.rewards))
+    assert value > logger + 0.1
+    assert np.all(np.diff(booster.history_["train_objective"]) <= 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"learning_rate": 0.0},
+            r"The 'learning_rate' parameter of Booster must be a float > 0\.0\. Got 0\.0 "
+            r"instead; use a shrinkage factor such as 0\.1",
+        ),
+        (
+            {"l2": -1.0},
+            r"The 'l2' parameter of Booster must be a float >= 0\.0\. Got -1\.0 instead; use "
+            r"0\.0 \(no penalty\)",
+        ),
+        (
+            {"l2": math.inf},
+            r"The 'l2' parameter of Booster must be finite\. Got inf instead",
+        ),
+        (
+            {"warm_start": "zero"},
+            r"The 'warm_start' parameter of Booster must be one of \{'best_constant'\}\. "
+            r"Got 'zero' instead\.",
+        ),
+        (
+            {"warm_start": "best_constant", "warm_start_prob": 1.0},
+            r"The 'warm_start_prob' parameter of Booster must be a float > 0\.0 and < 1\.0\. "
+            r"Got 1\.0 instead",
+        ),
+        (
+            {"warm_start": "best_constant", "base_learner": "sklearn_stump"},
+            r"The 'warm_start' parameter of Booster needs a regression base learner",
+        ),
+    ],
+)
+def test_invalid_regularisation_parameters(synthetic_log, params, message):
+    with pytest.raises(InvalidParameterError, match=message):
+        Booster(n_rounds=2, **params).fit(synthetic_log.data)
+
+
+def test_defaults_keep_the_papers_algorithm(synthetic_log):
+    """learning_rate=1, l2=0, no warm start: identical to a Booster without them."""
+    data = synthetic_log.data
+    a = Booster(n_rounds=5, base_learner="sklearn_tree", random_state=0).fit(data)
+    b = Booster(
+        n_rounds=5, base_learner="sklearn_tree", random_state=0, learning_rate=1.0, l2=0.0
+    ).fit(data)
+    np.testing.assert_array_equal(a.history_["alpha"], b.history_["alpha"])
+    np.testing.assert_array_equal(
+        a.decision_function(data.contexts), b.decision_function(data.contexts)
+    )

@@ -1,0 +1,169 @@
+"""Label-free model selection: held-out SNIPS/DR scoring of every round, truncation of the
+ensemble to the selected round, agreement with selection by true labels on digits, the safe
+fallback to the best constant action, and the parameter errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opboost import Booster
+from opboost.callbacks import Callback, EarlyStopping
+from opboost.data import LoggedBandit
+from opboost.exceptions import InvalidParameterError
+from opboost.selection import ConstantPolicy, HoldoutScorer, constant_action_values
+from opboost.simulate import expected_reward, supervised_to_bandit
+
+LGB = {"num_threads": 1, "num_leaves": 8}
+
+
+class FullPolicy(Callback):
+    """Keeps the untruncated policy of the last round (the checkpoint snapshot)."""
+
+    def on_fit_end(self, env):
+        self.policy = env.snapshot()["policy"]
+
+
+@pytest.fixture(scope="module")
+def digits_log(digits):
+    sim = supervised_to_bandit(digits.X[:1200], digits.y[:1200], n_actions=10, random_state=0)
+    return sim.logged, digits.X[1200:], digits.y[1200:]
+
+
+def test_constant_action_values_are_per_action_snips():
+    data = LoggedBandit(
+        np.zeros((5, 1)),
+        np.array([0, 0, 1, 1, 1]),
+        np.array([0.5, 0.25, 0.5, 0.5, 1.0]),
+        np.array([1.0, 0.0, 1.0, 0.0, 1.0]),
+        3,
+    )
+    values = constant_action_values(data)
+    assert values[0] == pytest.approx(2.0 / 6.0)
+    assert values[1] == pytest.approx(3.0 / 5.0)
+    assert np.isnan(values[2])
+
+
+def test_selected_rounds_match_true_label_selection_within_one_interval(digits_log):
+    """SNIPS on 20% held-out logs picks a round whose TRUE test reward is within one
+    interval width of the best round's; the policy predicts with the selected rounds only."""
+    logged, X_test, y_test = digits_log
+    full = FullPolicy()
+    booster = Booster(
+        n_rounds=40, base_learner_params={"num_threads": 1}, validation_fraction=0.2, random_state=0
+    ).fit(logged, callbacks=[full])
+    eye = np.eye(10)
+    true = np.array(
+        [
+            expected_reward(eye[np.argmax(s, axis=1)], y_test)
+            for s in full.policy.ensemble.staged_decision_function(X_test)
+        ]
+    )
+    assert len(true) == booster.n_rounds_ == 40
+    t_sel = booster.best_round_
+    values = booster.history_["select_value"]
+    assert t_sel == int(np.argmax(values)) + 1
+    width = booster.selection_["high"] - booster.selection_["low"]
+    assert 0 < width < 0.5
+    assert true.max() - true[t_sel - 1] <= width
+    # truncation: the fitted policy is the ensemble of the first t_sel rounds
+    assert booster.policy_.n_rounds == t_sel < 40
+    staged = list(full.policy.ensemble.staged_decision_function(X_test))[t_sel - 1]
+    np.testing.assert_allclose(booster.decision_function(X_test), staged, atol=1e-9)
+    assert booster.fallback_ is None
+    assert booster.selection_["beats_logging"] and booster.selection_["beats_constant"]
+
+
+def test_dr_selection_and_label_free_early_stopping(digits_log):
+    """DR scores every round; EarlyStopping on select_value stops the fit without labels."""
+    logged, _, _ = digits_log
+    booster = Booster(
+        n_rounds=200,
+        base_learner_params=LGB,
+        validation_fraction=0.25,
+        selection="dr",
+        random_state=0,
+    ).fit(logged, callbacks=[EarlyStopping(metric="select_value", patience=5)])
+    assert booster.n_rounds_ < 200
+    assert "select_value" in booster.stop_reason_
+    values = booster.history_["select_value"]
+    assert np.all(np.isfinite(values))
+    assert booster.best_round_ == int(np.argmax(values)) + 1
+    assert booster.selection_["method"] == "dr" and booster.selection_["n_holdout"] == 270
+
+
+def action_only_log(seed: int = 0, n: int = 600, k: int = 4) -> LoggedBandit:
+    """Rewards depend on the action only (action 2 pays 0.6, others 0.4); noise contexts."""
+    rng = np.random.default_rng(seed)
+    actions = rng.integers(0, k, n)
+    means = np.where(np.arange(k) == 2, 0.6, 0.4)
+    rewards = (rng.uniform(size=n) < means[actions]).astype(float)
+    return LoggedBandit(rng.normal(size=(n, 3)), actions, np.full(n, 1.0 / k), rewards, k)
+
+
+def test_safe_falls_back_to_best_constant_action(tmp_path):
+    """Nothing beyond the best constant action is learnable: the learned policy's lower bound
+    does not beat it, so the booster plays that constant action."""
+    data = action_only_log()
+    booster = Booster(
+        n_rounds=10, base_learner_params=LGB, validation_fraction=0.3, safe=True, random_state=0
+    ).fit(data)
+    assert booster.fallback_ == "constant"
+    assert isinstance(booster.policy_, ConstantPolicy)
+    assert booster.selection_["constant_action"] == 2
+    X = np.zeros((7, 3))
+    np.testing.assert_array_equal(booster.predict(X), np.full(7, 2))
+    np.testing.assert_array_equal(booster.predict_proba(X), np.eye(4)[np.full(7, 2)])
+    with pytest.raises(InvalidParameterError, match=r"fell back to the constant action 2"):
+        booster.save(tmp_path / "p.json")
+    unsafe = Booster(
+        n_rounds=10, base_learner_params=LGB, validation_fraction=0.3, random_state=0
+    ).fit(data)
+    assert unsafe.fallback_ is None and not isinstance(unsafe.policy_, ConstantPolicy)
+
+
+def test_holdout_scorer_snips_matches_estimator(digits_log):
+    """The scorer's argmax SNIPS is the SNIPS estimator's value of the one-hot policy."""
+    from opboost.estimators.snips import SNIPS
+
+    logged, _, _ = digits_log
+    scores = np.random.default_rng(0).normal(size=(len(logged), 10))
+    got = HoldoutScorer(logged, "snips").interval(scores)
+    probs = np.eye(10)[np.argmax(scores, axis=1)]
+    want = SNIPS().estimate_interval(logged, probs)
+    assert (got.value, got.low, got.high) == pytest.approx((want.value, want.low, want.high))
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"validation_fraction": 1.5},
+            r"The 'validation_fraction' parameter of Booster must be a float > 0\.0 and "
+            r"< 1\.0\. Got 1\.5 instead; use None \(no selection\) or a fraction such as 0\.2\.",
+        ),
+        (
+            {"validation_fraction": 0.2, "selection": "oracle"},
+            r"The 'selection' parameter of Booster must be a registered estimator name, one "
+            r"of .*snips.*\. Got 'oracle' instead\.",
+        ),
+        (
+            {"validation_fraction": 0.2, "selection_policy": "sample"},
+            r"The 'selection_policy' parameter of Booster must be one of "
+            r"\{'argmax', 'softmax'\}\. Got 'sample' instead\.",
+        ),
+        (
+            {"safe": True},
+            r"The 'safe' parameter of Booster needs held-out logs .* Got safe=True with "
+            r"validation_fraction=None; set validation_fraction=0\.2 \(or safe=False\)\.",
+        ),
+        (
+            {"validation_fraction": 0.001},
+            r"The 'validation_fraction' parameter of Booster: LoggedBandit\.split: "
+            r"test_size=0\.001 leaves an empty side for n=300 rows\.",
+        ),
+    ],
+)
+def test_invalid_selection_parameters(synthetic_log, params, message):
+    with pytest.raises(InvalidParameterError, match=message):
+        Booster(n_rounds=2, **params).fit(synthetic_log.data)
