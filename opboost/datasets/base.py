@@ -11,7 +11,7 @@ import numpy as np
 
 from opboost.component import Component
 
-__all__ = ["DATA_ENV", "Dataset", "SupervisedData", "resolve_data_dir"]
+__all__ = ["DATA_ENV", "Dataset", "SupervisedData", "find_file", "resolve_data_dir"]
 
 #: Environment variable naming the directory that holds real data sets.
 DATA_ENV = "OPBOOST_DATA"
@@ -62,3 +62,28 @@ class Dataset(Component):
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
         raise NotImplementedError
+
+
+def find_file(
+    data_dir: str | os.PathLike | None, folder: str, files: tuple[str, ...], source: str
+) -> Path:
+    """The first of ``files`` in ``<data_dir>/<folder>`` or ``<data_dir>``.
+
+    ``data_dir`` falls back to ``$OPBOOST_DATA``. A missing file raises FileNotFoundError
+    naming the file, the directories searched and ``source`` (where to obtain it).
+    """
+    base = resolve_data_dir(data_dir)
+    if base is None:
+        raise FileNotFoundError(
+            f"{files[0]} not found: no data directory given. Pass data_dir=... or set "
+            f"${DATA_ENV} to a directory holding {folder}/{files[0]} (get it from {source})."
+        )
+    searched = [base / folder, base]
+    for directory in searched:
+        for name in files:
+            if (directory / name).is_file():
+                return directory / name
+    raise FileNotFoundError(
+        f"{files[0]} not found in {' or '.join(str(d) for d in searched)}. "
+        f"Download it from {source} and place it in {base / folder}."
+    )

@@ -8,8 +8,26 @@ from opboost.hookspecs import hookimpl
 @hookimpl
 def opboost_register_datasets():
     from opboost.datasets.bundled import Diabetes, Digits, SyntheticMulticlass, Wine
+    from opboost.datasets.covertype import Covertype
+    from opboost.datasets.fashion_mnist import FashionMNIST
+    from opboost.datasets.multilabel import TMC2007_500, Scene
     from opboost.datasets.uci_classification import DNA, Car, Connect4, Nursery
     from opboost.datasets.uci_regression import Abalone, Adult, Letter
 
-    return [Digits, Wine, Diabetes, SyntheticMulticlass, Car, Nursery, Connect4, DNA, Abalone,
-            Adult, Letter]
+    return [
+        Digits,
+        Wine,
+        Diabetes,
+        SyntheticMulticlass,
+        Car,
+        Nursery,
+        Connect4,
+        DNA,
+        Abalone,
+        Adult,
+        Letter,
+        FashionMNIST,
+        Scene,
+        TMC2007_500,
+        Covertype,
+    ]

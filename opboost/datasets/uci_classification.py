@@ -17,31 +17,11 @@ from typing import ClassVar
 import numpy as np
 
 from opboost._validation import check_choice
-from opboost.datasets.base import DATA_ENV, Dataset, SupervisedData, resolve_data_dir
+from opboost.datasets.base import Dataset, SupervisedData, find_file
 
 __all__ = ["DNA", "Car", "Connect4", "Nursery", "encode_categorical"]
 
 _UCI = "https://archive.ics.uci.edu/dataset"
-
-
-def _find(
-    data_dir: str | os.PathLike | None, folder: str, files: tuple[str, ...], source: str
-) -> Path:
-    base = resolve_data_dir(data_dir)
-    if base is None:
-        raise FileNotFoundError(
-            f"{files[0]} not found: no data directory given. Pass data_dir=... or set "
-            f"${DATA_ENV} to a directory holding {folder}/{files[0]} (get it from {source})."
-        )
-    searched = [base / folder, base]
-    for directory in searched:
-        for name in files:
-            if (directory / name).is_file():
-                return directory / name
-    raise FileNotFoundError(
-        f"{files[0]} not found in {' or '.join(str(d) for d in searched)}. "
-        f"Download it from {source} and place it in {base / folder}."
-    )
 
 
 def encode_categorical(cells: np.ndarray, encoding: str) -> np.ndarray:
@@ -90,7 +70,7 @@ class _Categorical(Dataset):
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
         check_choice(self.encoding, "encoding", type(self).__name__, ("onehot", "ordinal"))
-        path = _find(data_dir, self.folder, self.files, self.source)
+        path = find_file(data_dir, self.folder, self.files, self.source)
         return _read_categorical(path, self.name, self.encoding)
 
 
@@ -136,8 +116,8 @@ class DNA(Dataset):
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
         from sklearn.datasets import load_svmlight_file
 
-        train = _find(data_dir, "dna", ("dna.scale",), self.source)
-        test = _find(data_dir, "dna", ("dna.scale.t",), self.source)
+        train = find_file(data_dir, "dna", ("dna.scale",), self.source)
+        test = find_file(data_dir, "dna", ("dna.scale.t",), self.source)
         X1, y1 = load_svmlight_file(str(train), n_features=180)
         X2, y2 = load_svmlight_file(str(test), n_features=180)
         X = np.vstack([X1.toarray(), X2.toarray()])

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.datasets.base import Dataset, SupervisedData, resolve_data_dir
+from opboost.datasets.base import Dataset, SupervisedData, find_file
 
 __all__ = ["Abalone", "Adult", "Letter", "loss_feedback_targets"]
 
@@ -167,19 +167,7 @@ _ADULT_CATEGORIES: dict[str, list[str]] = {
 
 def _find(data_dir: Any, folder: str, filename: str, source: str) -> Path:
     """The path of ``filename`` in ``data_dir/folder`` (or ``data_dir``); else raise."""
-    base = resolve_data_dir(data_dir)
-    if base is None:
-        raise FileNotFoundError(
-            f"{filename}: no data directory given. Pass data_dir= or set $OPBOOST_DATA to a "
-            f"directory holding {folder}/{filename} (download it from {source})."
-        )
-    for candidate in (base / folder / filename, base / filename):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(
-        f"{filename} not found in {base / folder} (nor in {base}). Download it from "
-        f"{source} and place it at {base / folder / filename}."
-    )
+    return find_file(data_dir, folder, (filename,), source)
 
 
 def _read_csv(path: Path, **kwargs: Any):
