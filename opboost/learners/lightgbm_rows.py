@@ -72,6 +72,9 @@ def reference_rows(
     """
     n = X.shape[0]
     idx = np.arange(n) if n <= max_rows else np.sort(rng.choice(n, max_rows, replace=False))
-    rows = design_rows(X[idx], n_actions, design)  # (m*K, width), row i*K + a
-    take = np.arange(len(idx)) * n_actions + idx % n_actions
-    return rows[take]
+    if design == "per_action":
+        return X[idx]
+    X = X[idx]
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    encoding = "onehot" if design == "stacked_onehot" else "index"
+    return action_rows(X, idx % n_actions, n_actions, dtype=dtype, action_encoding=encoding)

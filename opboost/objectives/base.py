@@ -34,7 +34,7 @@ from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 
-__all__ = ["REDUCTIONS", "Objective", "RoundState", "log_softmax", "softmax"]
+__all__ = ["REDUCTIONS", "Objective", "RoundState", "log_softmax", "policy_terms", "softmax"]
 
 #: The base-learning reductions of London et al. (2023), section 4.4 and appendix D.
 REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
@@ -42,10 +42,17 @@ REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
 
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Row-wise softmax of (n, K) scores, computed stably; returns a new (n, K) array."""
-    probs = scores - scores.max(axis=1, keepdims=True)
+    return _softmax_and_log_norm(scores)[0]
+
+
+def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass."""
+    top = scores.max(axis=1, keepdims=True)
+    probs = scores - top
     np.exp(probs, out=probs)
-    probs /= probs.sum(axis=1, keepdims=True)
-    return probs
+    total = probs.sum(axis=1, keepdims=True)
+    probs /= total
+    return probs, (top + np.log(total))[:, 0]
 
 
 def log_softmax(scores: np.ndarray) -> np.ndarray:
@@ -54,12 +61,26 @@ def log_softmax(scores: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
+def policy_terms(
+    scores: np.ndarray, actions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """softmax(F) (n, K), pi(a_i|x_i) (n,), g_i = e_{a_i} - pi(x_i) (n, K), logsumexp(F_i) (n,)."""
+    probs, log_norm = _softmax_and_log_norm(scores)
+    rows = np.arange(len(actions))
+    pi_logged = probs[rows, actions]
+    g = -probs
+    g[rows, actions] += 1.0
+    return probs, pi_logged, g, log_norm
+
+
 @dataclass(frozen=True, eq=False)
 class RoundState:
     """Everything one round needs about the current ensemble, computed once.
 
     ``scores`` F (n, K); ``probs`` softmax(F) (n, K); ``coef`` c (n,); ``actions`` (n,);
-    ``pi_logged`` pi(a_i|x_i) (n,); ``g`` e_{a_i} - pi(x_i) (n, K); ``xi`` and ``sigma`` (n,).
+    ``pi_logged`` pi(a_i|x_i) (n,); ``g`` e_{a_i} - pi(x_i) (n, K); ``xi`` and ``sigma`` (n,);
+    ``log_norm`` logsumexp(F_i) (n,), so log pi(a_i|x_i) = F[i, a_i] - log_norm[i] without
+    underflow.
     """
 
     scores: np.ndarray
@@ -70,6 +91,12 @@ class RoundState:
     g: np.ndarray
     xi: np.ndarray
     sigma: np.ndarray
+    log_norm: np.ndarray
+
+    @property
+    def log_pi_logged(self) -> np.ndarray:
+        """log pi(a_i|x_i), shape (n,), from the scores (never log of an underflowed 0)."""
+        return self.scores[np.arange(self.n), self.actions] - self.log_norm
 
     @property
     def n(self) -> int:
@@ -112,14 +139,10 @@ class Objective(Component):
     def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
         """Compute the softmax and the per-example terms of this round once."""
         scores, coef = _check_inputs(scores, data, coef, type(self).__name__)
-        probs = softmax(scores)
-        rows = np.arange(len(data))
         actions = np.asarray(data.actions)
-        pi_logged = probs[rows, actions]
-        g = -probs
-        g[rows, actions] += 1.0
+        probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         xi, sigma = self.xi_sigma(coef, pi_logged)
-        return RoundState(scores, probs, coef, actions, pi_logged, g, xi, sigma)
+        return RoundState(scores, probs, coef, actions, pi_logged, g, xi, sigma, log_norm)
 
     # --- state-based methods (the booster's fast path) ------------------------------------
 

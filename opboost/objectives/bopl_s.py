@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost.objectives.base import Objective, RoundState, log_softmax
+from opboost.objectives.base import Objective, RoundState
 
 __all__ = ["BOPLS"]
 
@@ -34,7 +34,6 @@ class BOPLS(Objective):
         coef = state.coef
         negative = coef < 0
         # log pi from the scores, not log(probs): probs may underflow to 0 for large |F|.
-        rows = np.arange(state.n)
-        log_pi = log_softmax(state.scores)[rows, state.actions]
+        log_pi = state.log_pi_logged
         losses = np.where(negative, -coef * state.pi_logged, -coef * (log_pi + 1.0))
         return float(losses.mean())

@@ -38,7 +38,7 @@ import numpy as np
 
 from opboost._validation import check_scalar
 from opboost.data import LoggedBandit
-from opboost.objectives.base import Objective, RoundState, _check_inputs, softmax
+from opboost.objectives.base import Objective, RoundState, _check_inputs, policy_terms, softmax
 
 __all__ = ["SNIPSObjective", "VariancePenalised"]
 
@@ -78,17 +78,24 @@ class _EffectiveCoefObjective(Objective):
     def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
         scores, coef = _check_inputs(scores, data, coef, type(self).__name__)
         self._check_params()
-        probs = softmax(scores)
-        rows = np.arange(len(data))
         actions = np.asarray(data.actions)
-        pi_logged = probs[rows, actions]
-        g = -probs
-        g[rows, actions] += 1.0
+        probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         weights = self._weights(data)
         risk, effective = self._risk_and_coef(coef, weights, pi_logged)
         xi, sigma = self.xi_sigma(effective, pi_logged)
         return EffectiveState(
-            scores, probs, effective, actions, pi_logged, g, xi, sigma, coef, weights, risk
+            scores=scores,
+            probs=probs,
+            coef=effective,
+            actions=actions,
+            pi_logged=pi_logged,
+            g=g,
+            xi=xi,
+            sigma=sigma,
+            log_norm=log_norm,
+            raw_coef=coef,
+            weights=weights,
+            risk=risk,
         )
 
     def _check_params(self) -> None:
