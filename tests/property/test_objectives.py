@@ -5,23 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from objective_problems import make_problem, numeric_gradient
 
-from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 from opboost.objectives import BOPL, BOPLS, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
-
-
-def make_problem(seed: int = 0, n: int = 40, k: int = 4):
-    """Random log with mixed-sign rewards (some zero), random scores and coefficients."""
-    rng = np.random.default_rng(seed)
-    rewards = rng.choice([-1.0, -0.3, 0.0, 0.5, 1.0], size=n)
-    data = LoggedBandit(
-        rng.normal(size=(n, 2)), rng.integers(0, k, n), rng.uniform(0.1, 1.0, n), rewards, k
-    )
-    coef = data.rewards / data.propensities
-    return data, coef, rng.normal(size=(n, k)), rng
 
 
 def upper_bound(obj, scores, f, data, coef, alpha):
@@ -61,13 +50,7 @@ def test_gradient_matches_central_finite_differences(obj, seed):
     """The analytic gradient equals central differences of the risk in every score."""
     data, coef, scores, _ = make_problem(seed=seed, n=12, k=3)
     grad = obj.gradient(scores, data, coef)
-    eps = 1e-6
-    numeric = np.zeros_like(scores)
-    for idx in np.ndindex(scores.shape):
-        up, down = scores.copy(), scores.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        numeric[idx] = (obj.risk(up, data, coef) - obj.risk(down, data, coef)) / (2 * eps)
+    numeric = numeric_gradient(obj, scores, data, coef)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
 
 
