@@ -93,6 +93,10 @@ _RESERVED = frozenset(
 )
 
 
+#: Relative weight tilt per action index on stacked rows (see ``prepare``).
+_ACTION_TILT = 1e-6
+
+
 class LightGBMTree(BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
@@ -276,6 +280,12 @@ class LightGBMTree(BaseLearner):
         self._empty_text = self.booster_.model_to_string()  # the model of no rounds
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
         self._per_iter = per_iter
+        # Softmax targets sum to 0 over actions in every row, so on stacked rows every
+        # context feature has exactly zero gain at the root; LightGBM then marks it
+        # unsplittable for the whole tree, which grows on the action column alone (K = 2
+        # always, K = 4, 8, ... in round 1). Weighting action a by 1 + a * 1e-6 breaks the
+        # exact cancellation; leaves holding one action keep exact weighted means.
+        self._tilt = 1.0 + _ACTION_TILT * np.arange(K)
         self._grad = np.empty(n * K, dtype=np.float32)
         self._hess = np.empty(n * K, dtype=np.float32)
         self._work = np.empty((n, K))  # float64 w * y
@@ -299,6 +309,7 @@ class LightGBMTree(BaseLearner):
         w = problem.weights
         if self._per_iter == 1:  # example-major rows: the (n, K) layout as is
             grad, hess = self._grad.reshape(n, K), self._hess.reshape(n, K)
+            scale = scale * self._tilt
             np.multiply(work, -scale, out=grad, casting="same_kind")
             np.multiply(w, scale, out=hess, casting="same_kind")
         else:  # LightGBM multiclass layout is class-major (K, n)

@@ -108,6 +108,27 @@ def test_leaf_values_are_weighted_means(contexts, design):
             np.testing.assert_allclose(ff[leaf == value], mean, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+def test_stacked_trees_split_on_contexts_when_targets_cancel_over_actions(design):
+    """Softmax targets e_a - pi sum to 0 over actions in every row; with K = 2 the stacked
+    rows of a context cancel exactly, so every context feature has zero gain at the root.
+    The tree must still split on the context below the action split (LightGBM would mark
+    the features unsplittable without the learner's per-action weight tilt)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    sign = np.where(X[:, 0] > 0, 1.0, -1.0)
+    targets = np.column_stack([sign, -sign]) * 0.5  # rows sum to exactly 0
+    problem = BaseProblem("regression", targets, np.ones_like(targets))
+    learner = LightGBMTree(num_leaves=8, num_threads=1, random_state=0, action_design=design)
+    learner.prepare(X, 2)
+    f = learner.fit_round(problem)
+    tree = learner.booster_.dump_model()["tree_info"][0]
+    assert tree["num_leaves"] > 2
+    # the fit recovers the sign of x0 for both actions
+    assert np.mean(np.sign(f[:, 0]) == sign) > 0.95
+    assert np.mean(np.sign(f[:, 1]) == -sign) > 0.95
+
+
 def test_weight_scale_invariance(contexts):
     """Scaling every weight by a constant leaves the fitted tree unchanged."""
     problem = _problem(4)
