@@ -60,11 +60,13 @@ class Booster(BaseEstimator):
     l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
-    warm_start : None (default: F_0 = 0, the uniform policy) or "best_constant": F_0 puts
+    warm_start : None (default: F_0 = 0, the uniform policy), "best_constant" (F_0 puts
         ``warm_start_prob`` of the softmax on the action with the best SNIPS value on the
-        training logs, F_0 = log((K - 1) q / (1 - q)) e_{a*}; it is fitted by the base learner
-        as the ensemble's first member (so the saved policy contains it; regression learners
-        only) and is not counted in ``n_rounds_``.
+        training logs, F_0 = log((K - 1) q / (1 - q)) e_{a*}) or "logging" (F_0(x, a)
+        estimates log pi_0(a|x), regressed on the logged propensities: boosting starts from
+        the logging policy). F_0 is fitted by the base learner as the ensemble's first member
+        (10 least-squares members for "logging"), so the saved policy contains it (regression
+        learners only); it is not counted in ``n_rounds_``.
     warm_start_prob : q in (0, 1), the warm start's probability of the best constant action.
 
     Label-free model selection (docs/offline.md, "Model selection without labels"):
@@ -82,6 +84,11 @@ class Booster(BaseEstimator):
         policy cannot be a fallback (its probabilities are unknown for new contexts);
         ``selection_["beats_logging"]`` reports whether the lower bound beats its on-policy
         value (the mean held-out reward).
+    refit : with validation_fraction, True (default) refits on ALL the logs for the selected
+        number of rounds once selection is done, so the held-out slice is not lost to training
+        (measured in docs/defaults.md); False keeps the selection fit's truncated ensemble;
+        ``selection_`` still reports the held-out estimates of the selection fit. No refit
+        after a fallback or when round 0 (the uniform policy) was selected.
 
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
@@ -109,6 +116,7 @@ class Booster(BaseEstimator):
         selection: str = "snips",
         selection_policy: str = "argmax",
         safe: bool = False,
+        refit: bool = True,
     ) -> None:
         self.objective = objective
         self.estimator = estimator
@@ -128,6 +136,7 @@ class Booster(BaseEstimator):
         self.selection = selection
         self.selection_policy = selection_policy
         self.safe = safe
+        self.refit = refit
 
     # --- validation and composition -------------------------------------------------------
 
@@ -233,7 +242,15 @@ class Booster(BaseEstimator):
         policies) to ``history_``. ``callbacks`` are :class:`opboost.callbacks.Callback`
         objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
+
+        ``data`` may also be an object with a ``fit_booster(booster, eval_data=...,
+        callbacks=...)`` method, such as :class:`opboost.dask.DaskLoggedBandit` (logs
+        partitioned across a Dask cluster, docs/dask.md), which then runs the fit.
         """
+        fit_elsewhere = getattr(data, "fit_booster", None)
+        if fit_elsewhere is not None:  # duck-typed: the core never imports opboost.dask
+            fit_elsewhere(self, eval_data=eval_data, callbacks=callbacks)
+            return self
         check_data(data, "data")
         if eval_data is not None:
             check_data(eval_data, "eval_data")
@@ -246,7 +263,7 @@ class Booster(BaseEstimator):
         self._check_params()
         callbacks = check_callbacks(callbacks)
         objective, estimator, learner = self._components()
-        holdout = None
+        holdout, full_data = None, data
         if self.validation_fraction is not None:
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
@@ -285,10 +302,21 @@ class Booster(BaseEstimator):
         self.stop_reason_ = fit.stop_reason
         if holdout is not None:
             self.policy_, self.best_round_, self.selection_, self.fallback_ = fit.select()
+            if self.refit and self.fallback_ is None and self.best_round_ > 0:
+                self._refit(full_data)
         end = fit.env(alpha=self.history_["alpha"][-1] if self.n_rounds_ else float("nan"))
         for cb in callbacks:
             cb.on_fit_end(end)
         return self
+
+    def _refit(self, data: LoggedBandit) -> None:
+        """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds."""
+        full = clone(self).set_params(
+            validation_fraction=None, safe=False, refit=False, n_rounds=self.best_round_
+        )
+        self.policy_ = full.fit(data).policy_
+        self.policy_.metadata["selected_round"] = self.best_round_
+        self.selection_["refit_rounds"] = full.n_rounds_
 
     def _run_round(self, fit: FitState) -> float | None:
         """One boosting round; returns alpha, or None after recording why it stopped."""

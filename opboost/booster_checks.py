@@ -12,7 +12,17 @@ from opboost.callbacks import Callback
 from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 
-__all__ = ["check_callbacks", "check_data", "check_f", "check_regularisation", "split_holdout"]
+#: Initial scores F_0 (``Booster.warm_start``); None is F_0 = 0, the uniform policy.
+WARM_STARTS = ("best_constant", "logging")
+
+__all__ = [
+    "WARM_STARTS",
+    "check_callbacks",
+    "check_data",
+    "check_f",
+    "check_regularisation",
+    "split_holdout",
+]
 
 
 def check_regularisation(b: Any) -> None:
@@ -30,7 +40,7 @@ def check_regularisation(b: Any) -> None:
                 f"The {name!r} parameter of Booster must be finite. Got {value!r} instead; {fix}."
             )
     if b.warm_start is not None:
-        check_choice(b.warm_start, "warm_start", "Booster", ("best_constant",))
+        check_choice(b.warm_start, "warm_start", "Booster", WARM_STARTS)
         check_scalar(
             b.warm_start_prob,
             "warm_start_prob",
@@ -68,10 +78,12 @@ def check_regularisation(b: Any) -> None:
     from opboost.selection import SELECTION_POLICIES
 
     check_choice(b.selection_policy, "selection_policy", "Booster", SELECTION_POLICIES)
-    if not isinstance(b.safe, bool | np.bool_):
-        raise InvalidParameterError(
-            f"The 'safe' parameter of Booster must be True or False. Got {b.safe!r} instead."
-        )
+    for name in ("safe", "refit"):
+        value = getattr(b, name)
+        if not isinstance(value, bool | np.bool_):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of Booster must be True or False. Got {value!r} instead."
+            )
     if b.safe and b.validation_fraction is None:
         raise InvalidParameterError(
             "The 'safe' parameter of Booster needs held-out logs to compare against the best "

@@ -26,6 +26,10 @@ from opboost.policy import Policy, _json_safe
 __all__ = ["FitState", "policy_values"]
 
 
+#: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
+LOGGING_WARM_MEMBERS = 10
+
+
 class FitState:
     """The state of one fit: scores, coefficients, history; what a checkpoint stores."""
 
@@ -113,24 +117,38 @@ class FitState:
         self.state = self.objective.round_state(self.scores, self.train, self.coef)
 
     def _warm_start(self) -> None:
-        """Fit F_0 = b e_{a*} (the best constant action) as the ensemble's first member."""
+        """Fit F_0 as the ensemble's first members: the best constant action or the logger.
+
+        "best_constant": one member, F_0 = b e_{a*}, b = log((K - 1) q / (1 - q)).
+        "logging": ``LOGGING_WARM_MEMBERS`` least-squares members regress log p_i on the
+        logged (x_i, a_i) pairs only (weight 1 there, 0 elsewhere; each member fits the
+        residual), so F_0(x, a) estimates log pi_0(a|x) for every action (the softmax is
+        invariant to the per-row normaliser).
+        """
         from opboost.learners.base import BaseProblem
         from opboost.selection import constant_action_values
 
-        K = self.data.n_actions
-        values = constant_action_values(self.data)
-        best = int(np.nanargmax(values))
-        q = float(self.booster.warm_start_prob)
-        offset = np.zeros(K)
-        offset[best] = math.log((K - 1) * q / (1.0 - q))
-        targets = np.tile(offset, (len(self.data), 1))
-        problem = BaseProblem("regression", targets, np.ones_like(targets))
-        f_values = check_f(self.learner.fit_round(problem), targets.shape, self.learner)
-        self.learner.commit_round(1.0)
-        self.scores += f_values
-        if self.eval_data is not None:
-            self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, 1.0)
-        self.warm_action, self.warm_offset = best, offset
+        n, K = len(self.data), self.data.n_actions
+        targets, weights = np.zeros((n, K)), np.zeros((n, K))
+        if self.booster.warm_start == "logging":
+            rows, members = (np.arange(n), self.data.actions), LOGGING_WARM_MEMBERS
+            weights[rows] = 1.0
+            log_p = np.log(self.data.propensities)
+        else:
+            best = int(np.nanargmax(constant_action_values(self.data)))
+            q = float(self.booster.warm_start_prob)
+            targets[:, best] = math.log((K - 1) * q / (1.0 - q))
+            weights[:] = 1.0
+            members = 1
+        for _ in range(members):
+            if self.booster.warm_start == "logging":
+                targets[rows] = log_p - self.scores[rows]
+            problem = BaseProblem("regression", targets, weights)
+            f_values = check_f(self.learner.fit_round(problem), targets.shape, self.learner)
+            self.learner.commit_round(1.0)
+            self.scores += f_values
+            if self.eval_data is not None:
+                self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, 1.0)
 
     def _add_round(self, current: np.ndarray, X: Any, weight: float) -> np.ndarray:
         """Scores on other rows X after the last committed round: current + weight f_t(X)."""

@@ -4,15 +4,19 @@ Per data set and seed: a stratified 70/30 train/test split, supervised-to-bandit
 train rows (London et al., appendix F), then the TRUE expected reward on the labelled test rows
 of
 
-* ``logging``      the logging policy (stochastic);
-* ``constant``     the best constant action, chosen on the logs by SNIPS;
-* ``default``      ``Booster()`` (BOPL-S, IPS, LightGBM trees, 100 rounds), argmax policy;
-* ``select``       ``Booster(validation_fraction=0.2)``: rounds chosen by held-out SNIPS;
-* ``select_safe``  the same with ``safe=True`` (falls back to the best constant action when
-                   the lower 95% bound does not beat it); the number of fallbacks is printed.
+* ``logging``          the logging policy (stochastic);
+* ``constant``         the best constant action, chosen on the logs by SNIPS;
+* ``default``          ``Booster()`` (BOPL-S, IPS, LightGBM trees, 100 rounds), argmax policy;
+* ``select_safe``      ``Booster(validation_fraction=0.2, safe=True)``: the number of rounds
+                       chosen by SNIPS on 20% held-out logs, then a refit on all logs
+                       (``refit=True``, the default); falls back to the best constant action
+                       when the lower 95% bound does not beat it;
+* ``select_no_refit``  the same with ``refit=False`` (the selection fit's ensemble);
+* ``warm_logging``     ``Booster(warm_start="logging")``: boosting starts from the logger.
 
-Mean and Student-t 95% interval over seeds. Real data sets (car, nursery, dna, ...) are read
-from ``--data-dir``.
+Mean and Student-t 95% interval over seeds; for the selecting methods the number of
+fallbacks and the mean selected round are printed too. Multilabel data sets are split without
+stratification. Real data sets (car, nursery, dna, ...) are read from ``--data-dir``.
 
     python examples/benchmarks/bench_defaults.py --seeds 5
     python examples/benchmarks/bench_defaults.py --datasets car nursery \\
@@ -35,14 +39,31 @@ from opboost.registry import get_registry
 from opboost.selection import constant_action_values
 from opboost.simulate import expected_reward, supervised_to_bandit
 
-METHODS = ("logging", "constant", "default", "select", "select_safe")
+METHODS = ("logging", "constant", "default", "select_safe", "select_no_refit", "warm_logging")
+#: Booster settings of each learned method (on top of n_rounds, one thread, random_state=0).
+SETTINGS = {
+    "default": {},
+    "select_safe": {"validation_fraction": 0.2, "safe": True},
+    "select_no_refit": {"validation_fraction": 0.2, "safe": True, "refit": False},
+    "warm_logging": {"warm_start": "logging"},
+}
 
 
-def one_seed(data, seed: int, n_rounds: int) -> dict[str, float]:
-    """True test rewards of every method for one seed; plus the fallback indicator."""
+def one_seed(
+    data, seed: int, n_rounds: int, methods=METHODS, max_rows: int | None = None
+) -> dict[str, float]:
+    """True test rewards of every method for one seed; plus the fallback indicator.
+
+    ``max_rows`` first draws a seeded subsample of that many rows (stratified when the
+    labels are single-label), for the largest data sets.
+    """
     X, y, k = data.X, data.y, data.n_actions
+    if max_rows is not None and X.shape[0] > max_rows:
+        X, _, y, _ = train_test_split(
+            X, y, train_size=max_rows, random_state=seed, stratify=y if y.ndim == 1 else None
+        )
     X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=seed, stratify=y
+        X, y, test_size=0.3, random_state=seed, stratify=y if y.ndim == 1 else None
     )
     sim = supervised_to_bandit(X_train, y_train, n_actions=k, reward=data.reward, random_state=seed)
     logged, eye = sim.logged, np.eye(k)
@@ -56,13 +77,14 @@ def one_seed(data, seed: int, n_rounds: int) -> dict[str, float]:
         "constant": reward(np.full(X_test.shape[0], best)),
     }
     common = {"n_rounds": n_rounds, "base_learner_params": {"num_threads": 1}, "random_state": 0}
-    out["default"] = reward(Booster(**common).fit(logged).predict(X_test))
-    select = Booster(validation_fraction=0.2, **common).fit(logged)
-    out["select"] = reward(select.predict(X_test))
-    safe = Booster(validation_fraction=0.2, safe=True, **common).fit(logged)
-    out["select_safe"] = reward(safe.predict(X_test))
-    out["fallback"] = float(safe.fallback_ is not None)
-    out["best_round"] = float(select.best_round_)
+    for method in methods:
+        if method not in SETTINGS:
+            continue
+        booster = Booster(**common, **SETTINGS[method]).fit(logged)
+        out[method] = reward(booster.predict(X_test))
+        if getattr(booster, "best_round_", None) is not None:
+            out[f"{method}_round"] = float(booster.best_round_)
+            out[f"{method}_fallback"] = float(booster.fallback_ is not None)
     return out
 
 
@@ -80,23 +102,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--n-rounds", type=int, default=100)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--max-rows", type=int, default=None, help="seeded subsample of larger data sets"
+    )
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--json", default=None, help="write the per-seed results here")
     args = parser.parse_args(argv)
-    registry, results = get_registry(), {}
-    print("| data set | " + " | ".join(METHODS) + " | fallbacks | mean best round |")
-    print("|---" * (len(METHODS) + 3) + "|")
+    registry, results, methods = get_registry(), {}, args.methods
+    selecting = [m for m in methods if "validation_fraction" in SETTINGS.get(m, {})]
+    extra = [f"{m} fallbacks / mean round" for m in selecting]
+    print("| data set | " + " | ".join(methods + extra) + " |")
+    print("|---" * (len(methods) + len(extra) + 1) + "|")
     for name in args.datasets:
         start = time.perf_counter()
         data = registry.get("dataset", name)().load(args.data_dir)
-        runs = [one_seed(data, seed, args.n_rounds) for seed in range(args.seeds)]
+        runs = [
+            one_seed(data, seed, args.n_rounds, methods, args.max_rows)
+            for seed in range(args.seeds)
+        ]
         results[name] = runs
-        cells = [summary([r[m] for r in runs]) for m in METHODS]
-        fallbacks = int(sum(r["fallback"] for r in runs))
-        rounds = np.mean([r["best_round"] for r in runs])
-        print(
-            f"| {name} | " + " | ".join(cells) + f" | {fallbacks}/{len(runs)} | {rounds:.1f} |",
-            flush=True,
-        )
+        cells = [summary([r[m] for r in runs]) for m in methods]
+        for m in selecting:
+            fallbacks = int(sum(r[f"{m}_fallback"] for r in runs))
+            cells.append(
+                f"{fallbacks}/{len(runs)} / {np.mean([r[f'{m}_round'] for r in runs]):.1f}"
+            )
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
         print(f"  ({name}: {time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
     if args.json:
         with open(args.json, "w") as fh:

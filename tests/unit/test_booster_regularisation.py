@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from opboost import Booster
+from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
+from opboost.fit_state import LOGGING_WARM_MEMBERS
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
 from opboost.simulate import expected_reward, supervised_to_bandit
@@ -102,6 +104,30 @@ def test_warm_start_prob_sets_the_offset(digits_log):
     np.testing.assert_allclose(softmax(f0)[:, best], 0.8, atol=1e-6)
 
 
+@pytest.mark.parametrize("design", ["stacked", "per_action"])
+def test_warm_start_logging_starts_from_the_logging_policy(design):
+    """F_0 regressed on the logged log-propensities recovers a context-dependent logger
+    pi_0 = softmax(x W): on new contexts softmax(F_0) is far closer to pi_0 than uniform."""
+    rng = np.random.default_rng(0)
+    n, d, k = 3000, 4, 3
+    X, W = rng.normal(size=(n, d)), 1.5 * rng.normal(size=(d, k))
+    probs = softmax(X @ W)
+    actions = (rng.uniform(size=(n, 1)) > probs.cumsum(axis=1)).sum(axis=1)
+    rewards = (rng.uniform(size=n) < 0.5).astype(float)
+    logged = LoggedBandit(X, actions, probs[np.arange(n), actions], rewards, k)
+    params = {"num_threads": 1, "action_design": design}
+    booster = Booster(
+        n_rounds=1, base_learner_params=params, warm_start="logging", random_state=0
+    ).fit(logged)
+    X_new = rng.normal(size=(1000, d))
+    logger = softmax(X_new @ W)
+    f0 = list(booster.policy_.ensemble.staged_decision_function(X_new))[LOGGING_WARM_MEMBERS - 1]
+    tv_warm = 0.5 * np.abs(softmax(f0) - logger).sum(axis=1).mean()
+    tv_uniform = 0.5 * np.abs(1.0 / k - logger).sum(axis=1).mean()
+    assert tv_warm < 0.4 * tv_uniform
+    assert booster.n_rounds_ == 1 and booster.policy_.n_rounds == LOGGING_WARM_MEMBERS + 1
+
+
 @pytest.mark.parametrize("objective", ["snips", "poem"])
 def test_variance_objectives_learn_on_digits(digits_log, objective):
     """Both variance-aware objectives beat the logging policy's mean reward by > 0.1 and
@@ -135,7 +161,8 @@ def test_variance_objectives_learn_on_digits(digits_log, objective):
         ),
         (
             {"warm_start": "zero"},
-            r"The 'warm_start' parameter of Booster must be one of \{'best_constant'\}\. "
+            r"The 'warm_start' parameter of Booster must be one of \{'best_constant', "
+            r"'logging'\}\. "
             r"Got 'zero' instead\.",
         ),
         (

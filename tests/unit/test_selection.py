@@ -50,7 +50,11 @@ def test_selected_rounds_match_true_label_selection_within_one_interval(digits_l
     logged, X_test, y_test = digits_log
     full = FullPolicy()
     booster = Booster(
-        n_rounds=40, base_learner_params={"num_threads": 1}, validation_fraction=0.2, random_state=0
+        n_rounds=40,
+        base_learner_params={"num_threads": 1},
+        validation_fraction=0.2,
+        refit=False,
+        random_state=0,
     ).fit(logged, callbacks=[full])
     eye = np.eye(10)
     true = np.array(
@@ -72,6 +76,23 @@ def test_selected_rounds_match_true_label_selection_within_one_interval(digits_l
     np.testing.assert_allclose(booster.decision_function(X_test), staged, atol=1e-9)
     assert booster.fallback_ is None
     assert booster.selection_["beats_logging"] and booster.selection_["beats_constant"]
+
+
+def test_refit_uses_all_logs_for_the_selected_rounds(digits_log):
+    """refit=True (default) ends with the fit on ALL logs for best_round_ rounds: the policy
+    equals Booster(n_rounds=best_round_) on the full logs; the holdout report is kept."""
+    logged, X_test, _ = digits_log
+    params = {"base_learner_params": LGB, "random_state": 0}
+    booster = Booster(n_rounds=15, validation_fraction=0.2, **params).fit(logged)
+    t_sel = booster.best_round_
+    assert 0 < t_sel <= 15 and booster.selection_["refit_rounds"] == t_sel
+    assert booster.policy_.n_rounds == t_sel
+    assert booster.policy_.metadata["selected_round"] == t_sel
+    full = Booster(n_rounds=t_sel, **params).fit(logged)
+    np.testing.assert_allclose(
+        booster.decision_function(X_test), full.decision_function(X_test), atol=1e-9
+    )
+    assert len(booster.history_["select_value"]) == booster.n_rounds_
 
 
 def test_dr_selection_and_label_free_early_stopping(digits_log):
@@ -146,6 +167,10 @@ def test_holdout_scorer_snips_matches_estimator(digits_log):
             {"validation_fraction": 0.2, "selection": "oracle"},
             r"The 'selection' parameter of Booster must be a registered estimator name, one "
             r"of .*snips.*\. Got 'oracle' instead\.",
+        ),
+        (
+            {"validation_fraction": 0.2, "refit": "yes"},
+            r"The 'refit' parameter of Booster must be True or False\. Got 'yes' instead\.",
         ),
         (
             {"validation_fraction": 0.2, "selection_policy": "sample"},
