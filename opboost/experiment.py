@@ -206,6 +206,8 @@ def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: Tria
         learner.action_probs_many(X_test), data.y_test, data.reward
     )
     result.metrics.update(progressive_reward=run.mean_reward, progressive_error=run.error_rate)
+    if run.greedy_error_rate is not None:
+        result.metrics["progressive_greedy_error"] = run.greedy_error_rate
     result.metrics.update(
         _validation_metrics(data, lambda X: greedy_probs(learner.action_probs_many(dense(X))))
     )

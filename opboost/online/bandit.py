@@ -65,6 +65,15 @@ class BanditLearner(OnlineLearner):
     def learn_one(self, x: np.ndarray, action: int, reward: float) -> None:
         """Learn from the reward of ``action`` on context ``x`` (d,); nothing else is seen."""
 
+    def greedy_action_one(self) -> int | None:
+        """The exploitation action behind the last ``predict_one`` (before exploration).
+
+        Runners use it for the greedy error rate (the error of the learner's prediction
+        rather than of the explored action it played). None if the learner does not
+        separate the two.
+        """
+        return None
+
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Sample one action per row of ``X`` (n, d) with the current model; (n,) ints.
 

@@ -99,6 +99,10 @@ class Banditron(BanditLearner):
             return int(self._rng.integers(self._K))
         return top
 
+    def greedy_action_one(self) -> int | None:
+        """yhat of the last ``predict_one``: the argmax class before exploration."""
+        return None if self._last_x is None else self._last_top
+
     def learn_one(self, x: np.ndarray, action: int, reward: float) -> None:
         """W <- W + x (1[correct] e_action / P(action) - e_yhat)^T."""
         if x is self._last_x and x is not None:

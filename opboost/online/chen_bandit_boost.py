@@ -213,6 +213,10 @@ class ChenBanditBoost(BanditLearner):
             return min(int(u / self._delta * self._K), self._K - 1)
         return top
 
+    def greedy_action_one(self) -> int | None:
+        """H_t(x_t) of the last ``predict_one``: the argmax class before exploration."""
+        return None if self._last_x is None else self._last[2]
+
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Sample one action per row of X (n, d) with the current (frozen) model; (n,)."""
         X = np.asarray(X, dtype=np.float64)

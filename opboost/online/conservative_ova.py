@@ -86,7 +86,12 @@ class ConservativeOVA(BanditLearner):
         best = np.flatnonzero(margins == margins.max())
         top = int(best[0] if len(best) == 1 else self._rng.choice(best))
         self._last_x, self._last_arr, self._last_margins = x, arr, margins
+        self._last_top = top
         return top
+
+    def greedy_action_one(self) -> int | None:
+        """The last ``predict_one``'s action: C-OVA never explores, so greedy = played."""
+        return None if self._last_x is None else self._last_top
 
     def learn_one(self, x: np.ndarray, action: int, reward: float) -> None:
         """Update learner ``action`` with label +1 if the reward says correct, else -1."""

@@ -120,7 +120,12 @@ class BanditEnvironment:
                     "BanditEnvironment.history: the run is not finished; evaluation data is "
                     "revealed only after the last context."
                 )
-            return {"actions": chosen.copy(), "rewards": got.copy(), "optimal": optimal.copy()}
+            return {
+                "actions": chosen.copy(),
+                "rewards": got.copy(),
+                "optimal": optimal.copy(),
+                "reward_table": table[order],
+            }
 
         object.__setattr__(self, "_step", step)
         object.__setattr__(self, "_answer", answer)
@@ -157,5 +162,6 @@ class BanditEnvironment:
         return self._answer(action)
 
     def history(self) -> dict[str, np.ndarray]:
-        """Per step: chosen ``actions``, their ``rewards``, ``optimal`` flags; after the run."""
+        """Per step: chosen ``actions``, their ``rewards``, ``optimal`` flags and the full
+        ``reward_table`` row (T, K) of every step's context; only after the run."""
         return self._history()

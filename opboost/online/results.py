@@ -14,7 +14,9 @@ class BanditRunResult:
     """Outcome of :func:`opboost.online.run_bandit` on one ordering of one data set.
 
     ``error_rate`` is the progressive (predict-then-learn) error: the fraction of steps whose
-    chosen action did not get the row's best reward. ``curve_steps``/``curve_error`` sample
+    chosen action did not get the row's best reward. ``greedy_error_rate`` is the same for
+    the learner's greedy prediction before exploration (``greedy_action_one``), or None if
+    the learner does not report it. ``curve_steps``/``curve_error`` sample
     the running error rate at about 100 evenly spaced steps.
     """
 
@@ -29,6 +31,7 @@ class BanditRunResult:
     seed: int | None
     curve_steps: list[int] = field(default_factory=list)
     curve_error: list[float] = field(default_factory=list)
+    greedy_error_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field."""

@@ -78,13 +78,20 @@ def run_bandit(
             f"{env.n_actions} actions; build it with n_actions={env.n_actions}."
         )
     predict_one, learn_one, answer = learner.predict_one, learner.learn_one, env.reward
+    greedy_one, greedy = learner.greedy_action_one, []
     start = time.perf_counter()
     for _, x in env:
         action = predict_one(x)
+        greedy.append(greedy_one())
         learn_one(x, action, answer(action))
     seconds = time.perf_counter() - start
     history = env.history()
     wrong = np.cumsum(~history["optimal"])
+    greedy_error = None
+    if greedy and None not in greedy:
+        table = history["reward_table"]
+        chosen = table[np.arange(len(greedy)), np.asarray(greedy, dtype=np.int64)]
+        greedy_error = float(np.mean(chosen < table.max(axis=1)))
     n = len(wrong)
     steps = np.unique(np.linspace(1, n, num=min(n_curve_points, n)).round().astype(np.int64))
     return BanditRunResult(
@@ -93,6 +100,7 @@ def run_bandit(
         n_examples=n,
         n_passes=n_passes,
         error_rate=float(wrong[-1] / n),
+        greedy_error_rate=greedy_error,
         mean_reward=float(history["rewards"].mean()),
         seconds=seconds,
         examples_per_second=n / seconds if seconds > 0 else float("inf"),

@@ -336,6 +336,30 @@ def test_run_bandit_result_serialises():
     assert 0.0 <= data["error_rate"] <= 1.0 and data["examples_per_second"] > 0
 
 
+def test_greedy_error_counts_the_prediction_before_exploration():
+    """greedy_error_rate counts H_t(x_t) (before exploration) against the hidden label: it
+    equals a manual replay of the same seeds, and C-OVA (no exploration) has greedy = played."""
+    X, y = _blobs(300)
+    result = run_bandit(
+        ChenBanditBoost(n_actions=3, n_learners=10, delta=0.3, random_state=2),
+        X,
+        y,
+        random_state=4,
+    )
+    learner = ChenBanditBoost(n_actions=3, n_learners=10, delta=0.3, random_state=2)
+    env, greedy = BanditEnvironment(X, y, random_state=4), []
+    for _, x in env:
+        action = learner.predict_one(x)
+        greedy.append(learner.greedy_action_one())
+        learner.learn_one(x, action, env.reward(action))
+    order = np.random.default_rng(4).permutation(len(y))  # the environment's ordering
+    assert result.greedy_error_rate == pytest.approx(np.mean(np.array(greedy) != y[order]))
+    assert result.greedy_error_rate is not None
+    assert result.greedy_error_rate < result.error_rate  # delta = 0.3 explores a lot
+    ova = run_bandit(ConservativeOVA(n_actions=3, random_state=0), X, y, random_state=4)
+    assert ova.greedy_error_rate == ova.error_rate
+
+
 def test_run_bandit_rejects_wrong_n_actions():
     """A learner built for another K is refused with the fix."""
     X, y = _blobs(20)
