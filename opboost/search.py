@@ -106,7 +106,7 @@ def _strip_where(exc: ConfigError) -> str:
 
 def parse_search(value: Any, algorithm: Any, file: str) -> SearchSpec:
     """Validate the ``search`` table of ``algorithm`` (an AlgorithmSpec with ``raw``)."""
-    from opboost.config import _check_keys, _check_type, _suggest, parse_algorithm
+    from opboost.config_algorithms import check_keys, check_type, parse_algorithm, suggest
 
     key = f"algorithms[{algorithm.index}].search"
     if not isinstance(value, dict):
@@ -116,18 +116,18 @@ def parse_search(value: Any, algorithm: Any, file: str) -> SearchSpec:
             file=file,
             key=key,
         )
-    _check_keys(value, _KEYS, file, key, "search")
+    check_keys(value, _KEYS, file, key, "search")
     method = value.get("method", "random")
     if method not in METHODS:
         raise ConfigError(
             f"must be one of {', '.join(repr(m) for m in METHODS)}. Got {method!r}."
-            f"{_suggest(str(method), list(METHODS))}",
+            f"{suggest(str(method), list(METHODS))}",
             file=file,
             key=f"{key}.method",
         )
     n_iter, seed = value.get("n_iter", 8), value.get("seed", 0)
-    _check_type(n_iter, 8, file, f"{key}.n_iter")
-    _check_type(seed, 0, file, f"{key}.seed")
+    check_type(n_iter, 8, file, f"{key}.n_iter")
+    check_type(seed, 0, file, f"{key}.seed")
     if n_iter < 1 or seed < 0:
         bad = "n_iter" if n_iter < 1 else "seed"
         raise ConfigError(
