@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,11 +30,31 @@ from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 from opboost.fit_state import FitState
 
-__all__ = ["TOLERANCE", "Booster"]
+__all__ = ["TOLERANCE", "Booster", "run_rounds"]
 
 #: Early stop when |alpha|, the gradient norm or max|f| falls below this (paper, appendix G).
 TOLERANCE = 1e-10
 _KINDS = {"objective": "objective", "estimator": "estimator", "base_learner": "base_learner"}
+
+
+def run_rounds(
+    fit: Any, n_rounds: int, callbacks: Sequence[Callback], run_round: Callable[[Any], Any]
+) -> None:
+    """Boost until ``n_rounds``, a stop inside ``run_round(fit)`` (it returns None after
+    setting ``fit.stop_reason``) or a callback's stop request; ``fit`` is a fit state with
+    ``round``, ``stop_reason`` and ``env(alpha=...)`` (in memory or distributed)."""
+    while fit.stop_reason is None:
+        if fit.round >= n_rounds:
+            fit.stop_reason = "n_rounds reached"
+            break
+        alpha = run_round(fit)
+        if alpha is None:
+            break
+        env = fit.env(alpha=alpha)
+        for cb in callbacks:
+            cb.on_round_end(env)
+        if env._stop and fit.stop_reason is None:
+            fit.stop_reason = env._stop[0]
 
 
 class Booster(BaseEstimator):
@@ -284,18 +304,7 @@ class Booster(BaseEstimator):
             fit.begin_selection(holdout)
         for cb in callbacks:
             cb.on_fit_start(fit.env(alpha=float("nan")))
-        while fit.stop_reason is None:
-            if fit.round >= self.n_rounds:
-                fit.stop_reason = "n_rounds reached"
-                break
-            alpha = self._run_round(fit)
-            if alpha is None:
-                break
-            env = fit.env(alpha=alpha)
-            for cb in callbacks:
-                cb.on_round_end(env)
-            if env._stop and fit.stop_reason is None:
-                fit.stop_reason = env._stop[0]
+        run_rounds(fit, self.n_rounds, callbacks, self._run_round)
         self.policy_ = fit.policy()
         self.n_rounds_ = fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}

@@ -56,6 +56,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "opboost.online.loss_plugin",
     "opboost.baselines",
     "opboost.datasets.plugin",
+    "opboost.dask.plugin",  # lightgbm_dask_tree, when the opboost[dask] extra is installed
 )
 
 #: Components that live in separately installed packages, for "not installed" hints.

@@ -49,7 +49,7 @@ from opboost.learners.lightgbm_rows import (
 )
 from opboost.learners.toolkit import as_contexts, learner_seed, prepare_inputs, wls_terms
 
-__all__ = ["ACTION_DESIGNS", "LightGBMEnsemble", "LightGBMTree"]
+__all__ = ["ACTION_DESIGNS", "LightGBMEnsemble", "LightGBMTree", "action_tilt", "leaf_values"]
 
 #: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
 _RESERVED = frozenset(
@@ -93,8 +93,20 @@ _RESERVED = frozenset(
 )
 
 
-#: Relative weight tilt per action index on stacked rows (see ``prepare``).
+#: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
 _ACTION_TILT = 1e-6
+
+
+def action_tilt(n_actions: int) -> np.ndarray:
+    """Factors 1 + 1e-6 a (K,) multiplying gradient and hessian of action a's stacked rows.
+
+    Softmax targets sum to 0 over the actions of every row, so on stacked rows every context
+    feature has exactly zero gain at the root; LightGBM then marks it unsplittable for the
+    whole tree, which grows on the action column alone (K = 2 always; K = 4, 8, ... in
+    round 1). The tilt breaks the exact cancellation; a leaf holding one action keeps its
+    exact weighted mean (the factor cancels). docs/performance.md has the measurement.
+    """
+    return 1.0 + _ACTION_TILT * np.arange(n_actions)
 
 
 class LightGBMTree(BaseLearner):
@@ -280,12 +292,7 @@ class LightGBMTree(BaseLearner):
         self._empty_text = self.booster_.model_to_string()  # the model of no rounds
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
         self._per_iter = per_iter
-        # Softmax targets sum to 0 over actions in every row, so on stacked rows every
-        # context feature has exactly zero gain at the root; LightGBM then marks it
-        # unsplittable for the whole tree, which grows on the action column alone (K = 2
-        # always, K = 4, 8, ... in round 1). Weighting action a by 1 + a * 1e-6 breaks the
-        # exact cancellation; leaves holding one action keep exact weighted means.
-        self._tilt = 1.0 + _ACTION_TILT * np.arange(K)
+        self._tilt = action_tilt(K)
         self._grad = np.empty(n * K, dtype=np.float32)
         self._hess = np.empty(n * K, dtype=np.float32)
         self._work = np.empty((n, K))  # float64 w * y
@@ -355,7 +362,7 @@ class LightGBMTree(BaseLearner):
             return
         first = booster.num_trees() - self._pending
         text = booster.model_to_string(start_iteration=first // self._per_iter, num_iteration=1)
-        for offset, values in enumerate(_leaf_values(text)):
+        for offset, values in enumerate(leaf_values(text)):
             for leaf, value in enumerate(values):
                 booster.set_leaf_output(first + offset, leaf, alpha * value)
         self._pending = 0
@@ -443,7 +450,7 @@ class LightGBMTree(BaseLearner):
         self._pending = 0
 
 
-def _leaf_values(model_text: str) -> list[list[float]]:
+def leaf_values(model_text: str) -> list[list[float]]:
     """Leaf values of every tree in LightGBM model text, in tree order."""
     trees = []
     for line in model_text.splitlines():

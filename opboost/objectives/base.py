@@ -34,7 +34,15 @@ from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 
-__all__ = ["REDUCTIONS", "Objective", "RoundState", "log_softmax", "policy_terms", "softmax"]
+__all__ = [
+    "REDUCTIONS",
+    "Objective",
+    "RoundState",
+    "closed_form_step",
+    "log_softmax",
+    "policy_terms",
+    "softmax",
+]
 
 #: The base-learning reductions of London et al. (2023), section 4.4 and appendix D.
 REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
@@ -71,6 +79,18 @@ def policy_terms(
     g = -probs
     g[rows, actions] += 1.0
     return probs, pi_logged, g, log_norm
+
+
+def closed_form_step(numerator: float, denominator: float, n: int, l2: float = 0.0) -> float:
+    """alpha = N / (D + 2 n l2) from the sums N = sum c_i xi_i g_i^T f_i and
+    D = sum |c_i| sigma_i ||f_i||^2 over n examples; 0.0 when the denominator is not positive.
+
+    The sums are over examples, so a distributed fit adds per-partition N and D and calls this.
+    """
+    denominator = float(denominator) + 2.0 * int(n) * float(l2)
+    if not denominator > 0.0:
+        return 0.0
+    return float(numerator) / denominator
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,10 +215,9 @@ class Objective(Component):
         the penalised bound -(alpha/n) N + (alpha^2/2n) D + l2 alpha^2 is minimised by
         alpha = N / (D + 2 n l2), N = sum c_i xi_i g_i^T f_i, D = sum |c_i| sigma_i ||f_i||^2.
         """
-        denominator = self.step_denominator_at(state, f_values) + 2.0 * state.n * float(l2)
-        if not denominator > 0.0:
-            return 0.0
-        return self.step_numerator_at(state, f_values) / denominator
+        numerator = self.step_numerator_at(state, f_values)
+        denominator = self.step_denominator_at(state, f_values)
+        return closed_form_step(numerator, denominator, state.n, l2)
 
     # --- standalone public API ------------------------------------------------------------
 

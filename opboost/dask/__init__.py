@@ -1,0 +1,40 @@
+"""BOPL on a Dask cluster: logs larger than one machine, trees grown by ``lightgbm.dask``.
+
+Install with ``pip install "opboost[dask]"``. Usage (docs/dask.md)::
+
+    from dask.distributed import Client
+    from opboost import Booster
+    from opboost.dask import DaskLoggedBandit
+
+    client = Client("tcp://scheduler:8786")          # or Client(LocalCluster(...))
+    data = DaskLoggedBandit.from_parquet("logs/", context_columns=[...], action_column="a",
+                                         reward_column="r", propensity_column="p", n_actions=5)
+    booster = Booster(base_learner="lightgbm_dask_tree", n_rounds=100).fit(data)
+    booster.save("policy")                            # an ordinary policy: loads without Dask
+
+Importing this package imports neither dask nor lightgbm: the names below load on first use,
+and the core of opboost never imports this package (the ``lightgbm_dask_tree`` plugin is
+registered without importing dask).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["DaskLoggedBandit", "LightGBMDaskTree", "fit_booster", "merge_rounds"]
+
+_LAZY = {
+    "DaskLoggedBandit": "opboost.dask.data",
+    "LightGBMDaskTree": "opboost.dask.learner",
+    "fit_booster": "opboost.dask.boosting",
+    "merge_rounds": "opboost.dask.boosting",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'opboost.dask' has no attribute {name!r}")

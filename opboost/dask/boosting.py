@@ -1,0 +1,586 @@
+"""The boosting loop of :class:`opboost.Booster` on a Dask cluster.
+
+The rows stay where they are: each partition of a :class:`~opboost.dask.DaskLoggedBandit`
+becomes, on the worker holding it, a validated LoggedBandit with its training coefficients
+c (n_p,) and its scores F (n_p, K), persisted there. Per round t:
+
+1. the gradients and hessians of the weighted least-squares problem (targets and weights of
+   the objective's regression problem) per partition from F, flattened example-major (row
+   i*K + a), next to the partition's designed rows (``design_rows``); ``lightgbm.dask`` grows
+   ONE tree over all workers (LightGBM's data-parallel learner: the workers exchange
+   histograms, never rows); the client receives its model text;
+2. the model text is broadcast to the workers; each predicts f_t on its partitions, keeps it,
+   and returns N_p = sum c_i xi_i g_i^T f_i, D_p = sum |c_i| sigma_i ||f_i||^2 and max|f|;
+3. the client computes alpha = nu * N / (D + 2 n l2) from the sums exactly as the in-memory
+   booster does (same stops), and each worker updates F <- F + alpha f in place of the old F
+   and returns its partition's risk, squared gradient norm, value estimate and weight sums.
+
+Only scalars per partition (3 floats after step 2, 5 after step 3) and one model text per
+round reach the client. The fitted ``policy_`` is an ordinary opboost policy whose ensemble is
+one LightGBM model (the rounds' trees with their leaves scaled by alpha): it saves, loads and
+predicts with numpy and lightgbm alone.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+from lightgbm.basic import _LIB, _safe_call
+
+from opboost._validation import check_random_state
+from opboost.booster import TOLERANCE, run_rounds
+from opboost.booster_checks import check_callbacks, check_data
+from opboost.callbacks import RoundEnv, _HistoryView
+from opboost.data import LoggedBandit
+from opboost.estimators.ips import IPS, TruncatedIPS
+from opboost.exceptions import InvalidParameterError
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_rows import design_rows
+from opboost.learners.lightgbm_tree import action_tilt, leaf_values
+from opboost.learners.toolkit import learner_seed
+from opboost.objectives.base import closed_form_step
+from opboost.objectives.bopl import BOPL
+from opboost.objectives.bopl_s import BOPLS
+from opboost.policy import Policy
+
+__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "fit_booster", "merge_rounds"]
+
+#: Objectives whose risk, gradient and step are sums of per-example terms (partition-wise).
+SUPPORTED_OBJECTIVES: tuple[type, ...] = (BOPL, BOPLS)
+#: Estimators whose training coefficients are per-row (c_i depends on row i only).
+SUPPORTED_ESTIMATORS: tuple[type, ...] = (IPS, TruncatedIPS)
+
+
+# --- per-partition work, run on the workers ---------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """One partition on its worker: the validated rows and their training coefficients (n_p,)."""
+
+    data: LoggedBandit
+    coef: np.ndarray
+
+
+def make_partition(data: LoggedBandit, estimator: Any, reward_shift: float) -> Partition:
+    """The partition's coefficients c (n_p,) from its (shifted) rewards, as the booster does."""
+    train = data if reward_shift == 0.0 else data.with_rewards(data.rewards + reward_shift)
+    coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
+    if coef.shape != (len(data),) or not np.all(np.isfinite(coef)):
+        raise InvalidParameterError(
+            f"Estimator {estimator.name!r} returned invalid training coefficients on a "
+            f"partition (shape {coef.shape}); expected ({len(data)},) finite values."
+        )
+    return Partition(data, coef)
+
+
+def initial_scores(part: Partition) -> np.ndarray:
+    """F_0 = 0, shape (n_p, K), created next to the partition."""
+    return np.zeros((len(part.data), part.data.n_actions))
+
+
+def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.ndarray):
+    """[n_p risk, n_p^2 ||gradient||^2, n_p value, sum w, count w > 0] of the partition.
+
+    The risk, gradient and value of the objective and estimator on the partition alone are
+    means over its rows; these multiples are what sums over partitions turn into the global
+    ones (risk = sum / n, ||gradient||^2 = sum / n^2, value = sum / n).
+    """
+    state = objective.round_state(scores, part.data, part.coef)
+    n_p = state.n
+    gradient = objective.gradient_at(state)
+    weights = objective.problem_at(state, "regression").weights
+    if not np.all(np.isfinite(weights)) or np.min(weights) < 0:
+        raise InvalidParameterError(
+            "The regression problem of a partition has weights that are not finite and >= 0."
+        )
+    return np.array(
+        [
+            objective.risk_at(state) * n_p,
+            float(np.einsum("ij,ij->", gradient, gradient)) * n_p**2,
+            estimator.estimate_value(part.data, state.probs) * n_p,
+            float(np.sum(weights)),
+            float(np.count_nonzero(weights)),
+        ]
+    )
+
+
+def partition_rows(part: Partition, design: str) -> np.ndarray:
+    """The partition's designed rows (n_p*K, d+1 | d+K), example-major (row i*K + a)."""
+    return design_rows(part.data.contexts, part.data.n_actions, design)
+
+
+def partition_problem(
+    objective: Any, part: Partition, scores: np.ndarray, weight_scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The round's float32 gradients -s_a w y and hessians s_a w, each (n_p*K,) example-major,
+    computed exactly as ``lightgbm_tree`` computes them: targets y and weights w of the
+    regression problem, s_a = ``weight_scale`` * (1 + 1e-6 a).
+
+    The per-action tilt 1 + 1e-6 a is the in-memory learner's (docs/performance.md): the
+    targets sum to 0 over the actions of every row, so without it every context feature can
+    have exactly zero gain at the root, and LightGBM then never splits on it in that tree.
+    """
+    state = objective.round_state(scores, part.data, part.coef)
+    problem = objective.problem_at(state, "regression")
+    w = problem.weights
+    work = np.multiply(w, problem.targets)  # w*y, float64, as wls_terms
+    scale = weight_scale * action_tilt(state.g.shape[1])
+    grad = np.empty(state.g.shape, dtype=np.float32)
+    hess = np.empty(state.g.shape, dtype=np.float32)
+    np.multiply(work, -scale, out=grad, casting="same_kind")
+    np.multiply(w, scale, out=hess, casting="same_kind")
+    return grad.ravel(), hess.ravel()
+
+
+def predict_rows(model_text: str, X: np.ndarray, n_actions: int, design: str, threads: int):
+    """One round's tree f on contexts X (m, d): (m, K)."""
+    booster = lgb.Booster(model_str=model_text)
+    rows = design_rows(X, n_actions, design)
+    out = booster.predict(rows, raw_score=True, num_threads=threads)
+    return np.asarray(out, dtype=np.float64).reshape(X.shape[0], n_actions)
+
+
+def partition_predict(part: Partition, model_text: str, design: str, threads: int):
+    """f_t on the partition, (n_p, K); ``threads`` 0 means the worker's thread count."""
+    if threads <= 0:
+        from distributed import get_worker
+
+        threads = get_worker().state.nthreads
+    return predict_rows(model_text, part.data.contexts, part.data.n_actions, design, threads)
+
+
+def partition_step_terms(objective: Any, part: Partition, scores: np.ndarray, f: np.ndarray):
+    """[N_p, D_p, max|f|]: the partition's sums in alpha = N / (D + 2 n l2)."""
+    state = objective.round_state(scores, part.data, part.coef)
+    return np.array(
+        [
+            objective.step_numerator_at(state, f),
+            objective.step_denominator_at(state, f),
+            float(np.max(np.abs(f))),
+        ]
+    )
+
+
+def update_scores(scores: np.ndarray, f: np.ndarray, weight: float) -> np.ndarray:
+    """F + weight * f, (n_p, K)."""
+    return scores + weight * f
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+def merge_rounds(
+    trees: Sequence[str], weights: Sequence[float], *, n_columns: int, categorical: bool
+) -> lgb.Booster:
+    """One LightGBM model predicting sum_t weights[t] * tree_t from single-tree model texts.
+
+    Each tree's leaves are scaled by its weight (``set_leaf_output``), then the models are
+    merged with ``LGBM_BoosterMerge`` in round order. No trees: an empty model over
+    ``n_columns`` columns (the last one categorical if ``categorical``).
+    """
+    if not trees:
+        return _empty_model(n_columns, categorical)
+    merged = None
+    for text, weight in zip(trees, weights, strict=True):
+        booster = lgb.Booster(model_str=text)
+        if booster.num_trees() != 1:
+            raise ValueError(
+                f"merge_rounds: expected one tree per round, got {booster.num_trees()}"
+            )
+        for leaf, value in enumerate(leaf_values(text)[0]):
+            booster.set_leaf_output(0, leaf, float(weight) * value)
+        if merged is not None:  # puts merged's trees in front of this round's tree
+            _safe_call(_LIB.LGBM_BoosterMerge(booster._handle, merged._handle))
+        merged = booster
+    return lgb.Booster(model_str=merged.model_to_string())
+
+
+def _empty_model(n_columns: int, categorical: bool) -> lgb.Booster:
+    params = {"objective": "none", "verbose": -1, "num_threads": 1}
+    rows = np.zeros((2, n_columns))
+    cats = [n_columns - 1] if categorical else "auto"
+    dataset = lgb.Dataset(rows, params=params, categorical_feature=cats, free_raw_data=True)
+    return lgb.Booster(model_str=lgb.Booster(params, dataset).model_to_string())
+
+
+# --- the loop ---------------------------------------------------------------------------------
+
+
+def _check_options(booster: Any, eval_data: Any) -> None:
+    unsupported = [
+        ("validation_fraction", None, "hold out logs yourself and pass them as eval_data"),
+        ("warm_start", None, "start from F_0 = 0 (warm_start=None)"),
+    ]
+    for name, default, fix in unsupported:
+        if getattr(booster, name) != default:
+            raise InvalidParameterError(
+                f"The {name!r} parameter of Booster is not supported by the distributed fit "
+                f"(DaskLoggedBandit). Got {getattr(booster, name)!r}; {fix}."
+            )
+    if eval_data is not None:
+        check_data(eval_data, "eval_data")
+
+
+def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
+    from opboost.dask.learner import LightGBMDaskTree
+
+    if not isinstance(learner, LightGBMDaskTree):
+        raise InvalidParameterError(
+            f"Booster.fit: data is a DaskLoggedBandit, which only the 'lightgbm_dask_tree' base "
+            f"learner fits (on the workers); got base learner {learner.name!r}. Use "
+            f"base_learner='lightgbm_dask_tree', or gather small data with "
+            f"data.to_logged_bandit() for an in-memory learner."
+        )
+    if type(objective) not in SUPPORTED_OBJECTIVES:
+        names = ", ".join(repr(c.name) for c in SUPPORTED_OBJECTIVES)
+        raise InvalidParameterError(
+            f"The objective {objective.name!r} is not supported by the distributed fit: its "
+            f"risk or gradient needs statistics of all rows at once, not sums over partitions. "
+            f"Supported: {names}."
+        )
+    if type(estimator) not in SUPPORTED_ESTIMATORS:
+        names = ", ".join(repr(c.name) for c in SUPPORTED_ESTIMATORS)
+        raise InvalidParameterError(
+            f"The estimator {estimator.name!r} is not supported by the distributed fit, which "
+            f"needs per-row training coefficients. Supported: {names}."
+        )
+
+
+def assign_workers(client: Any, data: Any) -> list[str]:
+    """The worker that builds and keeps each partition, balancing rows across workers.
+
+    A partition whose contexts chunk is already in a worker's memory (persisted) stays there;
+    the others (lazy: read from files or generated) go to the worker with the fewest rows so
+    far, which then also reads or generates them, so no partition moves between workers.
+    """
+    workers = sorted(client.nthreads())
+    if not workers:
+        raise InvalidParameterError(
+            "The Dask cluster has no workers; start some (e.g. LocalCluster(n_workers=2)) "
+            "before fitting."
+        )
+    from distributed import futures_of, wait
+
+    persisted = futures_of(data.contexts)
+    holders: dict[Any, Any] = {}
+    if persisted:  # persisted contexts: let them land, then keep each partition where it is
+        with client.as_current():
+            wait(persisted)
+        holders = dict(client.who_has(persisted))
+    keys = [row[0] for row in data.contexts.__dask_keys__()]
+    load = dict.fromkeys(workers, 0)
+    chosen: list[str | None] = []
+    for key, n_p in zip(keys, data.row_chunks, strict=True):
+        held = [w for w in holders.get(key, ()) if w in load]
+        chosen.append(held[0] if held else None)
+        if held:
+            load[held[0]] += n_p
+    for p, n_p in enumerate(data.row_chunks):
+        if chosen[p] is None:
+            chosen[p] = min(workers, key=lambda w: (load[w], workers.index(w)))
+            load[chosen[p]] += n_p
+    return chosen
+
+
+class DistributedFit:
+    """The state of one distributed fit: per-partition futures on the workers, history, trees."""
+
+    def __init__(self, booster, data, eval_data, objective, estimator, learner, client):
+        from distributed import wait
+
+        self.booster, self.data, self.eval_data = booster, data, eval_data
+        self.objective, self.estimator, self.learner = objective, estimator, learner
+        self.client = client
+        self.K, self.d, self.n = data.n_actions, data.n_features, len(data)
+        self.design = learner.action_design
+        seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
+        self.seed = learner_seed(learner.random_state, seed)
+        learner.lgb_params(self.seed)  # validate the learner's parameters before any work
+        if eval_data is not None and (eval_data.n_actions, eval_data.n_features) != (
+            self.K,
+            self.d,
+        ):
+            raise InvalidParameterError(
+                f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
+                f"{eval_data.n_features} features but data has {self.K} and {self.d}; "
+                f"evaluate on rows of the same problem."
+            )
+        self.rows = data.row_chunks
+        self.workers = assign_workers(client, data)
+        shift = float(booster.reward_shift)
+        self.parts = [
+            client.compute(_delayed(make_partition)(p, estimator, shift), workers=[w])
+            for p, w in zip(data.partitions(), self.workers, strict=True)
+        ]
+        with client.as_current():  # wait() uses the current client; ours may not be default
+            wait(self.parts)
+        for future in self.parts:  # raise a partition's validation error here, by name
+            if future.status == "error":
+                future.result()
+        self.scores = [self._submit(i, initial_scores, p) for i, p in enumerate(self.parts)]
+        self.placement: dict[str, int] = {}
+        for worker, n_p in zip(self.workers, self.rows, strict=True):
+            self.placement[worker] = self.placement.get(worker, 0) + n_p
+        self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), self.K))
+        self.round, self.stop_reason = 0, None
+        self.history: dict[str, list[float]] = {}
+        self.timings: dict[str, list[float]] = {"tree": [], "step": [], "update": []}
+        self.trees: list[str] = []
+        self.weights: list[float] = []
+        self.metrics: dict[str, float] = {}
+        self.stats = self._stats()
+
+    # --- reductions ---------------------------------------------------------------------
+
+    def _submit(self, index: int, func: Any, *args: Any) -> Any:
+        """Run ``func(*args)`` on the worker that keeps partition ``index`` (and only there:
+        work stealing would move the partition's rows to another worker)."""
+        worker = self.workers[index]
+        return self.client.submit(func, *args, workers=[worker], allow_other_workers=False)
+
+    def _gather_sum(self, futures: list[Any]) -> np.ndarray:
+        """Sum of the per-partition scalar vectors, in partition order (deterministic)."""
+        return np.sum(np.stack(self.client.gather(futures)), axis=0)
+
+    def _stats(self) -> dict[str, float]:
+        obj, est = self.objective, self.estimator
+        futures = [
+            self._submit(i, partition_stats, obj, est, p, F)
+            for i, (p, F) in enumerate(zip(self.parts, self.scores, strict=True))
+        ]
+        risk, grad_sq, value, w_sum, w_nnz = self._gather_sum(futures)
+        n = self.n
+        return {
+            "risk": risk / n,
+            "gradient_norm": math.sqrt(max(grad_sq, 0.0)) / n,
+            "value": value / n,
+            "weight_sum": w_sum,
+            "weight_nnz": w_nnz,
+        }
+
+    # --- one round ----------------------------------------------------------------------
+
+    def _fit_tree(self) -> str:
+        """Grow this round's tree over all workers; its model text."""
+        import dask
+        import dask.array as da
+
+        stats, K = self.stats, self.K
+        scale = stats["weight_nnz"] / stats["weight_sum"]  # weights to mean 1 where nonzero
+        width = self.d + (K if self.design == "stacked_onehot" else 1)
+        rows, gradients, hessians = [], [], []
+        for i, (part, F, n_p) in enumerate(zip(self.parts, self.scores, self.rows, strict=True)):
+            with dask.annotate(workers=[self.workers[i]], allow_other_workers=False):
+                X = _delayed(partition_rows)(part, self.design)
+                problem = _delayed(partition_problem, nout=2)(self.objective, part, F, scale)
+                rows.append(da.from_delayed(X, (n_p * K, width), dtype=np.float64))
+                gradients.append(da.from_delayed(problem[0], (n_p * K,), dtype=np.float32))
+                hessians.append(da.from_delayed(problem[1], (n_p * K,), dtype=np.float32))
+        return self.learner.fit_tree(
+            self.client,
+            da.concatenate(rows),
+            da.concatenate(gradients),
+            da.concatenate(hessians),
+            seed=self.seed,
+            n_features=self.d,
+        )
+
+    def run_round(self) -> float | None:
+        """One boosting round; returns alpha, or None after recording why it stopped."""
+        b, t, client = self.booster, self.round + 1, self.client
+        grad_norm = self.stats["gradient_norm"]
+        if grad_norm < TOLERANCE:
+            self.stop_reason = f"gradient norm < {TOLERANCE:g} at round {t}"
+            return None
+        if self.stats["weight_nnz"] == 0:  # every weight is 0: f = 0, as lightgbm_tree returns
+            self.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
+            return None
+        start = time.perf_counter()
+        tree = self._fit_tree()
+        fitted = time.perf_counter()
+        model = client.scatter(tree, broadcast=True, hash=False)
+        threads = int(self.learner.num_threads)
+        f = [
+            self._submit(i, partition_predict, p, model, self.design, threads)
+            for i, p in enumerate(self.parts)
+        ]
+        terms = [
+            self._submit(i, partition_step_terms, self.objective, p, F, fp)
+            for i, (p, F, fp) in enumerate(zip(self.parts, self.scores, f, strict=True))
+        ]
+        terms = np.stack(client.gather(terms))  # (partitions, 3)
+        numerator, denominator = np.sum(terms[:, :2], axis=0)
+        max_abs = float(np.max(terms[:, 2]))
+        stepped = time.perf_counter()
+        if max_abs < TOLERANCE:
+            self.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
+            return None
+        factor = 1.0
+        if b.scale is not None:
+            current = denominator / self.n
+            factor = math.sqrt(b.scale / current) if current > 0 else 1.0
+        alpha = closed_form_step(
+            numerator * factor, denominator * factor**2, self.n, float(b.l2)
+        ) * float(b.learning_rate)
+        if not abs(alpha) >= TOLERANCE:
+            self.stop_reason = f"|alpha| < {TOLERANCE:g} at round {t}"
+            return None
+        weight = alpha * factor
+        self.scores = [
+            self._submit(i, update_scores, F, fp, weight)
+            for i, (F, fp) in enumerate(zip(self.scores, f, strict=True))
+        ]
+        del f, terms  # the old scores and f are released with their last references
+        self.trees.append(tree)
+        self.weights.append(weight)
+        self.round = t
+        self.stats = self._stats()
+        self.metrics = {
+            "alpha": alpha,
+            "gradient_norm": grad_norm,
+            "train_objective": self.stats["risk"],
+            "train_value": self.stats["value"],
+        }
+        if self.eval_data is not None:
+            self.metrics.update(self._evaluate(tree, weight))
+        for key, value in self.metrics.items():
+            self.history.setdefault(key, []).append(float(value))
+        done = time.perf_counter()
+        for key, seconds in (
+            ("tree", fitted - start),
+            ("step", stepped - fitted),
+            ("update", done - stepped),
+        ):
+            self.timings[key].append(seconds)
+        return alpha
+
+    def _evaluate(self, tree: str, weight: float) -> dict[str, float]:
+        from opboost.fit_state import policy_values
+
+        X = self.eval_data.contexts
+        if not isinstance(X, np.ndarray):
+            X = X.toarray()
+        threads = int(self.learner.num_threads)
+        self.eval_scores += weight * predict_rows(tree, X, self.K, self.design, threads)
+        return policy_values(self.eval_data, self.eval_scores, prefix="eval_")
+
+    # --- results ------------------------------------------------------------------------
+
+    def env(self, alpha: float) -> RoundEnv:
+        return RoundEnv(
+            booster=self.booster,
+            round=self.round,
+            n_rounds=self.booster.n_rounds,
+            alpha=float(alpha),
+            train_metrics={k: v for k, v in self.metrics.items() if not k.startswith("eval_")},
+            eval_metrics={k: v for k, v in self.metrics.items() if k.startswith("eval_")},
+            history=_HistoryView(self.history),
+            snapshot=_no_snapshot,
+        )
+
+    def policy(self) -> Policy:
+        from opboost import __version__
+
+        b, learner = self.booster, self.learner
+        booster = merge_rounds(
+            self.trees,
+            self.weights,
+            n_columns=self.d + (self.K if self.design == "stacked_onehot" else 1),
+            categorical=self.design == "stacked",
+        )
+        ensemble = LightGBMEnsemble(
+            booster,
+            n_actions=self.K,
+            action_design=self.design,
+            n_features=self.d,
+            n_rounds=self.round,
+        )
+        meta = {
+            "objective": self.objective.name,
+            "estimator": self.estimator.name,
+            # The ensemble is lightgbm_tree's format: loading needs neither dask nor the extra.
+            "base_learner": "lightgbm_tree",
+            "base_learner_params": learner.as_lightgbm_tree().get_params(deep=False),
+            "opboost_version": __version__,
+            "n_rounds": self.round,
+            "n_actions": self.K,
+            "n_features": self.d,
+            "reward_shift": b.reward_shift,
+            "scale": b.scale,
+            "learning_rate": b.learning_rate,
+            "l2": b.l2,
+            "warm_start": b.warm_start,
+            "stop_reason": self.stop_reason,
+            "distributed": {
+                "base_learner": learner.name,
+                "n_partitions": len(self.parts),
+                "n_workers": len(self.placement),
+                "n_rows": self.n,
+            },
+        }
+        return Policy(ensemble, self.K, meta)
+
+
+def _no_snapshot() -> dict[str, Any]:
+    raise InvalidParameterError(
+        "The distributed fit keeps its scores on the workers and writes no checkpoints; "
+        "Checkpoint callbacks are not supported there."
+    )
+
+
+def _delayed(func: Any, **kwargs: Any) -> Any:
+    from dask import delayed
+
+    return delayed(func, pure=True, **kwargs)
+
+
+def fit_booster(
+    booster: Any, data: Any, *, eval_data: LoggedBandit | None = None, callbacks: Any = ()
+) -> Any:
+    """Fit ``booster`` (an :class:`opboost.Booster`) on the DaskLoggedBandit ``data``.
+
+    Sets the fitted attributes of an in-memory fit (``policy_``, ``n_rounds_``, ``history_``,
+    ``stop_reason_``) plus ``timings_`` (seconds per round: "tree" = lightgbm.dask's fit,
+    "step" = f and the step sums, "update" = F and the next round's statistics) and
+    ``distributed_`` (partitions, and rows per worker). ``eval_data`` is an in-memory
+    LoggedBandit scored on the client after every round; callbacks run as in a local fit,
+    except :class:`~opboost.callbacks.Checkpoint` (not supported). Returns ``booster``.
+    """
+    _check_options(booster, eval_data)
+    booster._check_params()
+    callbacks = check_callbacks(callbacks)
+    for cb in callbacks:
+        if hasattr(cb, "load_checkpoint"):
+            raise InvalidParameterError(
+                f"Booster.fit: the callback {type(cb).__name__} checkpoints the fit state, "
+                f"which the distributed fit keeps on the workers; checkpoints are not "
+                f"supported there. Drop it (Progress, History and EarlyStopping work)."
+            )
+    objective, estimator, learner = booster._components()
+    _check_components(objective, estimator, learner)
+    client = learner.get_client()
+    fit = DistributedFit(booster, data, eval_data, objective, estimator, learner, client)
+    for cb in callbacks:
+        cb.on_fit_start(fit.env(float("nan")))
+    run_rounds(fit, booster.n_rounds, callbacks, DistributedFit.run_round)
+    booster.policy_ = fit.policy()
+    booster.n_rounds_ = fit.round
+    booster.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
+    booster.stop_reason_ = fit.stop_reason
+    booster.timings_ = {k: np.asarray(v) for k, v in fit.timings.items()}
+    booster.distributed_ = {
+        "n_partitions": len(fit.parts),
+        "rows_per_partition": list(fit.rows),
+        "rows_per_worker": dict(fit.placement),
+    }
+    end = fit.env(booster.history_["alpha"][-1] if fit.round else float("nan"))
+    for cb in callbacks:
+        cb.on_fit_end(end)
+    return booster

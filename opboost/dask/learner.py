@@ -1,0 +1,229 @@
+"""``lightgbm_dask_tree``: one weighted least-squares LightGBM tree per round, grown by
+``lightgbm.dask`` over all the workers of a Dask cluster.
+
+The tree is the one ``lightgbm_tree`` grows (same parameters, same action designs, same
+leaves: the weighted mean of the targets), fitted by LightGBM's data-parallel tree learner on
+the designed rows each worker holds. The learner only fits on a
+:class:`opboost.dask.DaskLoggedBandit`; the rounds are driven by
+:func:`opboost.dask.boosting.fit_booster`. Importing this module does not import dask.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost._validation import check_choice
+from opboost.exceptions import InvalidParameterError
+from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_tree import LightGBMTree
+
+__all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
+
+#: Action designs the distributed learner supports (one tree per round over stacked rows).
+DASK_ACTION_DESIGNS = ("stacked", "stacked_onehot")
+#: Parameters the learner sets for lightgbm.dask, on top of lightgbm_tree's reserved ones.
+_DASK_RESERVED = frozenset({"n_jobs", "tree_learner"})
+
+
+def in_memory_error(what: str) -> InvalidParameterError:
+    """The error for in-memory data given to the distributed learner."""
+    return InvalidParameterError(
+        f"The base learner 'lightgbm_dask_tree' fits on a Dask cluster and got {what}. Wrap "
+        f"the logs: Booster(...).fit(opboost.dask.DaskLoggedBandit.from_logged_bandit(data, "
+        f"npartitions=8)) with a dask.distributed Client running (or load them with "
+        f"DaskLoggedBandit.from_parquet); for in-memory data use base_learner='lightgbm_tree'."
+    )
+
+
+class LightGBMDaskTree(BaseLearner):
+    """A LightGBM regression tree per round, grown by ``lightgbm.dask`` on a Dask cluster.
+
+    Parameters
+    ----------
+    num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
+    feature_fraction, max_bin, random_state, params : as for ``lightgbm_tree``. Weights are
+        rescaled to mean 1 over the nonzero entries of ALL partitions each round.
+    num_threads : LightGBM threads of the per-partition predictions; 0 (default) uses each
+        worker's thread count. Training always uses the worker's thread count (lightgbm.dask
+        sets it), so start workers with ``threads_per_worker`` = the cores LightGBM may use.
+    action_design : "stacked" (default) or "stacked_onehot"; "per_action" is not supported.
+    client : the ``dask.distributed.Client`` to fit on; None uses the current default client.
+        ``params`` may set lightgbm.dask's network parameters (``local_listen_port``,
+        ``machines``, ``time_out``).
+    """
+
+    name: ClassVar[str] = "lightgbm_dask_tree"
+    reduction: ClassVar[str] = "regression"
+    ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
+    _unit_test_skips: ClassVar[dict[str, str]] = {
+        "check_base_learner_round_and_save": (
+            "fits only on a DaskLoggedBandit with a running Dask cluster; the same contract "
+            "(one round, alpha * f, save/load) is tested in tests/integration/test_dask.py"
+        )
+    }
+
+    def __init__(
+        self,
+        *,
+        num_leaves: int = 31,
+        max_depth: int = -1,
+        min_data_in_leaf: int = 20,
+        min_sum_hessian_in_leaf: float = 1e-3,
+        lambda_l2: float = 0.0,
+        feature_fraction: float = 1.0,
+        max_bin: int = 255,
+        num_threads: int = 0,
+        action_design: str = "stacked",
+        random_state: Any = None,
+        params: dict[str, Any] | None = None,
+        client: Any = None,
+    ) -> None:
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_data_in_leaf = min_data_in_leaf
+        self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
+        self.lambda_l2 = lambda_l2
+        self.feature_fraction = feature_fraction
+        self.max_bin = max_bin
+        self.num_threads = num_threads
+        self.action_design = action_design
+        self.random_state = random_state
+        self.params = params
+        self.client = client
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        return {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
+
+    def __sklearn_clone__(self) -> LightGBMDaskTree:
+        """Clone every parameter but ``client``, which is shared (a Client cannot be copied)."""
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(client=client, **{k: clone(v, safe=False) for k, v in params.items()})
+
+    # --- the in-memory contract: not for this learner -------------------------------------
+
+    def prepare(
+        self,
+        contexts: Any,
+        n_actions: int,
+        *,
+        random_state: Any = None,
+        init_scores: np.ndarray | None = None,
+    ) -> None:
+        raise in_memory_error(f"in-memory contexts ({type(contexts).__name__})")
+
+    def fit_round(self, problem: BaseProblem) -> np.ndarray:
+        raise in_memory_error("an in-memory problem")
+
+    def commit_round(self, alpha: float) -> None:
+        raise in_memory_error("an in-memory round")
+
+    def ensemble(self) -> Ensemble:
+        raise in_memory_error("no distributed fit")
+
+    # --- what the distributed loop uses ---------------------------------------------------
+
+    def as_lightgbm_tree(self) -> LightGBMTree:
+        """The equivalent single-machine learner: ``lightgbm_tree`` with these parameters."""
+        params = self.get_params(deep=False)
+        params.pop("client")
+        return LightGBMTree(**params)
+
+    def get_client(self) -> Any:
+        """``client``, or the current default ``dask.distributed`` client."""
+        if self.client is not None:
+            return self.client
+        from distributed import default_client
+
+        try:
+            return default_client()
+        except ValueError as exc:
+            raise InvalidParameterError(
+                "The base learner 'lightgbm_dask_tree' found no Dask client: start one first "
+                "(client = dask.distributed.Client('tcp://scheduler:8786'), or "
+                "Client(LocalCluster()) on one machine) or pass "
+                "base_learner_params={'client': client}."
+            ) from exc
+
+    def lgb_params(self, seed: int) -> dict[str, Any]:
+        """Validated keyword arguments of ``lightgbm.dask.DaskLGBMRegressor`` for one tree.
+
+        The objective is :func:`gradient_from_label`: the label column carries the gradient
+        -w*y and the sample weights the hessian w, computed per partition exactly as
+        ``lightgbm_tree`` computes its float32 gradients; with learning rate 1 every leaf is
+        the weighted mean of its targets, the same leaves as ``lightgbm_tree``.
+        """
+        check_choice(
+            self.action_design,
+            "action_design",
+            type(self).__name__,
+            DASK_ACTION_DESIGNS,
+            fix="'per_action' (K trees per round) is not supported on Dask; use 'stacked'",
+        )
+        extra = self.params if isinstance(self.params, dict) else {}
+        bad = sorted(k for k in extra if k in _DASK_RESERVED)
+        if bad:
+            raise InvalidParameterError(
+                f"The 'params' parameter of LightGBMDaskTree may not set {bad}: the learner "
+                f"sets them for lightgbm.dask (data-parallel trees without an initial score)."
+            )
+        params = self.as_lightgbm_tree()._lgb_params(seed)  # validates like lightgbm_tree
+        for key in ("objective", "learning_rate", "boosting", "num_threads", "seed"):
+            params.pop(key)
+        return {
+            **params,
+            "objective": gradient_from_label,
+            "boosting_type": "gbdt",
+            "learning_rate": 1.0,
+            "n_estimators": 1,
+            "random_state": seed,
+        }
+
+    def fit_tree(
+        self,
+        client: Any,
+        rows: Any,
+        gradients: Any,
+        hessians: Any,
+        *,
+        seed: int,
+        n_features: int,
+    ) -> str:
+        """Grow one tree on dask arrays: designed rows (n*K, width), gradients and hessians
+        (n*K,) float32, with the same row chunks; return its LightGBM model text (parameters
+        section removed: it names the workers' addresses)."""
+        from lightgbm.dask import DaskLGBMRegressor
+
+        model = DaskLGBMRegressor(client=client, **self.lgb_params(seed))
+        categorical = [n_features] if self.action_design == "stacked" else "auto"
+        # lightgbm.dask waits with the current client: make it ours (it may not be default).
+        with client.as_current(), warnings.catch_warnings():
+            # lightgbm.dask sets the threads itself and says so for the wrapper's n_jobs.
+            warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
+            model.fit(rows, gradients, sample_weight=hessians, categorical_feature=categorical)
+        return strip_parameters(model.booster_.model_to_string())
+
+
+def gradient_from_label(labels: np.ndarray, preds: np.ndarray, weights: np.ndarray):
+    """LightGBM custom objective: the label column is the gradient, the weights the hessian.
+
+    Each round's tree starts from scores 0, so the gradient does not depend on ``preds``.
+    """
+    return labels, weights
+
+
+def strip_parameters(model_text: str) -> str:
+    """LightGBM model text without its trailing ``parameters:`` section (training settings,
+    including lightgbm.dask's ``machines`` list); LightGBM loads it unchanged."""
+    head, sep, rest = model_text.partition("\nparameters:\n")
+    if not sep:
+        return model_text
+    _, sep, tail = rest.partition("end of parameters\n")
+    return head + "\n" + tail if sep else model_text
