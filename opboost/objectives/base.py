@@ -44,6 +44,8 @@ __all__ = [
     "softmax",
 ]
 
+#: Up to this many actions, row-wise max loops over columns (see ``_row_max``).
+_COLUMN_LOOP_MAX_K = 64
 #: The base-learning reductions of London et al. (2023), section 4.4 and appendix D.
 REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
 
@@ -53,14 +55,25 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     return _softmax_and_log_norm(scores)[0]
 
 
+def _row_max(scores: np.ndarray) -> np.ndarray:
+    """max_a F[i, a], shape (n,). A loop over the K columns when K is small: numpy's axis-1
+    reduction over rows of a few elements is about 5x slower (measured, n = 100,000, K = 7)."""
+    if scores.shape[1] > _COLUMN_LOOP_MAX_K:
+        return scores.max(axis=1)
+    top = scores[:, 0].copy()
+    for a in range(1, scores.shape[1]):
+        np.maximum(top, scores[:, a], out=top)
+    return top
+
+
 def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass."""
-    top = scores.max(axis=1, keepdims=True)
-    probs = scores - top
+    top = _row_max(scores)
+    probs = scores - top[:, None]
     np.exp(probs, out=probs)
-    total = probs.sum(axis=1, keepdims=True)
-    probs /= total
-    return probs, (top + np.log(total))[:, 0]
+    total = probs @ np.ones(scores.shape[1])  # row sums; 10x faster than sum(axis=1) at K = 7
+    probs /= total[:, None]
+    return probs, top + np.log(total)
 
 
 def log_softmax(scores: np.ndarray) -> np.ndarray:
@@ -74,10 +87,10 @@ def policy_terms(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """softmax(F) (n, K), pi(a_i|x_i) (n,), g_i = e_{a_i} - pi(x_i) (n, K), logsumexp(F_i) (n,)."""
     probs, log_norm = _softmax_and_log_norm(scores)
-    rows = np.arange(len(actions))
-    pi_logged = probs[rows, actions]
+    logged = np.arange(len(actions)) * probs.shape[1] + actions  # flat index of (i, a_i)
+    pi_logged = probs.ravel()[logged]
     g = -probs
-    g[rows, actions] += 1.0
+    g.ravel()[logged] += 1.0
     return probs, pi_logged, g, log_norm
 
 
