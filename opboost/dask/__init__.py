@@ -28,7 +28,7 @@ _LAZY = {
     "DaskLoggedBandit": "opboost.dask.data",
     "LightGBMDaskTree": "opboost.dask.learner",
     "fit_booster": "opboost.dask.boosting",
-    "merge_rounds": "opboost.dask.boosting",
+    "merge_rounds": "opboost.dask.merge",
 }
 
 

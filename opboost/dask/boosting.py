@@ -25,189 +25,42 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import lightgbm as lgb
 import numpy as np
-from lightgbm.basic import _LIB, _safe_call
 
 from opboost._validation import check_random_state
 from opboost.booster import TOLERANCE, run_rounds
 from opboost.booster_checks import check_callbacks, check_data
 from opboost.callbacks import RoundEnv, _HistoryView
+from opboost.dask.merge import merge_rounds
+from opboost.dask.partitions import (
+    initial_scores,
+    make_partition,
+    partition_predict,
+    partition_problem,
+    partition_rows,
+    partition_stats,
+    partition_step_terms,
+    predict_rows,
+    update_scores,
+)
 from opboost.data import LoggedBandit
 from opboost.estimators.ips import IPS, TruncatedIPS
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.lightgbm_tree import action_tilt, leaf_values
 from opboost.learners.toolkit import learner_seed
 from opboost.objectives.base import closed_form_step
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
 from opboost.policy import Policy
 
-__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "fit_booster", "merge_rounds"]
+__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "fit_booster"]
 
 #: Objectives whose risk, gradient and step are sums of per-example terms (partition-wise).
 SUPPORTED_OBJECTIVES: tuple[type, ...] = (BOPL, BOPLS)
 #: Estimators whose training coefficients are per-row (c_i depends on row i only).
 SUPPORTED_ESTIMATORS: tuple[type, ...] = (IPS, TruncatedIPS)
-
-
-# --- per-partition work, run on the workers ---------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Partition:
-    """One partition on its worker: the validated rows and their training coefficients (n_p,)."""
-
-    data: LoggedBandit
-    coef: np.ndarray
-
-
-def make_partition(data: LoggedBandit, estimator: Any, reward_shift: float) -> Partition:
-    """The partition's coefficients c (n_p,) from its (shifted) rewards, as the booster does."""
-    train = data if reward_shift == 0.0 else data.with_rewards(data.rewards + reward_shift)
-    coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
-    if coef.shape != (len(data),) or not np.all(np.isfinite(coef)):
-        raise InvalidParameterError(
-            f"Estimator {estimator.name!r} returned invalid training coefficients on a "
-            f"partition (shape {coef.shape}); expected ({len(data)},) finite values."
-        )
-    return Partition(data, coef)
-
-
-def initial_scores(part: Partition) -> np.ndarray:
-    """F_0 = 0, shape (n_p, K), created next to the partition."""
-    return np.zeros((len(part.data), part.data.n_actions))
-
-
-def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.ndarray):
-    """[n_p risk, n_p^2 ||gradient||^2, n_p value, sum w, count w > 0] of the partition.
-
-    The risk, gradient and value of the objective and estimator on the partition alone are
-    means over its rows; these multiples are what sums over partitions turn into the global
-    ones (risk = sum / n, ||gradient||^2 = sum / n^2, value = sum / n).
-    """
-    state = objective.round_state(scores, part.data, part.coef)
-    n_p = state.n
-    gradient = objective.gradient_at(state)
-    weights = objective.problem_at(state, "regression").weights
-    if not np.all(np.isfinite(weights)) or np.min(weights) < 0:
-        raise InvalidParameterError(
-            "The regression problem of a partition has weights that are not finite and >= 0."
-        )
-    return np.array(
-        [
-            objective.risk_at(state) * n_p,
-            float(np.einsum("ij,ij->", gradient, gradient)) * n_p**2,
-            estimator.estimate_value(part.data, state.probs) * n_p,
-            float(np.sum(weights)),
-            float(np.count_nonzero(weights)),
-        ]
-    )
-
-
-def partition_rows(part: Partition, design: str) -> np.ndarray:
-    """The partition's designed rows (n_p*K, d+1 | d+K), example-major (row i*K + a)."""
-    return design_rows(part.data.contexts, part.data.n_actions, design)
-
-
-def partition_problem(
-    objective: Any, part: Partition, scores: np.ndarray, weight_scale: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The round's float32 gradients -s_a w y and hessians s_a w, each (n_p*K,) example-major,
-    computed exactly as ``lightgbm_tree`` computes them: targets y and weights w of the
-    regression problem, s_a = ``weight_scale`` * (1 + 1e-6 a).
-
-    The per-action tilt 1 + 1e-6 a is the in-memory learner's (docs/performance.md): the
-    targets sum to 0 over the actions of every row, so without it every context feature can
-    have exactly zero gain at the root, and LightGBM then never splits on it in that tree.
-    """
-    state = objective.round_state(scores, part.data, part.coef)
-    problem = objective.problem_at(state, "regression")
-    w = problem.weights
-    work = np.multiply(w, problem.targets)  # w*y, float64, as wls_terms
-    scale = weight_scale * action_tilt(state.g.shape[1])
-    grad = np.empty(state.g.shape, dtype=np.float32)
-    hess = np.empty(state.g.shape, dtype=np.float32)
-    np.multiply(work, -scale, out=grad, casting="same_kind")
-    np.multiply(w, scale, out=hess, casting="same_kind")
-    return grad.ravel(), hess.ravel()
-
-
-def predict_rows(model_text: str, X: np.ndarray, n_actions: int, design: str, threads: int):
-    """One round's tree f on contexts X (m, d): (m, K)."""
-    booster = lgb.Booster(model_str=model_text)
-    rows = design_rows(X, n_actions, design)
-    out = booster.predict(rows, raw_score=True, num_threads=threads)
-    return np.asarray(out, dtype=np.float64).reshape(X.shape[0], n_actions)
-
-
-def partition_predict(part: Partition, model_text: str, design: str, threads: int):
-    """f_t on the partition, (n_p, K); ``threads`` 0 means the worker's thread count."""
-    if threads <= 0:
-        from distributed import get_worker
-
-        threads = get_worker().state.nthreads
-    return predict_rows(model_text, part.data.contexts, part.data.n_actions, design, threads)
-
-
-def partition_step_terms(objective: Any, part: Partition, scores: np.ndarray, f: np.ndarray):
-    """[N_p, D_p, max|f|]: the partition's sums in alpha = N / (D + 2 n l2)."""
-    state = objective.round_state(scores, part.data, part.coef)
-    return np.array(
-        [
-            objective.step_numerator_at(state, f),
-            objective.step_denominator_at(state, f),
-            float(np.max(np.abs(f))),
-        ]
-    )
-
-
-def update_scores(scores: np.ndarray, f: np.ndarray, weight: float) -> np.ndarray:
-    """F + weight * f, (n_p, K)."""
-    return scores + weight * f
-
-
-# --- the model --------------------------------------------------------------------------------
-
-
-def merge_rounds(
-    trees: Sequence[str], weights: Sequence[float], *, n_columns: int, categorical: bool
-) -> lgb.Booster:
-    """One LightGBM model predicting sum_t weights[t] * tree_t from single-tree model texts.
-
-    Each tree's leaves are scaled by its weight (``set_leaf_output``), then the models are
-    merged with ``LGBM_BoosterMerge`` in round order. No trees: an empty model over
-    ``n_columns`` columns (the last one categorical if ``categorical``).
-    """
-    if not trees:
-        return _empty_model(n_columns, categorical)
-    merged = None
-    for text, weight in zip(trees, weights, strict=True):
-        booster = lgb.Booster(model_str=text)
-        if booster.num_trees() != 1:
-            raise ValueError(
-                f"merge_rounds: expected one tree per round, got {booster.num_trees()}"
-            )
-        for leaf, value in enumerate(leaf_values(text)[0]):
-            booster.set_leaf_output(0, leaf, float(weight) * value)
-        if merged is not None:  # puts merged's trees in front of this round's tree
-            _safe_call(_LIB.LGBM_BoosterMerge(booster._handle, merged._handle))
-        merged = booster
-    return lgb.Booster(model_str=merged.model_to_string())
-
-
-def _empty_model(n_columns: int, categorical: bool) -> lgb.Booster:
-    params = {"objective": "none", "verbose": -1, "num_threads": 1}
-    rows = np.zeros((2, n_columns))
-    cats = [n_columns - 1] if categorical else "auto"
-    dataset = lgb.Dataset(rows, params=params, categorical_feature=cats, free_raw_data=True)
-    return lgb.Booster(model_str=lgb.Booster(params, dataset).model_to_string())
 
 
 # --- the loop ---------------------------------------------------------------------------------

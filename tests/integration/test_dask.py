@@ -25,7 +25,8 @@ from sklearn.datasets import make_classification
 from opboost import Booster, InvalidParameterError, load_policy
 from opboost.callbacks import Checkpoint, History
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
-from opboost.dask.boosting import DistributedFit, predict_rows
+from opboost.dask.boosting import DistributedFit
+from opboost.dask.partitions import predict_rows
 from opboost.simulate import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The
@@ -404,7 +405,7 @@ def test_learner_clone_shares_the_client(client):
 
 def test_zero_rounds_give_an_empty_model_that_loads():
     """No committed round: an empty LightGBM model over the designed columns (scores 0)."""
-    from opboost.dask.boosting import merge_rounds
+    from opboost.dask.merge import merge_rounds
     from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 
     booster = merge_rounds([], [], n_columns=6, categorical=True)
