@@ -23,7 +23,7 @@ from opboost.exceptions import InvalidParameterError
 from opboost.objectives.base import softmax
 from opboost.policy import Policy, _json_safe
 
-__all__ = ["FitState", "policy_values"]
+__all__ = ["FitState", "policy_metadata", "policy_values"]
 
 
 #: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
@@ -253,23 +253,17 @@ class FitState:
         )
 
     def policy(self) -> Policy:
-        learner, b = self.learner, self.booster
-        meta = {
-            "objective": self.objective.name,
-            "estimator": self.estimator.name,
-            "base_learner": learner.name,
-            "base_learner_params": learner.get_params(deep=False),
-            "opboost_version": _version(),
-            "n_rounds": self.round,
-            "n_actions": self.data.n_actions,
-            "n_features": self.data.n_features,
-            "reward_shift": b.reward_shift,
-            "scale": b.scale,
-            "learning_rate": b.learning_rate,
-            "l2": b.l2,
-            "warm_start": b.warm_start,
-            "stop_reason": self.stop_reason,
-        }
+        learner = self.learner
+        meta = policy_metadata(
+            self.booster,
+            self.objective,
+            self.estimator,
+            (learner.name, learner.get_params(deep=False)),
+            n_rounds=self.round,
+            n_actions=self.data.n_actions,
+            n_features=self.data.n_features,
+            stop_reason=self.stop_reason,
+        )
         return Policy(learner.ensemble(), self.data.n_actions, meta)
 
     def snapshot(self) -> dict[str, Any]:
@@ -297,6 +291,37 @@ def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dic
         out[f"{prefix}ips_{kind}"] = float(np.dot(ratio, data.rewards)) / len(data)
         out[f"{prefix}snips_{kind}"] = float(np.dot(ratio, data.rewards)) / total if total else 0.0
     return out
+
+
+def policy_metadata(
+    booster: Any,
+    objective: Any,
+    estimator: Any,
+    learner: tuple[str, dict[str, Any]],
+    *,
+    n_rounds: int,
+    n_actions: int,
+    n_features: int,
+    stop_reason: str | None,
+) -> dict[str, Any]:
+    """The metadata a fitted policy records: its components, the booster's settings and the
+    fit's shape. ``learner`` is the (registry name, parameters) ``load_policy`` reads with."""
+    return {
+        "objective": objective.name,
+        "estimator": estimator.name,
+        "base_learner": learner[0],
+        "base_learner_params": learner[1],
+        "opboost_version": _version(),
+        "n_rounds": n_rounds,
+        "n_actions": n_actions,
+        "n_features": n_features,
+        "reward_shift": booster.reward_shift,
+        "scale": booster.scale,
+        "learning_rate": booster.learning_rate,
+        "l2": booster.l2,
+        "warm_start": booster.warm_start,
+        "stop_reason": stop_reason,
+    }
 
 
 def _version() -> str:

@@ -48,6 +48,7 @@ from opboost.dask.partitions import (
 from opboost.data import LoggedBandit
 from opboost.estimators.ips import IPS, TruncatedIPS
 from opboost.exceptions import InvalidParameterError
+from opboost.fit_state import policy_metadata
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.toolkit import learner_seed
 from opboost.objectives.base import closed_form_step
@@ -339,8 +340,6 @@ class DistributedFit:
         )
 
     def policy(self) -> Policy:
-        from opboost import __version__
-
         b, learner = self.booster, self.learner
         booster = merge_rounds(
             self.trees,
@@ -355,28 +354,22 @@ class DistributedFit:
             n_features=self.d,
             n_rounds=self.round,
         )
-        meta = {
-            "objective": self.objective.name,
-            "estimator": self.estimator.name,
-            # The ensemble is lightgbm_tree's format: loading needs neither dask nor the extra.
-            "base_learner": "lightgbm_tree",
-            "base_learner_params": learner.as_lightgbm_tree().get_params(deep=False),
-            "opboost_version": __version__,
-            "n_rounds": self.round,
-            "n_actions": self.K,
-            "n_features": self.d,
-            "reward_shift": b.reward_shift,
-            "scale": b.scale,
-            "learning_rate": b.learning_rate,
-            "l2": b.l2,
-            "warm_start": b.warm_start,
-            "stop_reason": self.stop_reason,
-            "distributed": {
-                "base_learner": learner.name,
-                "n_partitions": len(self.parts),
-                "n_workers": len(self.placement),
-                "n_rows": self.n,
-            },
+        # The ensemble is lightgbm_tree's format: loading needs neither dask nor the extra.
+        meta = policy_metadata(
+            b,
+            self.objective,
+            self.estimator,
+            ("lightgbm_tree", learner.as_lightgbm_tree().get_params(deep=False)),
+            n_rounds=self.round,
+            n_actions=self.K,
+            n_features=self.d,
+            stop_reason=self.stop_reason,
+        )
+        meta["distributed"] = {
+            "base_learner": learner.name,
+            "n_partitions": len(self.parts),
+            "n_workers": len(self.placement),
+            "n_rows": self.n,
         }
         return Policy(ensemble, self.K, meta)
 
