@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -178,6 +179,34 @@ def _signature_defaults(cls: type) -> dict[str, Any]:
 # --- algorithm tables ----------------------------------------------------------------------
 
 
+def check_params(
+    params: dict[str, Any],
+    cls: type,
+    owner: str,
+    managed: set[str] | frozenset[str],
+    managed_message: Callable[[str], str],
+    file: str,
+    key: str,
+) -> dict[str, Any]:
+    """Check ``params`` against ``cls``'s constructor: no ``managed`` key (the config sets
+    it; ``managed_message(param)`` says how), no unknown key, types like the defaults.
+    Returns the constructor's defaults."""
+    defaults = _signature_defaults(cls)
+    allowed = [p for p in defaults if p not in managed]
+    for param, val in params.items():
+        if param in managed:
+            raise ConfigError(managed_message(param), file=file, key=f"{key}.{param}")
+        if param not in defaults:
+            raise ConfigError(
+                f"{owner} has no parameter {param!r}. Valid: "
+                f"{', '.join(allowed) or 'none'}.{suggest(param, allowed)}",
+                file=file,
+                key=f"{key}.{param}",
+            )
+        check_type(val, defaults[param], file, f"{key}.{param}")
+    return defaults
+
+
 def parse_component(
     value: Any, kind: str, file: str, key: str, managed: set[str] = frozenset()
 ) -> ComponentSpec:
@@ -199,24 +228,18 @@ def parse_component(
         raise ConfigError(str(exc), file=file, key=f"{key}.name") from exc
     except PluginError as exc:
         raise ConfigError(str(exc), file=file, key=key) from exc
-    defaults = _signature_defaults(cls)
-    allowed = [p for p in defaults if p not in managed]
-    for param, val in params.items():
-        if param in managed:
-            raise ConfigError(
-                f"{param!r} of {kind} {name!r} is set by opboost from the data and the trial "
-                f"seed; remove it.",
-                file=file,
-                key=f"{key}.{param}",
-            )
-        if param not in defaults:
-            raise ConfigError(
-                f"{kind} {name!r} ({cls.__name__}) has no parameter {param!r}. Valid: "
-                f"{', '.join(allowed) or 'none'}.{suggest(param, allowed)}",
-                file=file,
-                key=f"{key}.{param}",
-            )
-        check_type(val, defaults[param], file, f"{key}.{param}")
+    check_params(
+        params,
+        cls,
+        f"{kind} {name!r} ({cls.__name__})",
+        managed,
+        lambda param: (
+            f"{param!r} of {kind} {name!r} is set by opboost from the data and the trial "
+            f"seed; remove it."
+        ),
+        file,
+        key,
+    )
     return ComponentSpec(kind, name, params)
 
 
@@ -289,24 +312,18 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
     booster = table.get("booster", {})
     if not isinstance(booster, dict):
         raise ConfigError(f"must be a table. Got {booster!r}.", file=file, key=f"{key}.booster")
-    defaults = _signature_defaults(Booster)
-    allowed = [p for p in defaults if p not in _BOOSTER_MANAGED]
-    for param, val in booster.items():
-        if param in _BOOSTER_MANAGED:
-            raise ConfigError(
-                f"set {param!r} with its own table (objective, estimator, base_learner) or, "
-                f"for random_state, through [experiment] seeds.",
-                file=file,
-                key=f"{key}.booster.{param}",
-            )
-        if param not in defaults:
-            raise ConfigError(
-                f"Booster has no parameter {param!r}. Valid: {', '.join(allowed)}."
-                f"{suggest(param, allowed)}",
-                file=file,
-                key=f"{key}.booster.{param}",
-            )
-        check_type(val, defaults[param], file, f"{key}.booster.{param}")
+    defaults = check_params(
+        booster,
+        Booster,
+        "Booster",
+        _BOOSTER_MANAGED,
+        lambda param: (
+            f"set {param!r} with its own table (objective, estimator, base_learner) or, "
+            f"for random_state, through [experiment] seeds."
+        ),
+        file,
+        f"{key}.booster",
+    )
     callbacks = table.get("callbacks", [])
     if not isinstance(callbacks, list):
         raise ConfigError(

@@ -92,6 +92,22 @@ def test_unknown_component_parameter_lists_valid_ones():
         parse_config(raw, file="c.toml")
 
 
+def test_booster_parameters_are_checked_like_components():
+    """A misspelt Booster key lists the valid ones; a key the config manages says how."""
+    with pytest.raises(
+        ConfigError,
+        match=r"\[algorithms\[1\]\.booster\.n_round\]: Booster has no parameter 'n_round'\. "
+        r"Valid: n_rounds, .*Did you mean 'n_rounds'\?$",
+    ):
+        parse_config(offline(booster={"n_round": 3}), file="c.toml")
+    with pytest.raises(
+        ConfigError,
+        match=r"\[algorithms\[1\]\.booster\.random_state\]: set 'random_state' with its own "
+        r"table .* through \[experiment\] seeds\.$",
+    ):
+        parse_config(offline(booster={"random_state": 1}), file="c.toml")
+
+
 def test_wrong_types_name_the_expected_type():
     """Strings where numbers belong (and floats for ints) are rejected with the default's type."""
     with pytest.raises(
