@@ -16,6 +16,10 @@ only ratios are printed, since absolute times on a shared machine mean little:
     building the stacked float matrix the baseline needs is NOT counted against it);
 (b) the same BOPL-S fit / LightGBM's built-in multiclass objective on the contexts, same rounds
     and leaves (K trees per round);
+    every fit runs at both of LightGBM's histogram layouts (``force_col_wise``,
+    ``force_row_wise``): (a) compares BOPL-S and L2 at the same layout (both printed; the
+    headline is the layout ``lightgbm_tree`` picks by default, ``histogram_layout``), (b)
+    BOPL-S at its default layout against multiclass at its faster one;
 (c) peak memory: each fit runs again in a fresh subprocess that builds the data, warms up on
     a tiny problem, records its resident set size (RSS), resets the kernel's peak-RSS mark
     (``/proc/self/clear_refs``, Linux) and fits; the child reports the peak RSS of the fit
@@ -42,11 +46,13 @@ import numpy as np
 
 from opboost import Booster
 from opboost.datasets.bundled import SyntheticMulticlass
-from opboost.learners.lightgbm_rows import StackedRows
+from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.simulate import expected_reward, supervised_to_bandit
 
 FITS = ("bopl_s", "lgb_l2", "lgb_multiclass")
+LAYOUTS = ("col", "row")  # LightGBM's force_col_wise / force_row_wise
+TIMED = tuple(f"{fit}_{layout}" for fit in FITS for layout in LAYOUTS)
 
 
 def make_data(args: argparse.Namespace) -> dict[str, Any]:
@@ -70,8 +76,8 @@ def make_data(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def tree_params(args: argparse.Namespace) -> dict[str, Any]:
-    """Tree parameters shared by every fit."""
+def tree_params(args: argparse.Namespace, layout: str = "col") -> dict[str, Any]:
+    """Tree parameters shared by every fit; ``layout`` is LightGBM's histogram layout."""
     return {
         "num_leaves": args.num_leaves,
         "min_data_in_leaf": 20,
@@ -79,12 +85,14 @@ def tree_params(args: argparse.Namespace) -> dict[str, Any]:
         "num_threads": args.threads,
         "seed": args.seed,
         "verbose": -1,
-        "force_col_wise": True,
+        f"force_{layout}_wise": True,
     }
 
 
-def fit_bopl_s(data: dict[str, Any], args: argparse.Namespace, design: str = "stacked"):
-    """BOPL-S through the real Booster; returns the fitted Booster."""
+def fit_bopl_s(
+    data: dict[str, Any], args: argparse.Namespace, design: str = "stacked", layout: str = ""
+):
+    """BOPL-S through the real Booster (``layout`` forces a histogram layout); the Booster."""
     learner = LightGBMTree(
         num_leaves=args.num_leaves,
         min_data_in_leaf=20,
@@ -92,6 +100,7 @@ def fit_bopl_s(data: dict[str, Any], args: argparse.Namespace, design: str = "st
         num_threads=args.threads,
         action_design=design,
         random_state=args.seed,
+        params={f"force_{layout}_wise": True} if layout else None,
     )
     booster = Booster(
         objective="bopl_s",
@@ -112,7 +121,7 @@ def stacked_matrix(data: dict[str, Any], args: argparse.Namespace):
     """
     logged = data["logged"]
     n, K = len(logged), logged.n_actions
-    rows = StackedRows(np.asarray(logged.contexts), K, onehot=False).rows(0, n * K)
+    rows = design_rows(np.asarray(logged.contexts), K, "stacked")
     r = logged.rewards + args.reward_shift
     c = r / logged.propensities
     g = np.full((n, K), -1.0 / K)
@@ -124,10 +133,10 @@ def stacked_matrix(data: dict[str, Any], args: argparse.Namespace):
     return rows, targets.ravel(), weights
 
 
-def fit_lgb_l2(data: dict[str, Any], args: argparse.Namespace, stacked=None):
+def fit_lgb_l2(data: dict[str, Any], args: argparse.Namespace, stacked=None, layout: str = "col"):
     """LightGBM's built-in (weighted) L2 regression on the stacked rows, ``--rounds`` trees."""
     rows, label, weight = stacked_matrix(data, args) if stacked is None else stacked
-    params = {**tree_params(args), "objective": "regression"}
+    params = {**tree_params(args, layout), "objective": "regression"}
     d = data["logged"].contexts.shape[1]
     ds = lgb.Dataset(
         rows,
@@ -140,12 +149,23 @@ def fit_lgb_l2(data: dict[str, Any], args: argparse.Namespace, stacked=None):
     return lgb.train(params, ds, num_boost_round=args.rounds)
 
 
-def fit_lgb_multiclass(data: dict[str, Any], args: argparse.Namespace):
+def fit_lgb_multiclass(data: dict[str, Any], args: argparse.Namespace, layout: str = "col"):
     """LightGBM's built-in multiclass objective on the contexts (K trees per round)."""
     logged = data["logged"]
-    params = {**tree_params(args), "objective": "multiclass", "num_class": logged.n_actions}
+    params = {
+        **tree_params(args, layout),
+        "objective": "multiclass",
+        "num_class": logged.n_actions,
+    }
     ds = lgb.Dataset(logged.contexts, label=data["y_logged"], params=params)
     return lgb.train(params, ds, num_boost_round=args.rounds)
+
+
+def default_layout(data: dict[str, Any], args: argparse.Namespace) -> str:
+    """The histogram layout ``lightgbm_tree`` picks for these rows: "row" or "col"."""
+    learner = LightGBMTree(num_leaves=args.num_leaves, num_threads=args.threads)
+    learner.prepare(data["logged"].contexts, data["logged"].n_actions, random_state=args.seed)
+    return learner.histogram_layout_.split("_")[1]
 
 
 def timed(fn, *a, **kw) -> tuple[float, Any]:
@@ -223,21 +243,30 @@ def main(argv: list[str] | None = None) -> None:
     for fit in (fit_bopl_s, fit_lgb_l2, fit_lgb_multiclass):  # imports, first-call costs
         fit(tiny_data, tiny)
     stacked = stacked_matrix(data, args)
-    times: dict[str, list[float]] = {name: [] for name in FITS}
+    times: dict[str, list[float]] = {name: [] for name in TIMED}
     for _ in range(args.repeats):
-        t, booster = timed(fit_bopl_s, data, args)
-        times["bopl_s"].append(t)
-        times["lgb_l2"].append(timed(fit_lgb_l2, data, args, stacked)[0])
-        times["lgb_multiclass"].append(timed(fit_lgb_multiclass, data, args)[0])
+        for layout in LAYOUTS:  # every fit at both histogram layouts
+            t, booster = timed(fit_bopl_s, data, args, "stacked", layout)
+            times[f"bopl_s_{layout}"].append(t)
+            times[f"lgb_l2_{layout}"].append(timed(fit_lgb_l2, data, args, stacked, layout)[0])
+            times[f"lgb_multiclass_{layout}"].append(
+                timed(fit_lgb_multiclass, data, args, layout)[0]
+            )
     del stacked
     best = {name: min(v) for name, v in times.items()}
+    ours = default_layout(data, args)
+    best["bopl_s"] = best[f"bopl_s_{ours}"]
+    best["lgb_multiclass"] = min(best[f"lgb_multiclass_{layout}"] for layout in LAYOUTS)
     print(f"BOPL-S rounds run: {booster.n_rounds_} ({booster.stop_reason_})")
+    print(f"BOPL-S default histogram layout (lightgbm_tree's choice): {ours}-wise")
+    for layout in LAYOUTS:
+        mark = "  <- the default" if layout == ours else ""
+        print(
+            f"(a) BOPL-S / LightGBM L2 on stacked rows, both {layout}-wise : "
+            f"{best[f'bopl_s_{layout}'] / best[f'lgb_l2_{layout}']:.2f}  (target <= 1.3){mark}"
+        )
     print(
-        f"(a) BOPL-S / LightGBM L2 on stacked rows : {best['bopl_s'] / best['lgb_l2']:.2f}"
-        f"  (target <= 1.3)"
-    )
-    print(
-        f"(b) BOPL-S / LightGBM multiclass          : "
+        f"(b) BOPL-S ({ours}-wise) / LightGBM multiclass (its faster layout): "
         f"{best['bopl_s'] / best['lgb_multiclass']:.2f}  (target <= 0.8)"
     )
     print(

@@ -2,54 +2,23 @@
 
 ``"stacked"`` rows are [x_i; a] with the action as ONE categorical column, ``"stacked_onehot"``
 rows are the paper's [x_i; onehot(a)], ``"per_action"`` rows are the contexts themselves.
-Stacked rows are example-major (row i*K + a) and are streamed to LightGBM in batches through
-``lgb.Sequence``, never held as one float matrix.
+Stacked rows are example-major (row i*K + a). ``stacked_dataset`` builds their binned LightGBM
+Dataset from the binned contexts, so the float matrix of n*K rows is never held.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-from opboost.design import action_rows, stacked_design
+from opboost.design import stacked_design
 
-__all__ = ["ACTION_DESIGNS", "StackedRows", "design_rows", "reference_rows"]
+__all__ = ["ACTION_DESIGNS", "design_rows", "stacked_dataset"]
 
 ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
-
-
-class StackedRows(lgb.Sequence):
-    """The n*K stacked rows [x_i; a] of dense contexts, produced in batches on demand.
-
-    Row ``i*K + a`` is context i with action a, either as one trailing column holding ``a``
-    (categorical) or as K trailing one-hot columns. Shape (n*K, d+1) or (n*K, d+K).
-    """
-
-    def __init__(self, X: np.ndarray, n_actions: int, onehot: bool) -> None:
-        self.X, self.K, self.onehot = X, n_actions, onehot
-        self.design = "stacked_onehot" if onehot else "stacked"
-        self.encoding = "onehot" if onehot else "index"
-        self.batch_size = n_actions * (1 << 14)  # whole examples per batch
-        self.d = X.shape[1]
-        self.width = self.d + (n_actions if onehot else 1)
-
-    def __len__(self) -> int:
-        return self.X.shape[0] * self.K
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """Stacked rows ``start:stop`` as a (stop - start, width) array."""
-        if start % self.K == 0 and stop % self.K == 0:  # whole examples: a block repeat
-            return design_rows(self.X[start // self.K : stop // self.K], self.K, self.design)
-        i, a = np.divmod(np.arange(start, stop), self.K)
-        return action_rows(self.X[i], a, self.K, dtype=self.X.dtype, action_encoding=self.encoding)
-
-    def __getitem__(self, idx: Any) -> np.ndarray:
-        if isinstance(idx, slice):
-            start, stop, _ = idx.indices(len(self))
-            return self.rows(start, stop)
-        return self.rows(int(idx), int(idx) + 1)[0]
 
 
 def design_rows(X: Any, n_actions: int, design: str) -> Any:
@@ -61,20 +30,31 @@ def design_rows(X: Any, n_actions: int, design: str) -> Any:
     return stacked_design(X, n_actions, dtype=dtype, action_encoding=encoding)
 
 
-def reference_rows(
-    X: Any, n_actions: int, design: str, rng: np.random.Generator, max_rows: int
-) -> Any:
-    """Up to ``max_rows`` contexts, each once, designed with action ``i % K``.
+def stacked_dataset(X: Any, n_actions: int, design: str, params: dict[str, Any]) -> lgb.Dataset:
+    """Constructed LightGBM Dataset of the n*K stacked rows of contexts ``X`` (n, d).
 
-    LightGBM finds its bins on these rows rather than on a sample of the n*K stacked rows,
-    where every context appears K times anyway (and, for a row sequence, sampling would go
-    through Python row by row). Shape (m, d+1) or (m, d+K); dense or CSR like ``X``.
+    LightGBM bins the n contexts once (its bins for a context feature are the same whichever
+    action a row carries), repeats the binned rows K times inside LightGBM (``subset`` with
+    every index K times: example-major, row i*K + a) and appends the binned action column(s)
+    (``add_features_from``): one categorical column for ``"stacked"``, K 0/1 columns for
+    ``"stacked_onehot"``. Neither the float (n*K, d) matrix nor any row passes through Python.
+    Feature names are ``Column_0 .. Column_{width-1}``, as for a matrix of the stacked rows.
     """
-    n = X.shape[0]
-    idx = np.arange(n) if n <= max_rows else np.sort(rng.choice(n, max_rows, replace=False))
-    if design == "per_action":
-        return X[idx]
-    X = X[idx]
-    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-    encoding = "onehot" if design == "stacked_onehot" else "index"
-    return action_rows(X, idx % n_actions, n_actions, dtype=dtype, action_encoding=encoding)
+    n, d = X.shape
+    K = n_actions
+    onehot = design == "stacked_onehot"
+    names = [f"Column_{j}" for j in range(d + (K if onehot else 1))]
+    contexts = lgb.Dataset(X, params=params, feature_name=names[:d], free_raw_data=True)
+    # subset() sorts a list of Python ints (already sorted here: a linear pass) fastest.
+    rows = contexts.construct().subset(np.repeat(np.arange(n), K).tolist()).construct()
+    action = np.tile(np.arange(K), n)
+    actions = lgb.Dataset(
+        np.eye(K)[action] if onehot else action[:, None].astype(np.float64),
+        params=params,
+        feature_name=names[d:],
+        categorical_feature="auto" if onehot else [0],
+        free_raw_data=True,
+    ).construct()
+    with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
+        warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
+        return rows.add_features_from(actions)

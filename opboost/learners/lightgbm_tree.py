@@ -34,7 +34,6 @@ from typing import Any, ClassVar
 
 import lightgbm as lgb
 import numpy as np
-import scipy.sparse as sp
 from lightgbm.basic import _LIB, _safe_call
 
 from opboost._validation import check_choice, check_scalar
@@ -43,13 +42,19 @@ from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
-    StackedRows,
     design_rows,
-    reference_rows,
+    stacked_dataset,
 )
 from opboost.learners.toolkit import as_contexts, learner_seed, prepare_inputs, wls_terms
 
-__all__ = ["ACTION_DESIGNS", "LightGBMEnsemble", "LightGBMTree", "action_tilt", "leaf_values"]
+__all__ = [
+    "ACTION_DESIGNS",
+    "LightGBMEnsemble",
+    "LightGBMTree",
+    "action_tilt",
+    "histogram_layout",
+    "leaf_values",
+]
 
 #: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
 _RESERVED = frozenset(
@@ -97,6 +102,10 @@ _RESERVED = frozenset(
 _ACTION_TILT = 1e-6
 
 
+#: Stacked designs with at most this many histogram bins over all features grow row-wise.
+ROW_WISE_MAX_BINS = 100_000
+
+
 def action_tilt(n_actions: int) -> np.ndarray:
     """Factors 1 + 1e-6 a (K,) multiplying gradient and hessian of action a's stacked rows.
 
@@ -107,6 +116,21 @@ def action_tilt(n_actions: int) -> np.ndarray:
     exact weighted mean (the factor cancels). docs/performance.md has the measurement.
     """
     return 1.0 + _ACTION_TILT * np.arange(n_actions)
+
+
+def histogram_layout(dataset: lgb.Dataset, design: str) -> str:
+    """LightGBM's histogram layout for this fit: "force_row_wise" or "force_col_wise".
+
+    Fixed rather than left to LightGBM, which times both on the first tree (not seeded, and
+    measured to pick the slower on Fashion-MNIST). Following LightGBM's own advice (row-wise
+    for many rows and few bins in all), stacked designs with at most ``ROW_WISE_MAX_BINS``
+    bins over all features go row-wise; docs/performance.md has the measurements. The
+    choice changes only the speed: both layouts give the same trees (tested).
+    """
+    if design == "per_action":
+        return "force_col_wise"
+    n_bins = sum(dataset.feature_num_bin(j) for j in range(dataset.num_feature()))
+    return "force_row_wise" if n_bins <= ROW_WISE_MAX_BINS else "force_col_wise"
 
 
 class LightGBMTree(BaseLearner):
@@ -122,8 +146,12 @@ class LightGBMTree(BaseLearner):
     action_design : "stacked" (default), "stacked_onehot" or "per_action"; see the module doc.
     random_state : seed of LightGBM's randomness (binning sample, feature_fraction). If None,
         the ``random_state`` passed to ``prepare`` by the booster is used.
-    params : extra LightGBM parameters (e.g. ``{"force_row_wise": True}``); may not set the
+    params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
+        ``histogram_layout``); may not set the
         objective, learning rate, boosting type, number of classes or a named parameter.
+
+    After ``prepare``: ``booster_`` (the LightGBM Booster) and ``histogram_layout_``
+    ("force_row_wise" or "force_col_wise", the layout the fit uses).
     """
 
     name: ClassVar[str] = "lightgbm_tree"
@@ -232,12 +260,8 @@ class LightGBMTree(BaseLearner):
             # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
             # weighted means (lambda_l2 still applies).
             "cat_l2": 0.0,
-            # Fixed histogram layout: LightGBM's automatic choice is timed, hence not seeded.
-            "force_col_wise": True,
         }
         params.update(extra)
-        if "force_row_wise" in extra:
-            params.pop("force_col_wise", None)
         return params
 
     def prepare(
@@ -262,31 +286,13 @@ class LightGBMTree(BaseLearner):
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
-            data, categorical = X, "auto"
-        elif sp.issparse(X):
-            data = design_rows(X, K, design)
-            categorical = [d] if design == "stacked" else "auto"
+            dataset = lgb.Dataset(X, params=params, free_raw_data=True)
         else:
-            data = StackedRows(X, K, design == "stacked_onehot")
-            categorical = [d] if design == "stacked" else "auto"
-        reference = None
-        if design != "per_action":
-            sample = reference_rows(
-                X,
-                K,
-                design,
-                np.random.default_rng(seed),
-                int(params.get("bin_construct_sample_cnt", 200_000)),
-            )
-            reference = lgb.Dataset(
-                sample, params=params, categorical_feature=categorical, free_raw_data=True
-            ).construct()
-        dataset = lgb.Dataset(
-            data,
-            params=params,
-            categorical_feature=categorical,
-            reference=reference,
-            free_raw_data=True,
+            dataset = stacked_dataset(X, K, design, params)
+        if not {"force_col_wise", "force_row_wise"} & set(params):
+            params[histogram_layout(dataset, design)] = True
+        self.histogram_layout_ = (
+            "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
         )
         self.booster_ = lgb.Booster(params, dataset)
         self._empty_text = self.booster_.model_to_string()  # the model of no rounds
@@ -364,10 +370,14 @@ class LightGBMTree(BaseLearner):
         text = booster.model_to_string(start_iteration=first // self._per_iter, num_iteration=1)
         for offset, values in enumerate(leaf_values(text)):
             for leaf, value in enumerate(values):
-                booster.set_leaf_output(first + offset, leaf, alpha * value)
+                booster.set_leaf_output(first + offset, leaf, self._committed_leaf(value, alpha))
         self._pending = 0
         self._last_alpha = alpha
         self.n_rounds_ += 1
+
+    def _committed_leaf(self, value: float, alpha: float) -> float:
+        """The committed output of a leaf the round's tree fitted as ``value``."""
+        return alpha * value
 
     def ensemble(self) -> LightGBMEnsemble:
         """A detached copy of the committed rounds (an uncommitted round is left out)."""

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from opboost.design import action_rows
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.learners.lightgbm_tree import ROW_WISE_MAX_BINS, LightGBMTree, histogram_layout
 
 N, D, K = 400, 4, 3
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]
@@ -200,6 +201,60 @@ def test_sparse_contexts_match_dense(contexts, design):
     np.testing.assert_allclose(F_sparse, F_dense, rtol=0, atol=1e-10)
     scores = learner.ensemble().decision_function(sp.csr_matrix(sparse))
     np.testing.assert_allclose(scores, F_sparse, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+def test_stacked_dataset_trains_like_the_stacked_matrix(contexts, design):
+    """Trees on the Dataset built from binned contexts equal trees on the explicit n*K rows."""
+    learner = _learner(design)
+    F = _boost(learner, contexts, [0.5, 1.0])
+    rows = design_rows(contexts, K, design)
+    params = learner._lgb_params(0) | {"force_col_wise": True}
+    categorical = [D] if design == "stacked" else "auto"
+    # Bins found on the n contexts (each once, action i % K), as the learner does.
+    once = action_rows(contexts, np.arange(N) % K, K, action_encoding=design[8:] or "index")
+    bins = lgb.Dataset(once, categorical_feature=categorical, params=params).construct()
+    dataset = lgb.Dataset(rows, categorical_feature=categorical, params=params, reference=bins)
+    booster = lgb.Booster(params, dataset)
+    F_matrix = np.zeros((N, K))
+    for t, alpha in enumerate([0.5, 1.0]):
+        problem = _problem(1 + t)
+        w = problem.weights / problem.weights[problem.weights > 0].mean()
+        grad = (-w * problem.targets * learner._tilt).astype(np.float32).ravel()
+        hess = (w * learner._tilt).astype(np.float32).ravel()
+        booster.update(fobj=lambda *_, g=grad, h=hess: (g, h))
+        f = booster.predict(rows, start_iteration=t, num_iteration=1).reshape(N, K)
+        F_matrix += alpha * f
+    np.testing.assert_allclose(F, F_matrix, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_histogram_layout_changes_speed_not_trees(contexts, design):
+    """Row-wise and column-wise histograms give the same trees, so the layout is free."""
+    trees, scores = [], []
+    for layout in ("force_row_wise", "force_col_wise"):
+        learner = _learner(design, params={layout: True})
+        scores.append(_boost(learner, contexts, [0.4, 0.9, -0.2]))
+        trees.append(learner.booster_.dump_model()["tree_info"])
+    assert trees[0] == trees[1]
+    np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def test_histogram_layout_follows_the_bin_count(contexts):
+    """Stacked designs go row-wise up to ROW_WISE_MAX_BINS bins in all; per_action col-wise."""
+    learner = _learner()
+    learner.prepare(contexts, K)
+    dataset = learner.booster_.train_set
+    n_bins = sum(dataset.feature_num_bin(j) for j in range(dataset.num_feature()))
+    assert n_bins <= ROW_WISE_MAX_BINS
+    assert histogram_layout(dataset, "stacked") == "force_row_wise"
+    assert histogram_layout(dataset, "per_action") == "force_col_wise"
+    wide = np.random.default_rng(1).normal(size=(N, ROW_WISE_MAX_BINS // 50))
+    learner = _learner()
+    learner.prepare(wide, K)
+    dataset = learner.booster_.train_set
+    assert sum(dataset.feature_num_bin(j) for j in range(dataset.num_feature())) > ROW_WISE_MAX_BINS
+    assert histogram_layout(dataset, "stacked") == "force_col_wise"
 
 
 def test_per_action_adds_k_trees_and_stacked_one(contexts):
