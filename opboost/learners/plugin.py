@@ -27,10 +27,15 @@ def opboost_register_base_learners():
         SklearnClassifier,
     ]
     try:
+        from opboost.learners.lightgbm_classifier import LightGBMTreeClassifier
         from opboost.learners.lightgbm_tree import LightGBMTree
     except ModuleNotFoundError as exc:  # module not in this build, or lightgbm missing
-        if exc.name not in ("opboost.learners.lightgbm_tree", "lightgbm"):
+        if exc.name not in (
+            "opboost.learners.lightgbm_tree",
+            "opboost.learners.lightgbm_classifier",
+            "lightgbm",
+        ):
             raise
     else:
-        classes.append(LightGBMTree)
+        classes += [LightGBMTree, LightGBMTreeClassifier]
     return classes

@@ -34,6 +34,12 @@ def true_argmax_reward(booster, X, y):
         pytest.param("sklearn_stump", 60, {"action_design": "per_action"}, id="stump-per-action"),
         # One thread: OpenMP spinning on a shared machine costs far more than it gains.
         pytest.param("lightgbm_tree", 60, {"num_threads": 1}, id="lightgbm_tree"),
+        pytest.param(
+            "lightgbm_tree_classifier",
+            60,
+            {"num_threads": 1, "num_leaves": 16},
+            id="lightgbm_tree_classifier",
+        ),
     ],
 )
 def test_bopl_s_beats_logging_policy(digits_bandit, learner, n_rounds, params):
