@@ -177,6 +177,9 @@ class LightGBMDaskTree(BaseLearner):
         params = self.as_lightgbm_tree()._lgb_params(seed)  # validates like lightgbm_tree
         for key in ("objective", "learning_rate", "boosting", "num_threads", "seed"):
             params.pop(key)
+        if not {"force_col_wise", "force_row_wise"} & set(params):
+            # A fixed layout: LightGBM's timed choice could differ between the workers.
+            params["force_col_wise"] = True
         return {
             **params,
             "objective": gradient_from_label,
