@@ -330,14 +330,13 @@ class Booster(BaseEstimator):
     def _run_round(self, fit: FitState) -> float | None:
         """One boosting round; returns alpha, or None after recording why it stopped."""
         objective, state, t = fit.objective, fit.state, fit.round + 1
-        gradient = objective.gradient_at(state)
-        grad_norm = math.sqrt(float(np.einsum("ij,ij->", gradient, gradient)))
+        grad_norm = objective.gradient_norm_at(state)
         if grad_norm < TOLERANCE:
             fit.stop_reason = f"gradient norm < {TOLERANCE:g} at round {t}"
             return None
         f_values = fit.learner.fit_round(objective.problem_at(state, fit.learner.reduction))
         f_values = check_f(f_values, state.g.shape, fit.learner)
-        if float(np.max(np.abs(f_values))) < TOLERANCE:
+        if max(float(f_values.max()), -float(f_values.min())) < TOLERANCE:
             fit.learner.commit_round(0.0)
             fit.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
             return None

@@ -129,7 +129,9 @@ def check_callbacks(callbacks: Any) -> list[Callback]:
 
 def check_f(f_values: Any, shape: tuple[int, int], learner: Any) -> np.ndarray:
     f_values = np.asarray(f_values, dtype=np.float64)
-    if f_values.shape != shape or not np.all(np.isfinite(f_values)):
+    # The sum is finite only if every entry is (short of overflow, itself worth an error);
+    # one pass and no (n, K) temporary on the per-round path.
+    if f_values.shape != shape or not np.isfinite(np.sum(f_values)):
         raise InvalidParameterError(
             f"Base learner {learner.name!r} returned predictions of shape {f_values.shape} "
             f"(finite: {bool(np.all(np.isfinite(f_values)))}); fit_round must return finite "

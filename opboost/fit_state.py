@@ -7,6 +7,7 @@ parameter holder and the loop, and a checkpoint can restore a fit exactly.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from opboost._numeric import dot
 from opboost._validation import check_random_state
 from opboost.booster_checks import check_f
 from opboost.callbacks import RoundEnv, _HistoryView
@@ -51,9 +53,9 @@ class FitState:
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None
         self.history: dict[str, list[float]] = {}
-        self.fingerprint = self._fingerprint()
 
-    def _fingerprint(self) -> str:
+    @functools.cached_property
+    def fingerprint(self) -> str:
         """Hash of the data and every setting that changes the trajectory (not n_rounds)."""
         h = hashlib.sha256()
         for d in (self.data, self.eval_data):
@@ -288,8 +290,9 @@ def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dic
     out = {}
     for kind, ratio in (("softmax", ratio_soft), ("argmax", ratio_max)):
         total = float(np.sum(ratio))
-        out[f"{prefix}ips_{kind}"] = float(np.dot(ratio, data.rewards)) / len(data)
-        out[f"{prefix}snips_{kind}"] = float(np.dot(ratio, data.rewards)) / total if total else 0.0
+        value = dot(ratio, data.rewards)
+        out[f"{prefix}ips_{kind}"] = value / len(data)
+        out[f"{prefix}snips_{kind}"] = value / total if total else 0.0
     return out
 
 

@@ -66,7 +66,6 @@ def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.
     """
     state = objective.round_state(scores, part.data, part.coef)
     n_p = state.n
-    gradient = objective.gradient_at(state)
     weights = objective.problem_at(state, "regression").weights
     if not np.all(np.isfinite(weights)) or np.min(weights) < 0:
         raise InvalidParameterError(
@@ -75,7 +74,7 @@ def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.
     return np.array(
         [
             objective.risk_at(state) * n_p,
-            float(np.einsum("ij,ij->", gradient, gradient)) * n_p**2,
+            (objective.gradient_norm_at(state) * n_p) ** 2,
             estimator.estimate_value(part.data, state.probs) * n_p,
             float(np.sum(weights)),
             float(np.count_nonzero(weights)),

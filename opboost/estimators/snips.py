@@ -18,6 +18,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import stats
 
+from opboost._numeric import dot
 from opboost.data import LoggedBandit
 from opboost.estimators.base import Estimator, Interval
 from opboost.estimators.ips import importance_weights
@@ -58,7 +59,7 @@ class SNIPS(Estimator):
 
     def estimate_value(self, data: LoggedBandit, action_probs: np.ndarray) -> float:
         weights = self._weights(data, action_probs)
-        return float(np.dot(weights, data.rewards) / weights.sum())
+        return dot(weights, data.rewards) / float(weights.sum())
 
     def estimate_interval(
         self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
@@ -66,7 +67,7 @@ class SNIPS(Estimator):
         """SNIPS value with a (1 - alpha) delta-method interval (see the class docstring)."""
         weights = self._weights(data, action_probs)
         n = len(weights)
-        value = float(np.dot(weights, data.rewards) / weights.sum())
+        value = dot(weights, data.rewards) / float(weights.sum())
         level = 1 - alpha
         if n < 2:
             return Interval(value, -np.inf, np.inf, level)

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from opboost._numeric import dot
 from opboost.objectives.base import Objective, RoundState
 
 __all__ = ["BOPL"]
@@ -27,4 +28,4 @@ class BOPL(Objective):
         return pi_logged, np.full_like(pi_logged, 0.5)
 
     def risk_at(self, state: RoundState) -> float:
-        return -float(np.dot(state.coef, state.pi_logged)) / state.n
+        return -dot(state.coef, state.pi_logged) / state.n

@@ -36,6 +36,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from opboost._numeric import dot
 from opboost._validation import check_scalar
 from opboost.data import LoggedBandit
 from opboost.objectives.base import Objective, RoundState, _check_inputs, policy_terms, softmax
@@ -150,8 +151,8 @@ class SNIPSObjective(_EffectiveCoefObjective):
         self, coef: np.ndarray, weights: np.ndarray, pi_logged: np.ndarray
     ) -> tuple[float, np.ndarray]:
         n = len(coef)
-        numerator = float(np.dot(coef, pi_logged)) / n
-        normaliser = float(np.dot(weights, pi_logged)) / n
+        numerator = dot(coef, pi_logged) / n
+        normaliser = dot(weights, pi_logged) / n
         value = numerator / normaliser
         return -value, (coef - value * weights) / normaliser
 
@@ -188,7 +189,7 @@ class VariancePenalised(_EffectiveCoefObjective):
         if n < 2 or lam == 0.0:
             return -mean, coef.copy()
         centred = u - mean
-        var = float(np.dot(centred, centred)) / (n - 1)
+        var = dot(centred, centred) / (n - 1)
         if not var > 0.0:  # sqrt is not differentiable at 0: use the subgradient 0
             return -mean, coef.copy()
         sd = math.sqrt(var)

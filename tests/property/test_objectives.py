@@ -8,7 +8,7 @@ import pytest
 from objective_problems import make_problem, numeric_gradient
 
 from opboost.exceptions import InvalidParameterError
-from opboost.objectives import BOPL, BOPLS, softmax
+from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
 
@@ -52,6 +52,26 @@ def test_gradient_matches_central_finite_differences(obj, seed):
     grad = obj.gradient(scores, data, coef)
     numeric = numeric_gradient(obj, scores, data, coef)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+
+
+class ScaledGradient(BOPLS):
+    """A third-party objective whose gradient is not of the family's form."""
+
+    def gradient_at(self, state):
+        return 3.0 * super().gradient_at(state)
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [*OBJECTIVES, SNIPSObjective(), VariancePenalised(variance_penalty=0.5), ScaledGradient()],
+    ids=["bopl", "bopl_s", "snips", "variance", "overridden_gradient"],
+)
+def test_gradient_norm_is_the_norm_of_the_gradient(obj):
+    """The booster's stopping test reads gradient_norm_at; it equals ||gradient_at||."""
+    data, coef, scores, _ = make_problem(seed=5)
+    state = obj.round_state(scores, data, coef)
+    expected = np.linalg.norm(obj.gradient_at(state))
+    assert obj.gradient_norm_at(state) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("obj", OBJECTIVES)
