@@ -1,20 +1,22 @@
 """Table 2 of Brukhim & Hazan (2021), bandit columns: Algorithm 2 vs N-FKM (plus OGD/OGB).
 
 Protocol (paper §4, appendix E): squared loss, loss queries with additive noise uniform on
-[-0.1, 0.1], δ = 0.5, N weak learners (= N loss queries per round for N-FKM, the same
+[-0.1, 0.1], smoothing δ, N weak learners (= N loss queries per round for N-FKM, the same
 budget), step ``lr · t^{-c}``. N-FKM is FKM proper (``perturb="weights"``: spherical
 perturbation of the linear model's weights, Flaxman et al. 2005); ``--nfkm-perturb
-outputs`` gives the stronger label-space variant. Each algorithm's (lr, c, radius) is
+outputs`` gives the stronger label-space variant. Each algorithm's (lr, c, radius, δ, N) is
 tuned on the progressive validation loss of the FIRST half of a seeded shuffle (tuning
 seed 0); the radius is the bound of the projected gradient descent that the paper names
-but does not size. The reported number is the progressive validation loss on the SECOND
-half, mean ± std over ``--seeds`` fresh shuffles/seeds (the paper: 20 runs).
+but does not size. The paper tunes lr, N and δ; by default δ = 0.5 and N = 10 are fixed
+(one-value grids), and ``--deltas``/``--n-learners`` with several values tune them too.
+The reported number is the progressive validation loss on the SECOND half, mean ± std
+over ``--seeds`` fresh shuffles/seeds (the paper: 20 runs).
 
 Usage::
 
     python examples/benchmarks/bench_brukhim.py --data-dir /work/shared/datasets \
-        [--datasets abalone adult letter] [--seeds 5] [--n-learners 10] [--max-rows N]
-        [--nfkm-perturb weights|outputs] [--lrs ...] [--decays ...] [--radii ...]
+        [--datasets abalone adult letter] [--seeds 5] [--n-learners 10 ...] [--max-rows N]
+        [--deltas 0.5 ...] [--nfkm-perturb weights|outputs] [--lrs ...] [--decays ...] [--radii ...]
         [--full-info] [--json out.json]
 """
 
@@ -49,30 +51,31 @@ RADII = (1.0, 3.0, 10.0, float("inf"))
 NFKM_PERTURB = "weights"
 
 
-def make(algo: str, hp: tuple, n: int, Y, label: tuple, seed: int, perturb: str = NFKM_PERTURB):
-    lr, c, radius = hp
+def make(algo: str, hp: tuple, Y, label: tuple, seed: int, perturb: str = NFKM_PERTURB):
+    """The learner for hyper-parameters ``hp = (lr, c, radius, delta, n)``."""
+    lr, c, radius, delta, n = hp
     ls, low, high = label
     common = dict(
         lr=lr, lr_decay=c, radius=radius, n_outputs=Y.shape[1], label_set=ls, low=low, high=high
     )
     if algo == "brukhim_hazan":
         return BrukhimHazanBoost(
-            n_learners=n, delta=0.5, origin=ORIGIN, random_state=seed, **common
+            n_learners=n, delta=delta, origin=ORIGIN, random_state=seed, **common
         )
     if algo == "n_fkm":
-        return NFKM(n_queries=n, delta=0.5, perturb=perturb, random_state=seed, **common)
+        return NFKM(n_queries=n, delta=delta, perturb=perturb, random_state=seed, **common)
     if algo == "ogb":
         return OGB(n_learners=n, random_state=seed, **common)
     return OGD(random_state=seed, **common)
 
 
-def first_half(algo, X, Y, label, n, hp, perturb: str = NFKM_PERTURB) -> float:
+def first_half(algo, X, Y, label, hp, perturb: str = NFKM_PERTURB) -> float:
     """Progressive loss on the first half of the tuning shuffle (seed 0)."""
     half = X.shape[0] // 2
     rng = np.random.default_rng(10_000)
     order = rng.permutation(X.shape[0])[:half]
     res = run_loss_feedback(
-        make(algo, hp, n, Y, label, 0, perturb), X[order], Y[order], noise=0.1, random_state=0
+        make(algo, hp, Y, label, 0, perturb), X[order], Y[order], noise=0.1, random_state=0
     )
     return res.progressive_loss if np.isfinite(res.progressive_loss) else np.inf
 
@@ -82,7 +85,8 @@ def main() -> None:
     ap.add_argument("--data-dir", default=os.environ.get("OPBOOST_DATA"))
     ap.add_argument("--datasets", nargs="+", default=list(LOADERS))
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--n-learners", type=int, default=10)
+    ap.add_argument("--n-learners", type=int, nargs="+", default=[10], help="N grid")
+    ap.add_argument("--deltas", type=float, nargs="+", default=[0.5], help="δ grid")
     ap.add_argument("--max-rows", type=int, default=None, help="seeded subsample per data set")
     ap.add_argument("--nfkm-perturb", choices=("weights", "outputs"), default=NFKM_PERTURB)
     ap.add_argument("--lrs", type=float, nargs="+", default=list(LRS))
@@ -105,14 +109,16 @@ def main() -> None:
         for algo in algos:
             tic = time.perf_counter()
             grid = {
-                hp: first_half(algo, X, Y, label, args.n_learners, hp, args.nfkm_perturb)
-                for hp in itertools.product(args.lrs, args.decays, args.radii)
+                hp: first_half(algo, X, Y, label, hp, args.nfkm_perturb)
+                for hp in itertools.product(
+                    args.lrs, args.decays, args.radii, args.deltas, args.n_learners
+                )
             }
             hp = min(grid, key=grid.get)
-            lr, c, radius = hp
+            lr, c, radius, delta, n = hp
             scores = [
                 run_loss_feedback(
-                    make(algo, hp, args.n_learners, Y, label, s, args.nfkm_perturb),
+                    make(algo, hp, Y, label, s, args.nfkm_perturb),
                     X,
                     Y,
                     noise=0.1,
@@ -128,13 +134,15 @@ def main() -> None:
                 "lr": lr,
                 "c": c,
                 "radius": radius,
+                "delta": delta,
+                "n": n,
                 "tune_loss": grid[hp],
                 "scores": scores,
                 "seconds": time.perf_counter() - tic,
             }
             print(
                 f"{name:8s} {algo:14s} {np.mean(scores):.4f} ± {np.std(scores):.4f} "
-                f"(lr={lr}, c={c}, radius={radius}, tune {grid[hp]:.4f}, "
+                f"(lr={lr}, c={c}, radius={radius}, delta={delta}, N={n}, tune {grid[hp]:.4f}, "
                 f"{time.perf_counter() - tic:.0f}s)",
                 flush=True,
             )
