@@ -45,7 +45,13 @@ from opboost.learners.lightgbm_rows import (
     design_rows,
     stacked_dataset,
 )
-from opboost.learners.toolkit import as_contexts, learner_seed, prepare_inputs, wls_terms
+from opboost.learners.toolkit import (
+    HESSIAN_UNITS,
+    as_contexts,
+    learner_seed,
+    prepare_inputs,
+    wls_terms,
+)
 
 __all__ = [
     "ACTION_DESIGNS",
@@ -140,9 +146,12 @@ class LightGBMTree(BaseLearner):
     ----------
     num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
     feature_fraction, max_bin, num_threads : the LightGBM parameters of the same names.
-        Weights are rescaled to mean 1 over the nonzero entries each round (the weighted
-        least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
+        By default the weights are rescaled to mean 1 over the nonzero entries each round (the
+        weighted least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
+    hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
+        objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
+        ``min_child_weight`` in London et al.'s Table 5.
     action_design : "stacked" (default), "stacked_onehot" or "per_action"; see the module doc.
     random_state : seed of LightGBM's randomness (binning sample, feature_fraction). If None,
         the ``random_state`` passed to ``prepare`` by the booster is used.
@@ -169,6 +178,7 @@ class LightGBMTree(BaseLearner):
         feature_fraction: float = 1.0,
         max_bin: int = 255,
         num_threads: int = 0,
+        hessian_units: str = "mean",
         action_design: str = "stacked",
         random_state: Any = None,
         params: dict[str, Any] | None = None,
@@ -181,6 +191,7 @@ class LightGBMTree(BaseLearner):
         self.feature_fraction = feature_fraction
         self.max_bin = max_bin
         self.num_threads = num_threads
+        self.hessian_units = hessian_units
         self.action_design = action_design
         self.random_state = random_state
         self.params = params
@@ -219,6 +230,7 @@ class LightGBMTree(BaseLearner):
             low=0,
             fix="use 0 for LightGBM's default (all cores)",
         )
+        check_choice(self.hessian_units, "hessian_units", owner, HESSIAN_UNITS)
         check_choice(self.action_design, "action_design", owner, ACTION_DESIGNS)
         extra = {} if self.params is None else self.params
         if not isinstance(extra, dict):
@@ -315,7 +327,9 @@ class LightGBMTree(BaseLearner):
         if self._pending:
             self._discard_pending()
         n, K = self.n_rows_, self.n_actions_
-        terms = wls_terms("LightGBMTree", problem, (n, K), out=self._work)
+        terms = wls_terms(
+            "LightGBMTree", problem, (n, K), out=self._work, hessian_units=self.hessian_units
+        )
         if terms is None:  # every weight is 0: nothing to fit
             return np.zeros((n, K))
         work, scale = terms

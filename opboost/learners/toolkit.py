@@ -22,6 +22,7 @@ from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 
 __all__ = [
+    "HESSIAN_UNITS",
     "as_contexts",
     "dumps_checked",
     "learner_seed",
@@ -74,15 +75,27 @@ def learner_seed(own: Any, given: Any) -> int:
     return int(check_random_state(own if own is not None else given).integers(2**31 - 1))
 
 
+#: How a learner's hessians (its minimum-hessian and L2 rules) are scaled: "mean" rescales the
+#: weights to mean 1 over their nonzero entries ("typical rows"); "raw" keeps the objective's
+#: weights, e.g. |r_i|/p_i, the units of XGBoost's ``min_child_weight`` in London et al.
+HESSIAN_UNITS = ("mean", "raw")
+
+
 def wls_terms(
-    owner: str, problem: BaseProblem, shape: tuple[int, int], out: np.ndarray | None = None
+    owner: str,
+    problem: BaseProblem,
+    shape: tuple[int, int],
+    out: np.ndarray | None = None,
+    *,
+    hessian_units: str = "mean",
 ) -> tuple[np.ndarray, float] | None:
     """Check a regression problem; return (w*y, scale) or None when every weight is 0.
 
-    ``scale`` rescales the weights to mean 1 over their nonzero entries (the weighted
-    least-squares solution does not change; the library's minimum-hessian rules stay
-    meaningful). A custom objective then passes gradient ``-scale*w*y`` and hessian
-    ``scale*w``. ``out`` (n, K) receives w*y if given.
+    With ``hessian_units="mean"`` ``scale`` rescales the weights to mean 1 over their nonzero
+    entries (the weighted least-squares solution does not change; the library's
+    minimum-hessian rules stay meaningful); with ``"raw"`` it is 1. A custom objective then
+    passes gradient ``-scale*w*y`` and hessian ``scale*w``. ``out`` (n, K) receives w*y if
+    given.
     """
     if problem.reduction != "regression":
         raise InvalidParameterError(
@@ -103,7 +116,7 @@ def wls_terms(
         )
     if n_pos == 0:
         return None
-    return work, n_pos / total_w
+    return work, (n_pos / total_w if hessian_units == "mean" else 1.0)
 
 
 def _sha256(text: str) -> str:

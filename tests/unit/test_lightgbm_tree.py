@@ -144,6 +144,28 @@ def test_weight_scale_invariance(contexts):
 
 
 @pytest.mark.parametrize("design", DESIGNS)
+def test_raw_hessian_units_apply_min_hessian_to_the_weights_as_given(contexts, design):
+    """hessian_units="raw": min_sum_hessian_in_leaf counts the objective's weights (XGBoost's
+    min_child_weight); "mean" counts typical rows whatever the weights' scale."""
+    problem = _problem(5)
+    # Just over half the total weight of every designed row: no split can leave that much on
+    # both sides, so in raw units the tree is a single leaf.
+    blocked = K * float(problem.weights[:, 0].sum()) / 2.0 * 1.01
+    for scale in (1e-3, 1e3):
+        scaled = BaseProblem("regression", problem.targets, problem.weights * scale)
+        raw = _learner(design, hessian_units="raw", min_sum_hessian_in_leaf=blocked * scale)
+        raw.prepare(contexts, K)
+        f_raw = raw.fit_round(scaled)
+        assert np.ptp(f_raw) < 1e-9, "raw units: the weights forbid every split"
+        typical = _learner(design, min_sum_hessian_in_leaf=blocked * scale)
+        typical.prepare(contexts, K)
+        f_mean = typical.fit_round(scaled)
+        # In typical-row units (mean weight 1, N*K rows) 1e-3 * blocked allows splits and
+        # 1e3 * blocked forbids them, whatever the weights' scale.
+        assert (np.ptp(f_mean) < 1e-9) == (scale > 1)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
 def test_dumps_loads_bit_identical(contexts, design):
     """dumps/loads round trip keeps the header and gives bit-identical predictions."""
     learner = _learner(design)
@@ -340,6 +362,7 @@ def test_predict_round_and_warm_start(contexts):
         pytest.param({"max_depth": -2}, "use -1 for no depth limit", id="depth"),
         pytest.param({"num_threads": -1}, "'num_threads'", id="threads"),
         pytest.param({"action_design": "tiled"}, "'action_design'.*'per_action'", id="design"),
+        pytest.param({"hessian_units": "sum"}, "'hessian_units'.*'raw'", id="units"),
         pytest.param(
             {"params": {"objective": "l2"}}, r"may not set \['objective'\]", id="reserved"
         ),
