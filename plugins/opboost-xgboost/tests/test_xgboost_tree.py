@@ -66,6 +66,19 @@ def test_xgboost_leaves_are_weighted_means(contexts):
     np.testing.assert_allclose(f, np.full((N, K), mean), rtol=1e-5)
 
 
+def test_xgboost_raw_hessian_units_count_the_weights_as_given(contexts):
+    """hessian_units="raw": min_child_weight counts the objective's own weights (the paper's
+    XGBoost units); the default counts typical rows, whatever the weights' scale."""
+    problem = _problem(4)
+    small = BaseProblem("regression", problem.targets, problem.weights * 1e-3)
+    limit = 1.0  # below the N*K = 180 typical rows, above the raw total (about 0.09)
+    for units, split in (("mean", True), ("raw", False)):
+        learner = XGBoostTree(max_depth=2, min_child_weight=limit, hessian_units=units)
+        learner.prepare(contexts, K)
+        f = learner.fit_round(small)
+        assert (np.ptp(f) > 1e-9) == split, units
+
+
 def test_xgboost_uncommitted_round_is_left_out(contexts):
     """A fitted round that is never committed is not part of the ensemble."""
     learner, fs = _fit(contexts, [1.5])

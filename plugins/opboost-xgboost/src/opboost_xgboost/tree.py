@@ -44,6 +44,7 @@ from opboost.design import stacked_design
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
 from opboost.learners.toolkit import (
+    HESSIAN_UNITS,
     as_contexts,
     dumps_checked,
     learner_seed,
@@ -202,7 +203,10 @@ class XGBoostTree(BaseLearner):
     ----------
     tree_method : "exact" (the paper's choice: every split candidate) or "hist" (binned).
     max_depth : maximum tree depth, >= 1.
-    min_child_weight : minimum sum of (rescaled, mean-1) weights in a child, >= 0.
+    min_child_weight : minimum sum of weights in a child, >= 0, in ``hessian_units``.
+    hessian_units : "mean" (default: weights rescaled to mean 1 over the nonzero entries, so
+        min_child_weight counts typical rows) or "raw" (the objective's weights as they are,
+        e.g. |r_i|/p_i: London et al.'s units for Table 5's min_child_weight).
     reg_lambda : L2 penalty on leaf values, >= 0 (0: leaves are weighted means).
     max_bin : histogram bins per feature for "hist", >= 2 (ignored by "exact").
     nthread : XGBoost threads, >= 1 (default 1: OpenMP threads spin on busy machines).
@@ -222,6 +226,7 @@ class XGBoostTree(BaseLearner):
         tree_method: str = "exact",
         max_depth: int = 6,
         min_child_weight: float = 1.0,
+        hessian_units: str = "mean",
         reg_lambda: float = 0.0,
         max_bin: int = 256,
         nthread: int = 1,
@@ -230,6 +235,7 @@ class XGBoostTree(BaseLearner):
         self.tree_method = tree_method
         self.max_depth = max_depth
         self.min_child_weight = min_child_weight
+        self.hessian_units = hessian_units
         self.reg_lambda = reg_lambda
         self.max_bin = max_bin
         self.nthread = nthread
@@ -252,6 +258,7 @@ class XGBoostTree(BaseLearner):
         )
         check_scalar(self.max_depth, "max_depth", owner, kind=numbers.Integral, low=1)
         check_scalar(self.min_child_weight, "min_child_weight", owner, low=0.0)
+        check_choice(self.hessian_units, "hessian_units", owner, HESSIAN_UNITS)
         check_scalar(self.reg_lambda, "reg_lambda", owner, low=0.0)
         check_scalar(self.max_bin, "max_bin", owner, kind=numbers.Integral, low=2)
         check_scalar(
@@ -314,7 +321,7 @@ class XGBoostTree(BaseLearner):
         booster = self._check_prepared()
         self._drop_pending()
         n, K = self.n_rows_, self.n_actions_
-        terms = wls_terms("XGBoostTree", problem, (n, K))
+        terms = wls_terms("XGBoostTree", problem, (n, K), hessian_units=self.hessian_units)
         if terms is None:  # every weight is 0: nothing to fit, f = 0 and no tree
             return np.zeros((n, K))
         work, scale = terms
