@@ -103,11 +103,12 @@ class BrukhimHazanBoost(LossFeedbackLearner):
     lr, lr_decay : the weak learners' step ``lr · t^{-lr_decay}`` (paper: lr in [1e-4, 0.1],
         c in [0.25, 1]); used by the ``"fkm"`` weak learner.
     radius : Frobenius bound on each FKM learner's weights.
-    origin : ``y^0``, where learner 1's loss is queried: ``"zero"`` (line 5 of the paper)
-        or ``"center"`` of the label set (box midpoint, simplex barycentre). Since
-        ``η_1 = 1`` the iterates ``y^1..y^N`` and Theorem 9 do not depend on it, but loss
-        values near the labels make the spherical estimates far less noisy when 0 is far
-        from the labels (e.g. abalone's rings in [1, 29]).
+    origin : ``y^0``, where learner 1's loss is queried: ``"zero"`` (line 5 of the paper,
+        the default) or ``"center"`` of the label set (box midpoint, simplex barycentre;
+        not in the paper). Since ``η_1 = 1``, a round's iterates ``y^1..y^N`` do not depend
+        on it given the learners' state, and neither does Theorem 9; but learner 1 is
+        trained on the gradient at ``y^0`` (it minimises ``∇l̂(y^0)·y``), so the origin
+        changes what every learner learns (measured in docs/online.md).
     weak_learner : ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
         ``[low, high]^m`` or ``"simplex"``).

@@ -132,6 +132,55 @@ def test_brukhim_hazan_query_and_feedback_shapes():
         booster.learn_one(x, np.zeros(3))
 
 
+def test_brukhim_hazan_round_follows_algorithm_2_lines_5_to_11():
+    """One round against the paper's lines: y^0 = 0 (5), y^i = (1-η_i)y^{i-1} + η_i A_i(x)/γ
+    (6), queries y^{i-1} + δv_i (7-8), g_i = (m/δ) l̃_i v_i (9) passed unscaled (no η_i, no
+    γ) as the linear loss g_i·y to learner i (10-11): one OGD step W_i -= lr t^-c g_i⊗[x, 1].
+    """
+    m, n, delta, gamma, lr, c = 2, 4, 0.7, 2.0, 0.1, 0.5
+    booster = BrukhimHazanBoost(
+        n_learners=n,
+        n_outputs=m,
+        delta=delta,
+        gamma=gamma,
+        lr=lr,
+        lr_decay=c,
+        label_set="box",
+        low=0.0,
+        high=1.0,
+        random_state=0,
+    )
+    assert booster.origin == "zero"  # the paper's y^0 is the default
+    rng = np.random.default_rng(5)
+    for _ in range(20):  # non-trivial learners
+        x = rng.normal(size=3)
+        booster.query_one(x)
+        booster.learn_one(x, rng.uniform(0, 2, size=n))
+    x = rng.normal(size=3)
+    xb = np.append(x, 1.0)
+    W = booster._bank.W.copy()
+    outputs = np.clip(W @ xb, 0.0, 1.0)  # A_i(x) = Π_K(W_i [x, 1]), (N, m)
+    y = np.zeros(m)  # line 5
+    expected = [y]
+    for i in range(1, n + 1):  # line 6
+        eta = 2.0 / (i + 1)
+        y = (1 - eta) * y + eta * outputs[i - 1] / gamma
+        expected.append(y)
+    expected = np.array(expected)
+    assert np.allclose(booster.iterates_one(x), expected)
+    assert np.allclose(booster.predict_one(x), np.clip(expected[-1], 0.0, 1.0))  # line 13
+    Q = booster.query_one(x)
+    v = booster._directions.copy()
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
+    assert np.allclose(Q, expected[:-1] + delta * v)  # lines 7-8
+    feedback = rng.uniform(0, 2, size=n)
+    t = booster._bank.t + 1
+    booster.learn_one(x, feedback)
+    g = (m / delta) * feedback[:, None] * v  # line 9
+    step = lr * t ** (-c)
+    assert np.allclose(booster._bank.W, W - step * g[:, :, None] * xb[None, None, :])
+
+
 def test_nfkm_weight_perturbation_queries():
     """perturb="weights" queries Π_K((W + δU_j)[x, 1]) with U_j unit vectors of R^{m(d+1)}."""
     m, d, n = 2, 3, 5
