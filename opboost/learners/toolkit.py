@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost._validation import check_random_state, check_scalar
+from opboost._validation import check_choice, check_random_state, check_scalar
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import BaseProblem
 
@@ -97,6 +97,7 @@ def wls_terms(
     passes gradient ``-scale*w*y`` and hessian ``scale*w``. ``out`` (n, K) receives w*y if
     given.
     """
+    check_choice(hessian_units, "hessian_units", owner, HESSIAN_UNITS)
     if problem.reduction != "regression":
         raise InvalidParameterError(
             f"{owner} solves the 'regression' reduction; got {problem.reduction!r}. "

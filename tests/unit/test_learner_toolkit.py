@@ -54,6 +54,15 @@ def test_wls_terms_scale_normalises_nonzero_weights():
     assert scale * w[w > 0].mean() == pytest.approx(1.0)
 
 
+def test_wls_terms_raw_units_keep_the_weights_and_reject_unknown_units():
+    """hessian_units="raw" gives scale 1; an unknown unit names the parameter and choices."""
+    y, w = np.ones((2, 2)), np.full((2, 2), 3.0)
+    _, scale = wls_terms("L", BaseProblem("regression", y, w), (2, 2), hessian_units="raw")
+    assert scale == 1.0
+    with pytest.raises(InvalidParameterError, match=r"'hessian_units'.*'raw'"):
+        wls_terms("L", BaseProblem("regression", y, w), (2, 2), hessian_units="sum")
+
+
 def test_wls_terms_all_zero_weights_is_none_and_rejects_classification():
     """All-zero weights give None; a classification problem names the reduction."""
     zeros = np.zeros((2, 2))
