@@ -63,7 +63,9 @@ class Booster(BaseEstimator):
     Parameters
     ----------
     objective : "bopl_s" (default), "bopl", or an Objective instance.
-    estimator : training coefficients c_i; "ips" (default), "truncated_ips" or an instance.
+    estimator : training coefficients; "ips" (default), "truncated_ips" (one per row), "dr"
+        (doubly robust: per-action coefficients from a cross-fitted LightGBM reward model),
+        "dm" (the reward model alone) or an instance.
     base_learner : "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
     n_rounds : T >= 1, the maximum number of boosting rounds.
     reward_shift : delta added to every reward before the coefficients (r <- r + delta).
@@ -230,8 +232,8 @@ class Booster(BaseEstimator):
         if not getattr(estimator, "supports_training", False):
             raise InvalidParameterError(
                 f"The 'estimator' parameter of Booster: {estimator.name!r} gives no training "
-                f"coefficients, so it cannot drive boosting; use estimator='ips' or "
-                f"'truncated_ips' for training and {estimator.name!r} to evaluate."
+                f"coefficients, so it cannot drive boosting; use estimator='ips', "
+                f"'truncated_ips' or 'dr' for training and {estimator.name!r} to evaluate."
             )
         if learner.reduction not in objective.reductions:
             raise InvalidParameterError(

@@ -41,11 +41,12 @@ class FitState:
         shift = float(booster.reward_shift)
         self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
         coef = np.asarray(estimator.coefficients(self.train), dtype=np.float64)
-        if coef.shape != (len(data),) or not np.all(np.isfinite(coef)):
+        shapes = [(len(data),), (len(data), data.n_actions)]
+        if coef.shape not in shapes or not np.all(np.isfinite(coef)):
             raise InvalidParameterError(
                 f"Estimator {estimator.name!r} returned invalid training coefficients (shape "
-                f"{coef.shape}, finite {bool(np.all(np.isfinite(coef)))}); expected "
-                f"({len(data)},) finite values."
+                f"{coef.shape}, finite {bool(np.all(np.isfinite(coef)))}); expected finite "
+                f"values of shape {shapes[0]} or, per action, {shapes[1]}."
             )
         self.coef = coef
         self.seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
@@ -230,13 +231,22 @@ class FitState:
         self.train_metrics = {
             **metrics,
             "train_objective": self.objective.risk_at(self.state),
-            "train_value": self.estimator.estimate_value(self.data, self.state.probs),
+            "train_value": self._train_value(),
         }
         self.eval_metrics = {} if self.eval_data is None else self._evaluate(weight)
         if getattr(self, "holdout", None) is not None:
             self.eval_metrics.update(self._track_selection(weight))
         for key, value in {**self.train_metrics, **self.eval_metrics}.items():
             self.history.setdefault(key, []).append(float(value))
+
+    def _train_value(self) -> float:
+        """The estimator's value of the current softmax policy on the training logs; with
+        per-action coefficients (1/n) sum_i <pi_i, Gamma_i>, without refitting a model."""
+        if self.coef.ndim == 2:
+            probs = self.state.probs
+            value = float(np.einsum("ij,ij->", probs, self.coef)) / len(self.data)
+            return value - float(self.booster.reward_shift)  # Gamma is of shifted rewards
+        return self.estimator.estimate_value(self.data, self.state.probs)
 
     def _evaluate(self, weight: float) -> dict[str, float]:
         self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, weight)

@@ -2,8 +2,9 @@
 
 An estimator has two roles:
 
-* training coefficients c_i for the boosting objectives (``coefficients``), where the
-  estimator defines them (IPS: r_i / p_i; truncated IPS: r_i * min(1/p_i, M));
+* training coefficients for the boosting objectives (``coefficients``), where the
+  estimator defines them: one per row (IPS: r_i / p_i; truncated IPS: r_i * min(1/p_i, M))
+  or one per row and action (DR, DM: an (n, K) matrix Gamma);
 * the value of any policy on logged data (``estimate_value``) and a confidence interval
   (``estimate_interval``), from per-example contributions (``round_values``).
 """
@@ -74,7 +75,9 @@ class Estimator(Component):
     supports_training: ClassVar[bool] = False
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
-        """Training coefficients c_i, shape (n,)."""
+        """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)
+        whose value estimate is V(pi) = (1/n) sum_i <pi(x_i), Gamma_i> (doubly robust
+        training; objectives with ``supports_action_coefficients`` take them)."""
         raise InvalidParameterError(
             f"The estimator {self.name!r} gives no training coefficients, so the booster "
             f"cannot train with it; use estimator='ips' or 'truncated_ips' for training "

@@ -10,6 +10,12 @@ A reward model q(x, a) ~ E[r | x, a] is fitted on the logged rows, with features
 With ``n_folds`` > 1 the model is cross-fitted: rows are split into seeded folds and each
 fold's q comes from a model trained on the other folds, so the model never predicts rows it
 was trained on (this keeps DR unbiased up to the model's error on unseen rows).
+
+Both drive boosting with per-action coefficients Gamma (n, K), V(pi) = (1/n) sum_i <pi_i,
+Gamma_i> (:meth:`coefficients`): DM Gamma_i(a) = q(x_i, a); DR Gamma_i(a) = q(x_i, a)
++ 1[a = a_i] (r_i - q(x_i, a_i)) / p_i. For any fixed q, E[Gamma_i(a) | x_i] is the true mean
+reward of a at x_i when the propensities are right, so the DR training objective's expectation
+is the policy's true value.
 """
 
 from __future__ import annotations
@@ -25,7 +31,13 @@ from opboost.data import LoggedBandit
 from opboost.estimators.base import Estimator, check_action_probs
 from opboost.exceptions import InvalidParameterError
 
-__all__ = ["DirectMethod", "DoublyRobust", "action_features", "default_reward_model"]
+__all__ = [
+    "DirectMethod",
+    "DoublyRobust",
+    "action_features",
+    "default_reward_model",
+    "dr_coefficients",
+]
 
 
 def default_reward_model(random_state: int | None = None) -> Any:
@@ -68,6 +80,15 @@ def _fresh(model: Any) -> Any:
 
         return clone(model)
     return copy.deepcopy(model)
+
+
+def dr_coefficients(data: LoggedBandit, q: np.ndarray) -> np.ndarray:
+    """Doubly robust per-action coefficients from reward predictions ``q`` (n, K):
+    Gamma_i(a) = q_i(a) + 1[a = a_i] (r_i - q_i(a_i)) / p_i, shape (n, K)."""
+    rows = np.arange(len(data))
+    gamma = np.array(q, dtype=np.float64)
+    gamma[rows, data.actions] += (data.rewards - q[rows, data.actions]) / data.propensities
+    return gamma
 
 
 class _RewardModelEstimator(Estimator):
@@ -146,7 +167,8 @@ class DirectMethod(_RewardModelEstimator):
     """Direct method: V = 1/n sum_i sum_a pi(a|x_i) q(x_i, a) (evaluation only).
 
     Low variance, but biased by the reward model's error wherever pi puts mass the logger
-    rarely explored. Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a).
+    rarely explored. Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a). Trains with the
+    per-action coefficients Gamma = q (:meth:`coefficients`).
 
     Parameters
     ----------
@@ -159,6 +181,11 @@ class DirectMethod(_RewardModelEstimator):
     """
 
     name: ClassVar[str] = "dm"
+    supports_training: ClassVar[bool] = True
+
+    def coefficients(self, data: LoggedBandit) -> np.ndarray:
+        """Gamma_i(a) = q(x_i, a), shape (n, K): boosting towards the reward model's policy."""
+        return self.reward_predictions(data)
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         probs = check_action_probs(data, action_probs, "DirectMethod")
@@ -170,10 +197,16 @@ class DoublyRobust(_RewardModelEstimator):
 
     Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i)). Unbiased
     when either the propensities or the (cross-fitted) reward model are correct; variance
-    below IPS when q is good. Evaluation only. Parameters as :class:`DirectMethod`.
+    below IPS when q is good. Trains with per-action coefficients (:meth:`coefficients`).
+    Parameters as :class:`DirectMethod`.
     """
 
     name: ClassVar[str] = "dr"
+    supports_training: ClassVar[bool] = True
+
+    def coefficients(self, data: LoggedBandit) -> np.ndarray:
+        """Gamma_i(a) = q(x_i, a) + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i, shape (n, K)."""
+        return dr_coefficients(data, self.reward_predictions(data))
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         probs = check_action_probs(data, action_probs, "DoublyRobust")

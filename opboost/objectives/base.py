@@ -4,6 +4,21 @@ An objective maps the ensemble scores F (n, K), the logged data and the estimato
 coefficients c (n,) to a risk, its gradient, a base-learning problem and a closed-form step.
 Policy pi = softmax(F); g_i = e_{a_i} - pi(x_i); pi_i = pi(a_i | x_i).
 
+Per-action coefficients (doubly robust training). An estimator may instead give an (n, K)
+matrix Gamma, the value estimate V(pi) = (1/n) sum_i <pi(x_i), Gamma_i> (IPS: Gamma_i =
+c_i e_{a_i}; DR: Gamma_i(a) = q(x_i, a) + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i). V changes by
+a constant under Gamma_i <- Gamma_i - b_i, so objectives that accept a matrix
+(``supports_action_coefficients``) centre every row on its median first (the shift that
+minimises sum_a |Gamma_i(a) - b_i|, hence the curvature below). Each then gives, per row, the
+ascent direction u_i = -n dR/dF_i (n, K) and a curvature kappa_i (n,) with
+
+    R(F + alpha f) <= R(F) - (alpha / n) sum_i u_i^T f_i + (alpha^2 / 2n) sum_i kappa_i ||f_i||^2,
+
+so the step is alpha = sum u_i^T f_i / sum kappa_i ||f_i||^2, the regression reduction fits
+targets u_i / kappa_i with weights kappa_i, and the classification reduction labels
+sign(u_{i,a}) with weights |u_{i,a}|. With Gamma_i = c_i e_{a_i} (K >= 3) all of this equals
+the per-row family below: u_i = c_i xi_i g_i and kappa_i = |c_i| sigma_i.
+
 The built-in objectives (London et al. 2023) share one structure, the smoothness bound
 
     R(F + alpha f) <= R(F) - (alpha / n) sum_i c_i xi_i g_i^T f_i
@@ -38,6 +53,7 @@ from opboost.learners.base import BaseProblem
 
 __all__ = [
     "REDUCTIONS",
+    "ActionState",
     "Objective",
     "RoundState",
     "closed_form_step",
@@ -138,7 +154,32 @@ class RoundState:
         return int(self.scores.shape[0])
 
 
-def _check_inputs(scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, owner: str):
+@dataclass(frozen=True, eq=False)
+class ActionState(RoundState):
+    """A :class:`RoundState` for per-action coefficients: ``coef`` is the row-centred matrix
+    Gamma (n, K); ``direction`` u = -n dR/dF (n, K); ``kappa`` the curvature (n,) of the
+    smoothness bound (``xi`` is 1 and ``sigma`` is ``kappa``; neither is used)."""
+
+    direction: np.ndarray
+    kappa: np.ndarray
+
+
+def centre_rows(gamma: np.ndarray) -> np.ndarray:
+    """Gamma_i - median_a Gamma_i(a), shape (n, K): the shift that leaves V unchanged and
+    minimises sum_a |Gamma_i(a)|; idempotent."""
+    return gamma - np.median(gamma, axis=1, keepdims=True)
+
+
+_PER_ROW_ONLY = (
+    "{owner} takes one training coefficient per logged row, not per-action coefficients "
+    "(estimator 'dr' or 'dm'); use objective='bopl_s' or 'bopl', or a per-row estimator such "
+    "as 'ips'."
+)
+
+
+def _check_inputs(
+    scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, owner: str, matrix: bool = False
+):
     scores = np.asarray(scores, dtype=np.float64)
     coef = np.asarray(coef, dtype=np.float64)
     expected = (len(data), data.n_actions)
@@ -147,12 +188,28 @@ def _check_inputs(scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, owne
             f"{owner}: scores must have shape {expected} (rows of data x actions). "
             f"Got {scores.shape}."
         )
+    if coef.shape == expected:
+        if matrix:
+            return scores, coef
+        raise InvalidParameterError(_PER_ROW_ONLY.format(owner=owner))
     if coef.shape != (len(data),):
+        also = f" or {expected} (per-action coefficients)" if matrix else ""
         raise InvalidParameterError(
-            f"{owner}: coef must have shape ({len(data)},), one coefficient per logged row. "
-            f"Got {coef.shape}."
+            f"{owner}: coef must have shape ({len(data)},), one coefficient per logged row"
+            f"{also}. Got {coef.shape}."
         )
     return scores, coef
+
+
+def _action_problem(state: ActionState, reduction: str) -> BaseProblem:
+    """The base problem of per-action coefficients: regression targets u_i / kappa_i with
+    weights kappa_i, or labels sign(u) with weights |u|."""
+    u, kappa = state.direction, state.kappa
+    if reduction == "regression":
+        inverse = np.divide(1.0, kappa, out=np.zeros_like(kappa), where=kappa > 0)
+        weights = np.broadcast_to(kappa[:, None], u.shape)
+        return BaseProblem("regression", u * inverse[:, None], np.ascontiguousarray(weights))
+    return BaseProblem("classification", np.where(u >= 0, 1.0, -1.0), np.abs(u))
 
 
 class Objective(Component):
@@ -164,6 +221,8 @@ class Objective(Component):
     kind: ClassVar[str] = "objective"
     #: Base-learning reductions this objective can turn a round into.
     reductions: ClassVar[frozenset[str]] = REDUCTIONS
+    #: Whether :meth:`action_terms` is defined: per-action coefficients Gamma (n, K).
+    supports_action_coefficients: ClassVar[bool] = False
 
     # --- per-round state ------------------------------------------------------------------
 
@@ -171,11 +230,32 @@ class Objective(Component):
     def xi_sigma(self, coef: np.ndarray, pi_logged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-example weights xi_i and smoothness factors sigma_i, each (n,)."""
 
+    def action_terms(
+        self, gamma: np.ndarray, probs: np.ndarray, log_probs: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Direction u = -n dR/dF (n, K) and curvature kappa (n,) for the row-centred
+        per-action coefficients ``gamma`` (n, K) at the policy ``probs`` (n, K)."""
+        raise InvalidParameterError(_PER_ROW_ONLY.format(owner=type(self).__name__))
+
     def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
-        """Compute the softmax and the per-example terms of this round once."""
-        scores, coef = _check_inputs(scores, data, coef, type(self).__name__)
+        """Compute the softmax and the per-example terms of this round once.
+
+        ``coef`` is c (n,) or, for objectives with ``supports_action_coefficients``, the
+        per-action matrix Gamma (n, K) (an :class:`ActionState` is returned then).
+        """
+        scores, coef = _check_inputs(
+            scores, data, coef, type(self).__name__, matrix=self.supports_action_coefficients
+        )
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)
+        if coef.ndim == 2:
+            gamma = centre_rows(coef)
+            direction, kappa = self.action_terms(gamma, probs, scores - log_norm[:, None])
+            ones = np.ones(len(actions))
+            return ActionState(
+                scores, probs, gamma, actions, pi_logged, g, ones, kappa, log_norm,
+                direction, kappa,
+            )  # fmt: skip
         xi, sigma = self.xi_sigma(coef, pi_logged)
         return RoundState(scores, probs, coef, actions, pi_logged, g, xi, sigma, log_norm)
 
@@ -186,12 +266,17 @@ class Objective(Component):
         """The objective's empirical risk at ``state.scores``."""
 
     def gradient_at(self, state: RoundState) -> np.ndarray:
-        """d risk / d F, shape (n, K): -(1/n) c_i xi_i g_i."""
+        """d risk / d F, shape (n, K): -(1/n) c_i xi_i g_i (per-action: -(1/n) u_i)."""
+        if isinstance(state, ActionState):
+            return state.direction * (-1.0 / state.n)
         return (-(state.coef * state.xi) / state.n)[:, None] * state.g
 
     def gradient_norm_at(self, state: RoundState) -> float:
         """Euclidean norm of :meth:`gradient_at`, without the (n, K) array when the
         gradient has the family's form -(1/n) c_i xi_i g_i."""
+        if isinstance(state, ActionState):
+            u = state.direction
+            return math.sqrt(float(np.einsum("ij,ij->", u, u))) / state.n
         if type(self).gradient_at is not Objective.gradient_at:
             gradient = self.gradient_at(state)
             return math.sqrt(float(np.einsum("ij,ij->", gradient, gradient)))
@@ -200,7 +285,10 @@ class Objective(Component):
         return math.sqrt(dot(row_scale * row_scale, g_sq)) / state.n
 
     def curvature_at(self, state: RoundState) -> np.ndarray:
-        """|c_i| sigma_i, shape (n,): the quadratic coefficients of the smoothness bound."""
+        """|c_i| sigma_i (per-action: kappa_i), shape (n,): the quadratic coefficients of the
+        smoothness bound."""
+        if isinstance(state, ActionState):
+            return state.kappa
         return np.abs(state.coef) * state.sigma
 
     def problem_at(self, state: RoundState, reduction: str) -> BaseProblem:
@@ -213,6 +301,8 @@ class Objective(Component):
         check_choice(
             reduction, "reduction", f"{type(self).__name__}.base_problem", sorted(self.reductions)
         )
+        if isinstance(state, ActionState):
+            return _action_problem(state, reduction)
         sign = np.where(state.coef < 0, -1.0, 1.0)
         if reduction == "regression":
             targets = (sign * state.xi / state.sigma)[:, None] * state.g
@@ -225,7 +315,9 @@ class Objective(Component):
         return BaseProblem("classification", labels, weights)
 
     def step_numerator_at(self, state: RoundState, f_values: np.ndarray) -> float:
-        """sum_i c_i xi_i g_i^T f_i (= -n <gradient, f>)."""
+        """sum_i c_i xi_i g_i^T f_i (per-action: sum_i u_i^T f_i; = -n <gradient, f>)."""
+        if isinstance(state, ActionState):
+            return float(np.einsum("ij,ij->", state.direction, f_values))
         per_example = np.einsum("ij,ij->i", state.g, f_values)
         return dot(state.coef * state.xi, per_example)
 

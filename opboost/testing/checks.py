@@ -114,13 +114,22 @@ def check_estimator_values(cls: type[Component]) -> None:
 
 
 def check_estimator_coefficients(cls: type[Component]) -> None:
-    """Training estimators give finite (n,) coefficients with the sign of the reward."""
+    """Training estimators give finite coefficients: per row (n,) with the sign of the reward,
+    or per action (n, K) whose value (1/n) sum_i <pi_i, Gamma_i> is the estimator's own
+    estimate of the same policy."""
     if not getattr(cls, "supports_training", False):
         return
     data = _small_logged()
-    coef = _instance(cls).coefficients(data)
-    assert np.shape(coef) == (len(data),)
+    est = _instance(cls)
+    coef = est.coefficients(data)
     assert np.all(np.isfinite(coef))
+    if np.ndim(coef) == 2:
+        assert np.shape(coef) == (len(data), data.n_actions)
+        probs = np.random.default_rng(2).dirichlet(np.ones(data.n_actions), size=len(data))
+        value = float(np.mean(np.einsum("ij,ij->i", probs, coef)))
+        assert np.isclose(value, est.estimate_value(data, probs)), "Gamma disagrees with value"
+        return
+    assert np.shape(coef) == (len(data),)
     assert np.all(np.sign(coef) == np.sign(data.rewards))
 
 

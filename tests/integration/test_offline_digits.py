@@ -70,3 +70,26 @@ def test_eval_metrics_track_true_reward(digits_bandit, tmp_path):
     np.testing.assert_array_equal(
         loaded.decision_function(X_test), booster.decision_function(X_test)
     )
+
+
+@pytest.mark.parametrize("objective", ["bopl_s", "bopl"])
+def test_doubly_robust_training_beats_logging_policy(digits_bandit, objective):
+    """estimator='dr' trains on per-action coefficients from a cross-fitted reward model;
+    the policy clearly beats the logger and the training value is the DR estimate. (BOPL's
+    per-action curvature (1/2) sum_a |Gamma_i(a)| is loose, so it climbs slower: 0.60
+    after 40 rounds here against BOPL-S's 0.87; docs/estimators.md.)"""
+    logged, X_test, y_test, logger_value = digits_bandit
+    booster = Booster(
+        objective=objective,
+        estimator="dr",
+        n_rounds=40,
+        base_learner_params={"num_threads": 1},
+        random_state=0,
+    ).fit(logged)
+    margin = 0.45 if objective == "bopl_s" else 0.2
+    assert true_argmax_reward(booster, X_test, y_test) > logger_value + margin
+    assert booster.policy_.metadata["estimator"] == "dr"
+    values = booster.history_["train_value"]
+    assert np.all(np.isfinite(values)) and values[-1] > values[0]
+    if objective == "bopl":  # Theorem 1: the empirical risk never increases
+        assert np.all(np.diff(booster.history_["train_objective"]) <= 1e-12)

@@ -281,3 +281,10 @@ def test_sparse_contexts(synthetic_log):
         rtol=1e-12,
         atol=1e-12,
     )
+
+
+def test_per_action_estimator_with_per_row_objective_names_the_fix(synthetic_log):
+    """DR's per-action coefficients need BOPL or BOPL-S; the error says so."""
+    booster = Booster(objective="snips", estimator="dr", n_rounds=2, random_state=0)
+    with pytest.raises(InvalidParameterError, match=r"SNIPSObjective takes one training coef"):
+        booster.fit(synthetic_log.data)

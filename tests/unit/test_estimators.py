@@ -131,9 +131,9 @@ def test_action_probs_shape_error_names_expected_shape(synthetic_log, name):
         est.estimate_value(data, synthetic_log.target_probs[:, :3])
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in ["snips", "dm", "dr"]])
+@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in ["snips"]])
 def test_evaluation_only_estimators_give_no_coefficients(synthetic_log, name):
-    """SNIPS, DM and DR refuse to drive training and say which estimators can."""
+    """SNIPS refuses to drive training and says which estimators can."""
     with pytest.raises(InvalidParameterError, match=f"'{name}' gives no training coefficients"):
         CLASSES[name]().coefficients(synthetic_log.data)
 
