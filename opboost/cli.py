@@ -76,6 +76,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name in ("n_rounds", "stop_reason", "n_interactions", "action"):
         if name in result.info:
             print(f"  {name:<24}{_fmt(result.info[name])}")
+    if result.fallback is not None:
+        print(f"  {'fallback':<24}{result.fallback}")
     print(f"  {'seconds':<24}{result.timings['total_seconds']:.2f}")
     return 0
 

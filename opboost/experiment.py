@@ -7,6 +7,10 @@ offline
     fit the :class:`~opboost.booster.Booster` on the logged training rows (``eval_data`` = the
     logged validation rows when there are any); score the argmax policy (and the softmax
     policy) on test; test reward after every boosting round from the ensemble's staged scores.
+    When a ``Booster(validation_fraction=..., safe=True)`` falls back to its best constant
+    action, the trial records ``fallback = "constant"``, the constant policy's metrics, the
+    action and the selection report in ``info``, and a flat ``test_reward_round`` curve at the
+    constant's test reward (one value per round run).
 online
     stream the logged training rows, in an order seeded by the trial seed, through
     :func:`opboost.online.run_bandit` (labels hidden); progressive reward per interaction;
@@ -46,7 +50,10 @@ class TrialResult:
     ``metrics``: scalar results (``test_reward`` always). ``curves``: lists of equal length per
     x-axis (``round`` with ``test_reward_round``, ``alpha``, ``gradient_norm``, ...;
     ``step`` with ``progressive_reward``; ``eval_step`` with ``test_reward_step``).
-    ``info``: sizes, rounds, stop reason. ``timings``: seconds (excluded from comparisons).
+    ``info``: sizes, rounds, stop reason (offline with selection: ``selection``, the booster's
+    ``selection_`` report; after a fallback ``action``). ``timings``: seconds (excluded from
+    comparisons). ``fallback``: the offline booster's ``fallback_`` ("constant" when its safe
+    selection fell back to the best constant action), else None.
     """
 
     label: str
@@ -58,6 +65,7 @@ class TrialResult:
     curves: dict[str, list[float | None]] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    fallback: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as JSON-ready values (NaN and infinities become None)."""
@@ -96,9 +104,13 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     """True reward of the argmax policy after each boosting round, (n_rounds,), or None.
 
     Uses the ensemble's ``staged_decision_function(X)``; the final staged scores are checked
-    against ``decision_function``. None when the ensemble exposes no rounds.
+    against ``decision_function``. None when the policy has no ensemble or the ensemble
+    exposes no rounds; [] for a policy of no rounds, such as a
+    :class:`~opboost.policy.ConstantPolicy` (the safe fallback).
     """
-    ensemble = policy.ensemble
+    ensemble = getattr(policy, "ensemble", None)
+    if ensemble is None:
+        return None
     k = policy.n_actions
     stages = _stages(ensemble, X)
     if stages is None:
@@ -149,11 +161,19 @@ def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> 
     )
     result.metrics.update(_validation_metrics(data, lambda X: _one_hot(policy.predict(X), k)))
     result.info.update(n_rounds=int(booster.n_rounds_), stop_reason=booster.stop_reason_)
+    selection = getattr(booster, "selection_", None)
+    if selection is not None:
+        result.info["selection"] = dict(selection)
+    result.fallback = getattr(booster, "fallback_", None)
     curves = {"round": list(range(1, booster.n_rounds_ + 1))}
     curves.update({key: [float(v) for v in val] for key, val in booster.history_.items()})
-    staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
-    if staged is not None:
-        curves["test_reward_round"] = staged
+    if result.fallback is not None:  # the deployed policy is the constant after every round
+        result.info["action"] = int(policy.action)
+        curves["test_reward_round"] = [result.metrics["test_reward"]] * booster.n_rounds_
+    else:
+        staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
+        if staged is not None:
+            curves["test_reward_round"] = staged
     result.curves.update(curves)
 
 

@@ -220,7 +220,9 @@ class FitState:
         fallback = None
         if self.booster.safe and not report["beats_constant"]:
             fallback = "constant"
-            policy = ConstantPolicy(action, self.data.n_actions, dict(meta, fallback=fallback))
+            policy = ConstantPolicy(
+                action, self.data.n_actions, dict(meta, fallback=fallback, selection=report)
+            )
         return policy, best_round, report, fallback
 
     def advance(self, weight: float, f_values: np.ndarray, **metrics: float) -> None:

@@ -1,40 +1,74 @@
 """The learned policy: an ensemble of base models with its metadata; scores, softmax and
-argmax; save and load without pickle.
+argmax; save and load without pickle. Also the constant policy ("always play action a"), the
+safe fallback of label-free model selection, saved and loaded in the same format.
 
 File formats (both plain text):
 
 * a single JSON file (path ending in ``.json``)::
 
-    {"opboost_policy": 1, "metadata": {...},
+    {"opboost_policy": 1, "n_actions": K, "metadata": {...},
      "ensemble": {"format": ..., "base_learner": ..., "sha256": ..., "text": "..."}}
 
 * a directory holding ``policy.json`` (the same object, with ``"file": "ensemble.txt"``
   instead of ``"text"``) and ``ensemble.txt`` (the ensemble's own text format, e.g. LightGBM
   model text).
 
-``load_policy`` finds the ensemble class through the registry by the base learner's name,
-checks the format and the SHA-256 of the ensemble text, and raises ``ValueError`` naming the
-path and what is wrong for a corrupted, truncated or foreign file.
+``sha256`` is the SHA-256 of the ensemble text. ``load_policy`` finds the ensemble class
+through the registry by the base learner's name, checks the format and the checksum, and
+raises ``ValueError`` naming the path and what is wrong for a corrupted, truncated or foreign
+file.
+
+Constant policies (:class:`ConstantPolicy`) use the same container, version 2, with the
+ensemble format ``"constant_v1"``, no base learner, and as text the tiny JSON object
+``{"action": a, "n_actions": K}``::
+
+    {"opboost_policy": 2, "n_actions": 4,
+     "metadata": {"action": 2, "fallback": "constant", "selected_round": 7, ...},
+     "ensemble": {"format": "constant_v1", "sha256": ..., "text": "{\\"action\\": 2, ...}"}}
+
+The metadata keeps the action and the selection record of the fit that fell back (the
+learned policy's metadata with ``selected_round`` and ``fallback``). ``load_policy`` returns a
+:class:`ConstantPolicy` for such a file, needs no base learner plugin for it, and rejects a
+non-integer action, an action outside ``0 .. K-1``, ``n_actions < 1`` or an action that
+disagrees with the manifest or the metadata. Learned ensembles are still written as version 1
+(which has no constant format), so any opboost reads them; an opboost that reads only
+version 1 refuses a constant policy file with "upgrade opboost".
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.learners.base import Ensemble
 from opboost.objectives.base import softmax
 
-__all__ = ["FORMAT_VERSION", "Policy", "load_policy"]
+__all__ = [
+    "CONSTANT_FORMAT",
+    "CONSTANT_FORMAT_VERSION",
+    "FORMAT_VERSION",
+    "SUPPORTED_FORMAT_VERSIONS",
+    "ConstantEnsemble",
+    "ConstantPolicy",
+    "Policy",
+    "load_policy",
+]
 
-#: Version of the policy container format written by :meth:`Policy.save`.
+#: Version of the policy container format written by :meth:`Policy.save` (learned ensembles).
 FORMAT_VERSION = 1
+#: Version written by :meth:`ConstantPolicy.save`: version 2 adds the constant ensemble format.
+CONSTANT_FORMAT_VERSION = 2
+#: Container versions :func:`load_policy` reads.
+SUPPORTED_FORMAT_VERSIONS = (1, 2)
+#: Ensemble format of a constant policy: the text ``{"action": a, "n_actions": K}``.
+CONSTANT_FORMAT = "constant_v1"
 _MANIFEST = "policy.json"
 _ENSEMBLE_FILE = "ensemble.txt"
 
@@ -126,6 +160,128 @@ class Policy:
         return path
 
 
+# --- the constant policy ------------------------------------------------------------------
+
+
+def _check_constant(action: Any, n_actions: Any) -> tuple[int, int]:
+    """(action, n_actions) as ints; ValueError naming the bad value otherwise."""
+    integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
+    if not integral or n_actions < 1:
+        raise ValueError(f"n_actions must be an integer >= 1. Got {n_actions!r}.")
+    if not isinstance(action, numbers.Integral) or isinstance(action, bool):
+        raise ValueError(f"action must be an integer. Got {action!r}.")
+    if not 0 <= action < n_actions:
+        raise ValueError(
+            f"action {action!r} is out of range: it must be in 0 .. {int(n_actions) - 1} "
+            f"(n_actions={int(n_actions)})."
+        )
+    return int(action), int(n_actions)
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+class ConstantEnsemble(Ensemble):
+    """The zero-round "ensemble" of a :class:`ConstantPolicy`: score :attr:`score` on
+    ``action`` and 0 on every other action. Serialised as ``{"action": a, "n_actions": K}``
+    (format ``"constant_v1"``); it needs no base learner to load."""
+
+    format: ClassVar[str] = CONSTANT_FORMAT
+    #: Score of the action; softmax gives it probability 1 - O(K e^-50).
+    score: ClassVar[float] = 50.0
+
+    def __init__(self, action: int, n_actions: int) -> None:
+        self.action, self.n_actions = _check_constant(action, n_actions)
+        self.n_rounds = 0
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        out = np.zeros((_n_rows(X), self.n_actions))
+        out[:, self.action] = self.score
+        return out
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """No rounds: yields nothing."""
+        return iter(())
+
+    def dumps(self) -> str:
+        return json.dumps({"action": self.action, "n_actions": self.n_actions})
+
+    @classmethod
+    def loads(cls, text: str) -> ConstantEnsemble:
+        try:
+            obj = json.loads(text)
+        except (TypeError, json.JSONDecodeError):
+            obj = None
+        if not isinstance(obj, dict):
+            raise ValueError(
+                f"not {CONSTANT_FORMAT} text: expected a JSON object such as "
+                f'{{"action": 0, "n_actions": 2}}. Got {str(text)[:80]!r}.'
+            )
+        missing = [key for key in ("action", "n_actions") if key not in obj]
+        if missing:
+            raise ValueError(f"missing key {missing[0]!r} in {str(text)[:80]!r}.")
+        return cls(obj["action"], obj["n_actions"])
+
+
+class ConstantPolicy(Policy):
+    """The policy that always plays ``action`` out of ``n_actions``: the safe fallback of a
+    selection (``Booster(validation_fraction=..., safe=True)``), a full :class:`Policy`.
+
+    Scores (m, K) are :attr:`ConstantEnsemble.score` on ``action`` and 0 elsewhere;
+    ``predict_proba`` is exactly one-hot on ``action``; ``predict`` returns ``action`` for every
+    row; ``n_rounds`` is 0. ``metadata`` (JSON-safe) gains ``"action"``. :meth:`save` writes
+    the policy container with the ``"constant_v1"`` ensemble; :func:`load_policy` reads it.
+    Raises ``ValueError`` for a non-integer action, an action outside ``0 .. n_actions-1`` or
+    ``n_actions < 1``.
+    """
+
+    def __init__(
+        self, action: int, n_actions: int, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        try:
+            ensemble = ConstantEnsemble(action, n_actions)
+        except ValueError as exc:
+            raise ValueError(f"ConstantPolicy: {exc}") from None
+        meta = {**dict(metadata or {}), "action": ensemble.action}
+        super().__init__(ensemble, ensemble.n_actions, meta)
+
+    @property
+    def action(self) -> int:
+        """The action played for every context."""
+        return self.ensemble.action
+
+    @property
+    def score(self) -> float:
+        """The score of ``action`` in :meth:`decision_function` (0 elsewhere)."""
+        return self.ensemble.score
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Exactly one-hot on ``action``, shape (m, K)."""
+        out = np.zeros((_n_rows(X), self.n_actions))
+        out[:, self.action] = 1.0
+        return out
+
+    def predict(self, X: Any) -> np.ndarray:
+        """``action`` for every row, shape (m,)."""
+        return np.full(_n_rows(X), self.action, dtype=np.int64)
+
+    def _manifest(self, text: str) -> dict[str, Any]:
+        return {
+            "opboost_policy": CONSTANT_FORMAT_VERSION,
+            "n_actions": self.n_actions,
+            "metadata": self.metadata,
+            "ensemble": {
+                "format": CONSTANT_FORMAT,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            },
+        }
+
+    def __repr__(self) -> str:
+        return f"ConstantPolicy(action={self.action}, n_actions={self.n_actions})"
+
+
 def _write_text(path: Path, text: str) -> None:
     """Write atomically: a killed process leaves the old file or the new one, never half."""
     tmp = path.with_name(path.name + ".tmp")
@@ -145,8 +301,13 @@ def _read_json(path: Path, what: str) -> Any:
         ) from exc
 
 
+def _supported(version: Any) -> bool:
+    return type(version) is int and version in SUPPORTED_FORMAT_VERSIONS
+
+
 def load_policy(path: str | os.PathLike) -> Policy:
-    """Load a policy written by :meth:`Policy.save` (a ``.json`` file or a directory)."""
+    """Load a policy written by :meth:`Policy.save` (a ``.json`` file or a directory): a
+    :class:`Policy`, or a :class:`ConstantPolicy` for a constant policy's file."""
     from opboost.registry import get_registry
 
     path = Path(path)
@@ -161,15 +322,17 @@ def load_policy(path: str | os.PathLike) -> Policy:
             f"{manifest_path}: not an opboost policy file (no 'opboost_policy' key); it was "
             f"not written by Policy.save."
         )
-    if manifest["opboost_policy"] != FORMAT_VERSION:
+    if not _supported(manifest["opboost_policy"]):
+        versions = " and ".join(str(v) for v in SUPPORTED_FORMAT_VERSIONS)
         raise ValueError(
             f"{manifest_path}: policy format version {manifest['opboost_policy']!r} is not "
-            f"supported (this opboost reads version {FORMAT_VERSION}); upgrade opboost."
+            f"supported (this opboost reads versions {versions}); upgrade opboost."
         )
     try:
         spec = manifest["ensemble"]
-        fmt, learner, digest = spec["format"], spec["base_learner"], spec["sha256"]
-        n_actions, metadata = int(manifest["n_actions"]), manifest["metadata"]
+        fmt, digest = spec["format"], spec["sha256"]
+        learner = None if fmt == CONSTANT_FORMAT else spec["base_learner"]
+        n_actions, metadata = manifest["n_actions"], manifest["metadata"]
         if "text" in spec:
             text = spec["text"]
         else:
@@ -178,11 +341,24 @@ def load_policy(path: str | os.PathLike) -> Policy:
         raise ValueError(f"{manifest_path}: corrupted policy file: missing key {exc}.") from exc
     except (OSError, TypeError, ValueError) as exc:
         raise ValueError(f"{manifest_path}: corrupted policy file: {exc}.") from exc
+    integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
+    if not integral or n_actions < 1:
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: n_actions must be an integer >= 1. "
+            f"Got {n_actions!r}."
+        )
+    if not isinstance(metadata, dict):
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: metadata must be a JSON object. "
+            f"Got {metadata!r:.80}."
+        )
     if hashlib.sha256(str(text).encode("utf-8")).hexdigest() != digest:
         raise ValueError(
             f"{path}: the ensemble text does not match its SHA-256 checksum; the file is "
             f"truncated or corrupted. Re-save the policy."
         )
+    if fmt == CONSTANT_FORMAT:
+        return _load_constant(path, text, n_actions, metadata)
     try:
         ensemble_class = get_registry().get("base_learner", learner).ensemble_class
     except ValueError as exc:
@@ -199,3 +375,22 @@ def load_policy(path: str | os.PathLike) -> Policy:
     except ValueError as exc:
         raise ValueError(f"{path}: could not load the {fmt} ensemble: {exc}") from exc
     return Policy(ensemble, n_actions, metadata)
+
+
+def _load_constant(path: Path, text: str, n_actions: int, metadata: dict) -> ConstantPolicy:
+    """The :class:`ConstantPolicy` of a checksummed ``constant_v1`` text, checked."""
+    try:
+        ensemble = ConstantEnsemble.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: could not load the constant policy: {exc}") from exc
+    if ensemble.n_actions != n_actions:
+        raise ValueError(
+            f"{path}: corrupted policy file: the constant policy's text has "
+            f"n_actions={ensemble.n_actions} but the manifest has n_actions={n_actions}."
+        )
+    if "action" in metadata and metadata["action"] != ensemble.action:
+        raise ValueError(
+            f"{path}: corrupted policy file: metadata action {metadata['action']!r} does not "
+            f"match the constant policy's action {ensemble.action}."
+        )
+    return ConstantPolicy(ensemble.action, n_actions, metadata)

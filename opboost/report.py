@@ -3,7 +3,10 @@
 Inputs are the JSON-ready trial dicts of :class:`opboost.experiment.TrialResult`. Intervals
 are Student-t intervals over seeds (:func:`opboost.estimators.base.normal_interval`). In a
 Markdown table the best mean of each metric is bold, and so is every other entry whose
-interval overlaps the best one's (the convention of London et al., Table 1).
+interval overlaps the best one's (the convention of London et al., Table 1). A trial whose
+``Booster(safe=True)`` fell back to the best constant action has ``fallback = "constant"``:
+the CSV has a ``fallback`` column, and the Markdown table a ``fallbacks`` column (fallback
+trials / reported trials) when any reported trial fell back.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from opboost.estimators.base import normal_interval
 __all__ = [
     "TABLE_METRICS",
     "csv_table",
+    "fallback_counts",
     "markdown_table",
     "plot_study",
     "summarise",
@@ -58,6 +62,17 @@ def summarise(trials: Sequence[dict[str, Any]], confidence: float = 0.95) -> dic
     return out
 
 
+def fallback_counts(
+    reported: dict[str, Sequence[dict[str, Any]]], families: dict[str, str]
+) -> dict[str, int]:
+    """{label: number of ``reported`` trials that fell back} for every offline algorithm."""
+    return {
+        label: sum(1 for t in trials if t.get("fallback"))
+        for label, trials in reported.items()
+        if families.get(label) == "offline"
+    }
+
+
 def _metrics_present(summary: dict[str, dict[str, Any]]) -> list[str]:
     return [m for m in TABLE_METRICS if any(m in s for s in summary.values())]
 
@@ -88,11 +103,22 @@ def markdown_table(
     families: dict[str, str],
     seconds: dict[str, float] | None = None,
     confidence: float = 0.95,
+    *,
+    fallbacks: dict[str, int] | None = None,
+    n_trials: dict[str, int] | None = None,
 ) -> str:
-    """A Markdown table: one row per algorithm, mean ± half-width of the interval."""
+    """A Markdown table: one row per algorithm, mean ± half-width of the interval.
+
+    ``fallbacks`` ({label: fallback trials}, see :func:`fallback_counts`) adds a
+    ``fallbacks`` column, "k/n" with n from ``n_trials`` (default: the test reward's n), when
+    any count is positive.
+    """
     metrics = _metrics_present(summary)
     bold = {m: _bold(summary, m) for m in metrics}
+    show_fallbacks = bool(fallbacks) and any(fallbacks.values())
     head = ["algorithm", "family", *(TABLE_METRICS[m] for m in metrics)]
+    if show_fallbacks:
+        head.append("fallbacks")
     if seconds is not None:
         head.append("seconds / trial")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -101,6 +127,8 @@ def markdown_table(
         for m in metrics:
             text = _cell(stats.get(m))
             cells.append(f"**{text}**" if label in bold[m] else text)
+        if show_fallbacks:
+            cells.append(_fallback_cell(label, stats, fallbacks, n_trials))
         if seconds is not None:
             cells.append(f"{seconds.get(label, float('nan')):.2f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -110,7 +138,24 @@ def markdown_table(
         f"Mean over {n} seeds ± half-width of the {confidence:.0%} Student-t interval; bold: "
         f"the best mean and every entry whose interval overlaps it."
     )
+    if show_fallbacks:
+        lines.append(
+            "fallbacks: trials whose Booster(safe=True) fell back to the best constant action "
+            "(its metrics are the constant policy's) / reported trials."
+        )
     return "\n".join(lines) + "\n"
+
+
+def _fallback_cell(
+    label: str,
+    stats: dict[str, Any],
+    fallbacks: dict[str, int],
+    n_trials: dict[str, int] | None,
+) -> str:
+    if label not in fallbacks:
+        return "—"
+    n = (n_trials or {}).get(label, stats.get("test_reward", {}).get("n", 0))
+    return f"{fallbacks[label]}/{n}"
 
 
 def text_table(summary: dict[str, dict[str, Any]], metric: str = "test_reward") -> str:
@@ -128,20 +173,22 @@ def text_table(summary: dict[str, dict[str, Any]], metric: str = "test_reward") 
 
 
 def csv_table(trials: Sequence[dict[str, Any]], selected: set[tuple]) -> str:
-    """One CSV row per trial: key columns, every metric, info scalars, total seconds."""
+    """One CSV row per trial: key columns, every metric, n_rounds, fallback (e.g.
+    "constant", empty when none), total seconds."""
     metrics: list[str] = []
     for t in trials:
         metrics += [m for m in t["metrics"] if m not in metrics]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     head = ["label", "family", "seed", "candidate", "selected", "overrides", *metrics]
-    writer.writerow([*head, "n_rounds", "total_seconds"])
+    writer.writerow([*head, "n_rounds", "fallback", "total_seconds"])
     for t in trials:
         key = (t["label"], t["candidate"])
         overrides = ";".join(f"{k}={v}" for k, v in t["overrides"].items())
         row = [t["label"], t["family"], t["seed"], t["candidate"], key in selected, overrides]
         row += [t["metrics"].get(m, "") for m in metrics]
-        row += [t["info"].get("n_rounds", ""), t["timings"].get("total_seconds", "")]
+        row += [t["info"].get("n_rounds", ""), t.get("fallback") or ""]
+        row.append(t["timings"].get("total_seconds", ""))
         writer.writerow(row)
     return buffer.getvalue()
 

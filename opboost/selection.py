@@ -4,7 +4,8 @@ The booster can hold out a slice of the logged data (``validation_fraction``), s
 policy after every round on it with an off-policy estimator and a confidence interval
 (:class:`HoldoutScorer`), keep the round with the best estimate, and -- with ``safe=True`` --
 fall back to the best constant action when the selected policy's lower confidence bound does
-not beat that action's estimated value (:class:`ConstantPolicy`).
+not beat that action's estimated value (:class:`ConstantPolicy`, defined in
+:mod:`opboost.policy` and re-exported here: a full policy that saves and loads like any other).
 
 Estimators for selection (``selection``):
 
@@ -18,13 +19,12 @@ any other registered estimator name: its own ``estimate_interval`` every round.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from opboost.data import LoggedBandit
 from opboost.estimators.base import Interval, normal_interval
 from opboost.objectives.base import softmax
+from opboost.policy import ConstantPolicy
 
 __all__ = ["ConstantPolicy", "HoldoutScorer", "constant_action_values"]
 
@@ -87,59 +87,22 @@ class HoldoutScorer:
         """Estimated value of the policy of ``scores`` (n_h, K) with its interval."""
         return self.interval_of_probs(action_probs(scores, self.policy))
 
+    def dr_values(self, probs: np.ndarray) -> np.ndarray:
+        """Per-row DR values (n_h,) of the policy ``probs`` (n_h, K), whose mean is its
+        estimate (``method="dr"`` only): paired comparisons of two policies use their
+        differences."""
+        d = self.data
+        weights = probs[self._rows, d.actions] * self._w_logged
+        residual = d.rewards - self._q[self._rows, d.actions]
+        return np.einsum("ij,ij->i", probs, self._q) + weights * residual
+
     def interval_of_probs(self, probs: np.ndarray) -> Interval:
         """Estimated value of the policy with action probabilities ``probs`` (n_h, K)."""
         d = self.data
         if self.method == "dr":
-            weights = probs[self._rows, d.actions] * self._w_logged
-            values = np.einsum("ij,ij->i", probs, self._q) + weights * (
-                d.rewards - self._q[self._rows, d.actions]
-            )
-            return normal_interval(values, 1 - self.alpha)
+            return normal_interval(self.dr_values(probs), 1 - self.alpha)
         if self.method == "snips":
             weights = probs[self._rows, d.actions] * self._w_logged
             if not weights.sum() > 0:  # no logged action is ever chosen: nothing is known
                 return Interval(float("nan"), -np.inf, np.inf, 1 - self.alpha)
         return self.estimator.estimate_interval(d, probs, alpha=self.alpha)
-
-
-class ConstantPolicy:
-    """The policy that always plays ``action``: the safe fallback of a selection.
-
-    Same prediction interface as :class:`opboost.policy.Policy`: scores (m, K) are ``score``
-    on ``action`` and 0 elsewhere (softmax gives it probability 1 - O(K e^-score)),
-    ``predict`` returns ``action`` for every row.
-    """
-
-    def __init__(self, action: int, n_actions: int, metadata: dict[str, Any] | None = None) -> None:
-        self.action = int(action)
-        self.n_actions = int(n_actions)
-        self.metadata = dict(metadata or {})
-        self.score = 50.0
-        self.n_rounds = 0
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        out = np.zeros((X.shape[0], self.n_actions))
-        out[:, self.action] = self.score
-        return out
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Exactly one-hot on ``action``, shape (m, K)."""
-        out = np.zeros((X.shape[0], self.n_actions))
-        out[:, self.action] = 1.0
-        return out
-
-    def predict(self, X: Any) -> np.ndarray:
-        return np.full(X.shape[0], self.action, dtype=np.int64)
-
-    def save(self, path: Any) -> Any:
-        from opboost.exceptions import InvalidParameterError
-
-        raise InvalidParameterError(
-            f"The fitted Booster fell back to the constant action {self.action} (fallback_ "
-            f"'constant'), which has no ensemble to save; store the action itself, or refit "
-            f"with safe=False to save the learned ensemble."
-        )
-
-    def __repr__(self) -> str:
-        return f"ConstantPolicy(action={self.action}, n_actions={self.n_actions})"

@@ -8,10 +8,12 @@ one trial per candidate per seed), runs the missing ones -- in worker processes 
     one file per finished trial, written atomically; an interrupted study picks them up
     (a file whose fingerprint no longer matches the config is recomputed).
 ``results.json``
-    resolved config, seeds, versions, every trial, search selections and the summary
-    (mean and interval per metric per algorithm).
+    resolved config, seeds, versions, every trial, search selections, the summary
+    (mean and interval per metric per algorithm) and ``fallbacks`` (per offline algorithm, how
+    many reported trials fell back to the constant action; see ``Booster(safe=True)``).
 ``results.csv``, ``results.md``
-    one row per trial; the summary table.
+    one row per trial (with its ``fallback``); the summary table (with a ``fallbacks``
+    column when any reported trial fell back).
 ``*.png``
     plots (see :func:`opboost.report.plot_study`).
 
@@ -276,7 +278,7 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
 
 def assemble(config: ExperimentConfig, keys: list[TrialKey], done: dict) -> dict[str, Any]:
     """results.json's content (without timings) from finished trials, in plan order."""
-    from opboost.report import summarise
+    from opboost.report import fallback_counts, summarise
     from opboost.search import select_candidate
 
     trials = [done[k] for k in keys]
@@ -318,6 +320,7 @@ def assemble(config: ExperimentConfig, keys: list[TrialKey], done: dict) -> dict
         "versions": versions(),
         "families": {a.label: a.family for a in config.algorithms},
         "summary": {label: summarise(ts, confidence) for label, ts in reported.items()},
+        "fallbacks": fallback_counts(reported, {a.label: a.family for a in config.algorithms}),
         "search": search,
         "trials": trials,
     }
@@ -347,7 +350,14 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
         for label, ts in reported.items()
     }
     confidence = results["config"]["experiment"]["confidence"]
-    table = markdown_table(results["summary"], results["families"], seconds, confidence)
+    table = markdown_table(
+        results["summary"],
+        results["families"],
+        seconds,
+        confidence,
+        fallbacks=results.get("fallbacks"),
+        n_trials={label: len(ts) for label, ts in reported.items()},
+    )
     header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
     header += f"; seeds: {results['seeds']}.\n\n"
     (out / "results.md").write_text(header + table, encoding="utf-8")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from action_only_data import action_only_log
 
-from opboost import Booster
+from opboost import Booster, load_policy
 from opboost.callbacks import Callback, EarlyStopping
 from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
@@ -113,18 +114,9 @@ def test_dr_selection_and_label_free_early_stopping(digits_log):
     assert booster.selection_["method"] == "dr" and booster.selection_["n_holdout"] == 270
 
 
-def action_only_log(seed: int = 0, n: int = 600, k: int = 4) -> LoggedBandit:
-    """Rewards depend on the action only (action 2 pays 0.6, others 0.4); noise contexts."""
-    rng = np.random.default_rng(seed)
-    actions = rng.integers(0, k, n)
-    means = np.where(np.arange(k) == 2, 0.6, 0.4)
-    rewards = (rng.uniform(size=n) < means[actions]).astype(float)
-    return LoggedBandit(rng.normal(size=(n, 3)), actions, np.full(n, 1.0 / k), rewards, k)
-
-
 def test_safe_falls_back_to_best_constant_action(tmp_path):
     """Nothing beyond the best constant action is learnable: the learned policy's lower bound
-    does not beat it, so the booster plays that constant action."""
+    does not beat it, so the booster plays that constant action, and can save it."""
     data = action_only_log()
     booster = Booster(
         n_rounds=10, base_learner_params=LGB, validation_fraction=0.3, safe=True, random_state=0
@@ -135,8 +127,12 @@ def test_safe_falls_back_to_best_constant_action(tmp_path):
     X = np.zeros((7, 3))
     np.testing.assert_array_equal(booster.predict(X), np.full(7, 2))
     np.testing.assert_array_equal(booster.predict_proba(X), np.eye(4)[np.full(7, 2)])
-    with pytest.raises(InvalidParameterError, match=r"fell back to the constant action 2"):
-        booster.save(tmp_path / "p.json")
+    assert booster.policy_.metadata["fallback"] == "constant"
+    assert booster.policy_.metadata["action"] == 2
+    loaded = load_policy(booster.save(tmp_path / "p.json"))  # a fallback saves like any policy
+    assert isinstance(loaded, ConstantPolicy) and loaded.action == 2
+    np.testing.assert_array_equal(loaded.predict(X), np.full(7, 2))
+    assert loaded.metadata["selection"]["beats_constant"] is False  # why it fell back
     unsafe = Booster(
         n_rounds=10, base_learner_params=LGB, validation_fraction=0.3, random_state=0
     ).fit(data)

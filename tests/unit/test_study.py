@@ -1,4 +1,5 @@
-"""Studies on wine: outputs, resume after a lost trial, determinism across runs and n_jobs."""
+"""Studies on wine: outputs, resume after a lost trial, determinism across runs and n_jobs;
+a study whose safe boosters fall back to the constant action."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from action_only_data import registered_action_only
 
 from opboost.config import parse_config
 from opboost.experiment import run_trial
@@ -163,3 +165,75 @@ def test_trial_data_is_identical_for_every_algorithm_and_seeded():
     sizes = a.sizes()
     assert sizes["n_test"] == 45 and sizes["n_valid"] == 34
     assert sizes["n_logged"] + sizes["n_valid"] + sizes["n_test"] < 178
+
+
+@pytest.fixture
+def action_only_registry(monkeypatch, tmp_path_factory):
+    """The "action_only_test" data set installed as a plugin, for this test only."""
+    from opboost.registry import reset_registry
+
+    registered_action_only(monkeypatch, tmp_path_factory.mktemp("plugin"))
+    yield
+    reset_registry()
+
+
+def test_study_records_fallback_trials(action_only_registry, tmp_path):
+    """Only the action matters, so Booster(safe=True) falls back to the constant action 2:
+    the study completes, records the constant's metrics with a flat curve, and marks the
+    fallback in results.json, results.csv and results.md."""
+    lgb = {"name": "lightgbm_tree", "num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
+    raw = {
+        "data": {"name": "action_only_test"},
+        "simulation": {"log_fraction": 0.1},
+        "experiment": {"seeds": [0, 1]},
+        "algorithms": [
+            {
+                "label": "safe",
+                "booster": {"n_rounds": 5, "validation_fraction": 0.3, "safe": True},
+                "base_learner": lgb,
+            },
+            {"label": "plain", "booster": {"n_rounds": 5}, "base_learner": lgb},
+            {"label": "constant", "baseline": "best_constant"},
+        ],
+    }
+    results = run_study(parse_config(raw, file="fallback.toml"), tmp_path, progress=False)
+    trials = {(t["label"], t["seed"]): t for t in results["trials"]}
+    for seed in (0, 1):
+        safe, plain = trials["safe", seed], trials["plain", seed]
+        assert safe["fallback"] == "constant" and plain["fallback"] is None
+        assert safe["info"]["action"] == safe["info"]["selection"]["constant_action"] == 2
+        assert not safe["info"]["selection"]["beats_constant"]
+        reward = safe["metrics"]["test_reward"]
+        assert reward == trials["constant", seed]["metrics"]["test_reward"]  # also action 2
+        assert safe["curves"]["test_reward_round"] == [reward] * safe["info"]["n_rounds"]
+        assert len(safe["curves"]["round"]) == safe["info"]["n_rounds"] > 0
+    assert results["fallbacks"] == {"safe": 2, "plain": 0}
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["fallbacks"] == {"safe": 2, "plain": 0}
+    assert [t["fallback"] for t in saved["trials"] if t["label"] == "safe"] == ["constant"] * 2
+    rows = (tmp_path / "results.csv").read_text().splitlines()
+    assert rows[0].endswith(",n_rounds,fallback,total_seconds")
+    marks = {(r.split(",")[0], r.split(",")[-2]) for r in rows[1:]}
+    assert marks == {("safe", "constant"), ("plain", ""), ("constant", "")}
+    md = (tmp_path / "results.md").read_text()
+    assert "| fallbacks | seconds / trial |" in md
+    assert "| safe | offline |" in md and " 2/2 |" in md and " 0/2 |" in md
+    assert "fell back to the best constant action" in md
+    assert (tmp_path / "offline_test_reward.png").is_file()
+
+
+def test_cli_run_prints_the_fallback(action_only_registry, tmp_path, capsys):
+    """`opboost run` of a trial that fell back prints its action and the fallback."""
+    from opboost.cli import main
+
+    path = tmp_path / "fallback.toml"
+    path.write_text(
+        '[data]\nname = "action_only_test"\n\n[experiment]\nseeds = [0]\n\n'
+        '[[algorithms]]\nlabel = "safe"\n'
+        "booster = { n_rounds = 5, validation_fraction = 0.3, safe = true }\n"
+        'base_learner = { name = "lightgbm_tree", num_leaves = 4, min_data_in_leaf = 5 }\n'
+    )
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  action                  2\n" in out
+    assert "  fallback                constant\n" in out
