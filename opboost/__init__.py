@@ -35,6 +35,7 @@ __all__ = [
     "NotFittedError",
     "OpboostError",
     "PluginError",
+    "PolicyChoice",
     "__version__",
     "available",
     "get_registry",
@@ -46,6 +47,7 @@ __all__ = [
 _LAZY = {
     "Booster": ("opboost.booster", "Booster"),
     "load_policy": ("opboost.policy", "load_policy"),
+    "PolicyChoice": ("opboost.choice", "PolicyChoice"),
     "simulate": ("opboost.simulate", None),
     "online": ("opboost.online", None),
 }

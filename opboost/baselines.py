@@ -51,7 +51,7 @@ class RewardRegression(PolicyLearner):
         import lightgbm as lgb
 
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        self.n_actions_ = data.n_actions
+        self.n_actions_, self.n_features_ = data.n_actions, data.n_features
         self.model_ = lgb.LGBMRegressor(
             n_estimators=self.n_estimators,
             num_leaves=self.num_leaves,
@@ -70,7 +70,34 @@ class RewardRegression(PolicyLearner):
         rows = stacked_design(X, self.n_actions_)
         return self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
 
+    def to_policy(self) -> Any:
+        """The fitted model as an :class:`opboost.policy.Policy` (scores = predicted rewards):
+        its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design of
+        ``lightgbm_tree``, so it saves and loads like a boosted policy."""
+        from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+        from opboost.policy import Policy
+
+        check_fitted(self, "model_")
+        booster = self.model_.booster_
+        ensemble = LightGBMEnsemble(
+            booster,
+            n_actions=self.n_actions_,
+            action_design="stacked_onehot",
+            n_features=self.n_features_,
+            n_rounds=booster.num_trees(),
+        )
+        meta = {
+            "base_learner": "lightgbm_tree",
+            "policy_learner": self.name,
+            "policy_learner_params": self.get_params(deep=False),
+            "n_actions": self.n_actions_,
+            "n_features": self.n_features_,
+        }
+        return Policy(ensemble, self.n_actions_, meta)
+
 
 @hookimpl
 def opboost_register_policy_learners():
-    return [RewardRegression]
+    from opboost.choice import PolicyChoice
+
+    return [RewardRegression, PolicyChoice]

@@ -29,15 +29,16 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from scipy import stats
-from sklearn.model_selection import train_test_split
 
 from opboost import Booster
 from opboost.registry import get_registry
 from opboost.selection import constant_action_values
-from opboost.simulate import expected_reward, supervised_to_bandit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
+from _bench_common import simulate_trial, summary
 
 METHODS = ("logging", "constant", "default", "select_safe", "select_no_refit", "warm_logging")
 #: Booster settings of each learned method (on top of n_rounds, one thread, random_state=0).
@@ -57,23 +58,11 @@ def one_seed(
     ``max_rows`` first draws a seeded subsample of that many rows (stratified when the
     labels are single-label), for the largest data sets.
     """
-    X, y, k = data.X, data.y, data.n_actions
-    if max_rows is not None and X.shape[0] > max_rows:
-        X, _, y, _ = train_test_split(
-            X, y, train_size=max_rows, random_state=seed, stratify=y if y.ndim == 1 else None
-        )
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=seed, stratify=y if y.ndim == 1 else None
-    )
-    sim = supervised_to_bandit(X_train, y_train, n_actions=k, reward=data.reward, random_state=seed)
-    logged, eye = sim.logged, np.eye(k)
-
-    def reward(actions: np.ndarray) -> float:
-        return expected_reward(eye[actions], y_test, data.reward)
-
+    trial = simulate_trial(data, seed, max_rows)
+    logged, X_test, reward = trial.logged, trial.X_test, trial.value
     best = int(np.nanargmax(constant_action_values(logged)))
     out = {
-        "logging": expected_reward(sim.logging_policy.predict_proba(X_test), y_test, data.reward),
+        "logging": reward(trial.logging_policy.predict_proba(X_test)),
         "constant": reward(np.full(X_test.shape[0], best)),
     }
     common = {"n_rounds": n_rounds, "base_learner_params": {"num_threads": 1}, "random_state": 0}
@@ -86,14 +75,6 @@ def one_seed(
             out[f"{method}_round"] = float(booster.best_round_)
             out[f"{method}_fallback"] = float(booster.fallback_ is not None)
     return out
-
-
-def summary(values: list[float]) -> str:
-    a = np.asarray(values)
-    if len(a) < 2:
-        return f"{a.mean():.3f}"
-    half = stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a))
-    return f"{a.mean():.3f} ± {half:.3f}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,93 @@
+"""PolicyChoice: label-free choice among policy learners on held-out logs (DR scores), the
+constant action where only the action matters, a learned policy where contexts matter, and a
+chosen policy that saves and loads with every candidate's scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from action_only_data import action_only_log
+from sklearn.model_selection import train_test_split
+
+from opboost import Booster, PolicyChoice, load_policy
+from opboost.exceptions import InvalidParameterError
+from opboost.policy import ConstantPolicy, Policy
+from opboost.simulate import expected_reward, supervised_to_bandit
+
+FAST = {"n_rounds": 30, "base_learner_params": {"num_threads": 1}}
+
+
+@pytest.fixture(scope="module")
+def digits_logs(digits):
+    X_train, X_test, y_train, y_test = train_test_split(
+        digits.X, digits.y, test_size=0.3, random_state=0, stratify=digits.y
+    )
+    sim = supervised_to_bandit(X_train, y_train, n_actions=10, random_state=0)
+    return sim.logged, X_test, y_test
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_constant_action_chosen_where_only_the_action_matters(seed):
+    """Nothing beyond action 2 is learnable: the choice keeps the constant action."""
+    logged = action_only_log(seed=seed, n=800)
+    choice = PolicyChoice(booster_params=FAST, random_state=seed).fit(logged)
+    assert choice.chosen_ == "constant"
+    assert isinstance(choice.policy_, ConstantPolicy) and choice.policy_.action == 2
+    assert np.all(choice.predict(logged.contexts[:5]) == 2)
+
+
+def test_learned_policy_chosen_where_contexts_matter(digits_logs, tmp_path):
+    """On digits a learned candidate wins, clearly beats the constant action, and the saved
+    policy reloads with every candidate's held-out scores in its metadata."""
+    logged, X_test, y_test = digits_logs
+    choice = PolicyChoice(booster_params=FAST, random_state=0).fit(logged)
+    assert choice.chosen_ != "constant"
+    assert set(choice.scores_) == {"bopl_s_ips", "bopl_s_dr", "reward_regression", "constant"}
+    assert choice.advantage_["low"] > 0
+    best = max(choice.scores_, key=lambda name: choice.scores_[name]["value"])
+    assert choice.chosen_ == best
+    reward = expected_reward(np.eye(10)[choice.predict(X_test)], y_test)
+    assert reward > expected_reward(np.full((len(y_test), 10), 0.1), y_test) + 0.5
+    choice.save(tmp_path / "chosen")
+    loaded = load_policy(tmp_path / "chosen")
+    np.testing.assert_array_equal(loaded.predict(X_test), choice.predict(X_test))
+    record = loaded.metadata["choice"]
+    assert record["chosen"] == choice.chosen_ and set(record["scores"]) == set(choice.scores_)
+
+
+def test_reward_regression_exports_a_saveable_policy(digits_logs, tmp_path):
+    """A chosen reward model is an ordinary Policy whose scores are the predicted rewards."""
+    logged, X_test, _ = digits_logs
+    choice = PolicyChoice(candidates=["reward_regression"], safe=False, random_state=0)
+    choice.fit(logged)
+    assert isinstance(choice.policy_, Policy)
+    np.testing.assert_array_equal(choice.policy_.predict(X_test), choice.predict(X_test))
+    loaded = load_policy(choice.save(tmp_path / "rr.json"))
+    np.testing.assert_allclose(
+        loaded.decision_function(X_test), choice.decision_function(X_test), rtol=0, atol=0
+    )
+
+
+def test_user_candidates_and_lower_bound_criterion(digits_logs):
+    """A dict of the user's own learners; criterion='lower' ranks by the lower bound."""
+    logged, _, _ = digits_logs
+    candidates = {"few_rounds": Booster(n_rounds=2), "more_rounds": Booster(**FAST)}
+    choice = PolicyChoice(candidates=candidates, criterion="lower", random_state=0).fit(logged)
+    lows = {name: s["low"] for name, s in choice.scores_.items()}
+    assert choice.chosen_ == max(lows, key=lows.get)
+    assert candidates["more_rounds"].__dict__.get("policy_") is None  # cloned, not fitted
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"candidates": ["bopl_s_ips", "xgb"]}, r"unknown candidate\(s\) \['xgb'\]"),
+        ({"candidates": []}, r"'candidates' parameter of PolicyChoice must be"),
+        ({"candidates": "bopl_s_ips"}, r"'candidates' parameter of PolicyChoice must be"),
+        ({"criterion": "median"}, r"'criterion' parameter"),
+        ({"validation_fraction": 1.0}, r"'validation_fraction' parameter"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(params, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        PolicyChoice(**params).fit(action_only_log(n=100))
