@@ -51,6 +51,14 @@ class Trial:
         return float(np.mean(self.table[np.arange(self.n_test), policy.astype(np.intp)]))
 
 
+def _strata(y: np.ndarray) -> np.ndarray | None:
+    """Single-label ``y`` to stratify on, or None for multilabel ``y`` or a class with fewer
+    than two rows (nursery's 'recommend' class in a subsample), which cannot be split."""
+    if y.ndim != 1 or np.unique(y, return_counts=True)[1].min() < 2:
+        return None
+    return y
+
+
 def simulate_trial(data: SupervisedData, seed: int, max_rows: int | None = None) -> Trial:
     """The trial of ``seed`` on ``data``.
 
@@ -60,10 +68,10 @@ def simulate_trial(data: SupervisedData, seed: int, max_rows: int | None = None)
     X, y, k = data.X, data.y, data.n_actions
     if max_rows is not None and X.shape[0] > max_rows:
         X, _, y, _ = train_test_split(
-            X, y, train_size=max_rows, random_state=seed, stratify=y if y.ndim == 1 else None
+            X, y, train_size=max_rows, random_state=seed, stratify=_strata(y)
         )
     X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=seed, stratify=y if y.ndim == 1 else None
+        X, y, test_size=0.3, random_state=seed, stratify=_strata(y)
     )
     sim = supervised_to_bandit(X_train, y_train, n_actions=k, reward=data.reward, random_state=seed)
     return Trial(
