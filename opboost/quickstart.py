@@ -1,11 +1,11 @@
-"""The README's main job: simulated logs from a bundled data set, five policies, one table.
+"""The README's main job: simulated logs from a bundled data set, six policies, one table.
 
 ``opboost quickstart`` runs the packaged config ``opboost/configs/quickstart.toml`` (a copy of
 ``examples/quickstart.toml``) as an in-memory study: for each seed a stratified train/test
 split, the supervised-to-bandit conversion of the training rows, then the logging policy,
-the uniform policy, a reward regression baseline, BOPL and BOPL-S, each scored by its TRUE
-expected reward on the test rows (argmax actions for learned policies). It prints the mean
-and a 95% interval over seeds.
+the uniform policy, a reward regression baseline, BOPL, BOPL-S and the label-free choice
+(``PolicyChoice``), each scored by its TRUE expected reward on the test rows (argmax actions
+for learned policies). It prints the mean and a 95% interval over seeds.
 """
 
 from __future__ import annotations

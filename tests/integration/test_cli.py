@@ -92,5 +92,6 @@ def test_packaged_quickstart_config_matches_the_example():
         "reward regression (LightGBM)",
         "BOPL",
         "BOPL-S",
+        "label-free choice",
     ]
     assert config.algorithm("BOPL-S").booster["n_rounds"] == 7
