@@ -40,6 +40,11 @@ class FitState:
         self.objective, self.estimator, self.learner = objective, estimator, learner
         shift = float(booster.reward_shift)
         self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
+        self.seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
+        if estimator.get_params(deep=False).get("random_state", 0) is None:
+            # an unseeded reward-model estimator (DR, DM) takes the fit's seed: same config,
+            # same seed, same coefficients
+            estimator.set_params(random_state=self.seed)
         coef = np.asarray(estimator.coefficients(self.train), dtype=np.float64)
         shapes = [(len(data),), (len(data), data.n_actions)]
         if coef.shape not in shapes or not np.all(np.isfinite(coef)):
@@ -49,7 +54,6 @@ class FitState:
                 f"values of shape {shapes[0]} or, per action, {shapes[1]}."
             )
         self.coef = coef
-        self.seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None

@@ -288,3 +288,16 @@ def test_per_action_estimator_with_per_row_objective_names_the_fix(synthetic_log
     booster = Booster(objective="snips", estimator="dr", n_rounds=2, random_state=0)
     with pytest.raises(InvalidParameterError, match=r"SNIPSObjective takes one training coef"):
         booster.fit(synthetic_log.data)
+
+
+def test_doubly_robust_fit_is_reproducible(synthetic_log):
+    """The DR reward model takes the booster's seed: same seed, same coefficients and model
+    (an unseeded estimator used to draw a fresh fold split and LightGBM seed every fit)."""
+    params = {"estimator": "dr", "n_rounds": 5, "random_state": 3}
+    params["base_learner_params"] = {"num_threads": 1}
+    first = Booster(**params).fit(synthetic_log.data)
+    second = Booster(**params).fit(synthetic_log.data)
+    np.testing.assert_array_equal(first.history_["train_value"], second.history_["train_value"])
+    X = synthetic_log.data.contexts
+    np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))
+    assert Booster(estimator="dr").get_params()["estimator"] == "dr"  # the booster is untouched
