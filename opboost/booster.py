@@ -88,8 +88,13 @@ class Booster(BaseEstimator):
         estimates log pi_0(a|x), regressed on the logged propensities: boosting starts from
         the logging policy). F_0 is fitted by the base learner as the ensemble's first member
         (10 least-squares members for "logging"), so the saved policy contains it (regression
-        learners only); it is not counted in ``n_rounds_``.
-    warm_start_prob : q in (0, 1), the warm start's probability of the best constant action.
+        learners only); it is not counted in ``n_rounds_``. "reward_model": F_0 = q(x, a) / tau,
+        q the cross-fitted reward model (the estimator's for "dr"/"dm", else a default
+        LightGBM one), tau set from ``warm_start_prob`` (10 least-squares members distil it):
+        boosting starts at the direct-method policy and corrects it.
+    warm_start_prob : q in (0, 1), the warm start's probability of the best constant action;
+        for "reward_model" the share of the way from uniform (1/K) to certain (1) that the
+        average best-action probability of F_0 goes.
 
     Label-free model selection (docs/offline.md, "Model selection without labels"):
 

@@ -13,7 +13,7 @@ from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
 
 #: Initial scores F_0 (``Booster.warm_start``); None is F_0 = 0, the uniform policy.
-WARM_STARTS = ("best_constant", "logging")
+WARM_STARTS = ("best_constant", "logging", "reward_model")
 
 __all__ = [
     "WARM_STARTS",

@@ -5,14 +5,19 @@ the held-out part with doubly robust estimates, keep the best and refit it on al
 makes when they do not know in advance which learner suits their logs: boosted policies with
 IPS or DR coefficients, a LightGBM reward model acting greedily, or the best constant action.
 Every candidate sees the same training part; the held-out part scores the greedy (argmax)
-policy of each with the DR estimator (:class:`opboost.selection.HoldoutScorer`, its reward
-model cross-fitted on the held-out rows once) and a Student-t interval. The candidate with the
-highest estimate (``criterion="value"``) or lower bound (``"lower"``) is refitted on all the
-logs. With ``safe=True`` (default) a learned candidate is kept only when its paired advantage
-over the best constant action on the held-out rows (DR values row by row) has a one-sided
-lower confidence bound (90% by default) above 0; otherwise the constant action is chosen. The
-scores of every candidate are kept in ``scores_`` and in the chosen policy's metadata
-(``metadata["choice"]``), so a saved policy records why it was chosen.
+policy of each, row by row, with the DR estimator (:class:`opboost.selection.HoldoutScorer`,
+its reward model cross-fitted on the held-out rows once).
+
+The rule is a sequence of paired challenges. The first candidate (the best constant action,
+by default) is the incumbent; each later candidate replaces it only when its paired advantage
+(the mean of the row-by-row DR differences) has a one-sided lower confidence bound above 0
+(``confidence``, 0.9). Differences of two policies on the same rows vary far less than either
+value, so the rule switches when the logs show a real gain and otherwise keeps the earlier,
+simpler candidate; with the constant action first it is also the safety test (a learned policy
+ships only when it beats the constant action). Measured against picking the highest estimate:
+less regret on 8 of 11 data sets, 0.075 against 0.133 summed over them (docs/results.md). The
+chosen candidate is refitted on all the logs; every candidate's scores are kept in
+``scores_`` and in the saved policy's metadata (``metadata["choice"]``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import clone
 
-from opboost._validation import check_choice, check_fitted, check_random_state, check_scalar
+from opboost._validation import check_fitted, check_random_state, check_scalar
 from opboost.booster_checks import check_data, split_holdout
 from opboost.data import LoggedBandit
 from opboost.estimators.base import normal_interval
@@ -39,12 +44,12 @@ CONSTANT = "constant"
 CANDIDATES: dict[str, Any] = {
     "bopl_s_ips": {"objective": "bopl_s", "estimator": "ips"},
     "bopl_s_dr": {"objective": "bopl_s", "estimator": "dr"},
+    "bopl_s_dr_rm": {"objective": "bopl_s", "estimator": "dr", "warm_start": "reward_model"},
     "reward_regression": "reward_regression",
     CONSTANT: CONSTANT,
 }
-#: What ``PolicyChoice()`` compares.
-DEFAULT_CANDIDATES: tuple[str, ...] = ("bopl_s_ips", "bopl_s_dr", "reward_regression", CONSTANT)
-CRITERIA = ("value", "lower")
+#: What ``PolicyChoice()`` compares, in challenge order.
+DEFAULT_CANDIDATES: tuple[str, ...] = (CONSTANT, "bopl_s_ips", "bopl_s_dr", "reward_regression")
 
 
 class PolicyChoice(PolicyLearner):
@@ -54,15 +59,11 @@ class PolicyChoice(PolicyLearner):
     ----------
     candidates : None (``DEFAULT_CANDIDATES``), a sequence of built-in names
         (:data:`CANDIDATES`), or a mapping name -> unfitted learner (an ``opboost.Booster``,
-        a policy learner, or "constant"). Learners are cloned; a ``random_state`` parameter is
-        set to the choice's seed.
+        a policy learner, or "constant"), in challenge order: the first is the incumbent.
+        Learners are cloned; a ``random_state`` parameter is set to the choice's seed.
     validation_fraction : fraction in (0, 1) of the logs held out for scoring (seeded).
-    criterion : "value" (default: the highest DR estimate) or "lower" (the highest lower
-        bound of its 95% interval: more conservative).
-    safe : True (default) falls back to the best constant action unless the chosen learner's
-        paired DR advantage over it on the held-out rows has a one-sided lower confidence
-        bound (at ``confidence``) above 0.
-    confidence : in (0.5, 1), the one-sided confidence of that test (default 0.9).
+    confidence : in (0.5, 1), the one-sided confidence a challenger's paired advantage over
+        the incumbent needs to replace it (default 0.9).
     refit : True (default) refits the chosen candidate on all the logs; False keeps the fit
         on the training part.
     booster_params : extra parameters for every Booster candidate built from a name (e.g.
@@ -72,8 +73,8 @@ class PolicyChoice(PolicyLearner):
     Fitted attributes: ``policy_`` (the chosen, refitted policy: an ``opboost.policy.Policy``
     or ``ConstantPolicy`` when the candidate can export one, else the fitted learner),
     ``chosen_`` (name), ``scores_`` (name -> dict of value, low, high, fit_seconds),
-    ``advantage_`` (the paired DR advantage over the constant action that ``safe`` tested,
-    dict of value, low, high; None when not tested), ``n_actions_``.
+    ``challenges_`` (challenger -> dict of incumbent, paired advantage, its lower bound and
+    whether it won), ``n_actions_``.
     """
 
     name: ClassVar[str] = "policy_choice"
@@ -83,8 +84,6 @@ class PolicyChoice(PolicyLearner):
         *,
         candidates: Sequence[str] | Mapping[str, Any] | None = None,
         validation_fraction: float = 0.2,
-        criterion: str = "value",
-        safe: bool = True,
         confidence: float = 0.9,
         refit: bool = True,
         booster_params: Mapping[str, Any] | None = None,
@@ -92,8 +91,6 @@ class PolicyChoice(PolicyLearner):
     ) -> None:
         self.candidates = candidates
         self.validation_fraction = validation_fraction
-        self.criterion = criterion
-        self.safe = safe
         self.confidence = confidence
         self.refit = refit
         self.booster_params = booster_params
@@ -102,7 +99,7 @@ class PolicyChoice(PolicyLearner):
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:
         fast = {"n_rounds": 3, "base_learner_params": {"num_threads": 1}}
-        return {"candidates": ["bopl_s_ips", CONSTANT], "booster_params": fast}
+        return {"candidates": [CONSTANT, "bopl_s_ips"], "booster_params": fast}
 
     # --- composition -----------------------------------------------------------------------
 
@@ -144,7 +141,6 @@ class PolicyChoice(PolicyLearner):
             high_inclusive=False,
             fix="use a fraction such as 0.2",
         )
-        check_choice(self.criterion, "criterion", "PolicyChoice", CRITERIA)
         check_scalar(
             self.confidence,
             "confidence",
@@ -184,34 +180,35 @@ class PolicyChoice(PolicyLearner):
                 "fit_seconds": seconds,
             }
             fitted[name] = model
-        key = "value" if self.criterion == "value" else "low"
-        chosen = max(scores, key=lambda name: scores[name][key])  # first of equals wins
-        advantage = None
-        if self.safe and not isinstance(learners[chosen], str):
-            constant = _fit(CONSTANT, train, seed)
-            baseline = scorer.dr_values(constant.predict_proba(holdout.contexts))
+        chosen, challenges = None, {}
+        for name in learners:
+            if chosen is None:
+                chosen = name
+                continue
             # one-sided lower bound at ``confidence`` = two-sided interval at 2 confidence - 1
-            paired = normal_interval(values[chosen] - baseline, 2 * self.confidence - 1)
-            advantage = {"value": paired.value, "low": paired.low, "high": paired.high}
-            if not paired.low > 0:
-                chosen = CONSTANT
-                learners.setdefault(CONSTANT, CONSTANT)
-                fitted.setdefault(CONSTANT, constant)
+            paired = normal_interval(values[name] - values[chosen], 2 * self.confidence - 1)
+            won = bool(paired.low > 0)
+            challenges[name] = {
+                "incumbent": chosen,
+                "advantage": paired.value,
+                "low": paired.low,
+                "won": won,
+            }
+            if won:
+                chosen = name
         model = _fit(learners[chosen], data, seed) if self.refit else fitted[chosen]
         self.chosen_, self.scores_, self.n_actions_ = chosen, scores, data.n_actions
-        self.advantage_ = advantage
+        self.challenges_ = challenges
         self.policy_ = _as_policy(model, data.n_actions)
         record = {
             "chosen": chosen,
-            "criterion": self.criterion,
             "selection": "dr",
             "validation_fraction": self.validation_fraction,
             "n_holdout": len(holdout),
             "refit": bool(self.refit),
-            "safe": bool(self.safe),
             "confidence": self.confidence,
-            "advantage_over_constant": advantage,
             "scores": scores,
+            "challenges": challenges,
         }
         metadata = getattr(self.policy_, "metadata", None)
         if isinstance(metadata, dict):

@@ -30,6 +30,33 @@ __all__ = ["FitState", "policy_metadata", "policy_values"]
 
 #: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
 LOGGING_WARM_MEMBERS = 10
+#: Least-squares members distilling q / tau (warm_start="reward_model").
+REWARD_WARM_MEMBERS = 30
+
+
+def reward_temperature(q: np.ndarray, prob: float) -> float:
+    """tau > 0 such that softmax(q_i / tau) gives its row's best action probability ``prob``
+    on average over the rows of ``q`` (n, K); found by bisection on log tau (the average
+    falls from 1 to 1/K as tau grows). Rows whose predictions are all equal do not count."""
+    spread = q.max(axis=1) - q.min(axis=1)
+    rows = q[spread > 0]
+    if len(rows) == 0:
+        return 1.0
+    centred = rows - rows.max(axis=1, keepdims=True)
+
+    def top_prob(log_tau: float) -> float:
+        weights = np.exp(centred / math.exp(log_tau))
+        return float(np.mean(1.0 / weights.sum(axis=1)))
+
+    low = math.log(float(spread[spread > 0].min())) - 12.0
+    high = math.log(float(spread.max())) + 12.0
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        if top_prob(middle) > prob:
+            low = middle
+        else:
+            high = middle
+    return math.exp(0.5 * (low + high))
 
 
 class FitState:
@@ -124,23 +151,37 @@ class FitState:
         self.state = self.objective.round_state(self.scores, self.train, self.coef)
 
     def _warm_start(self) -> None:
-        """Fit F_0 as the ensemble's first members: the best constant action or the logger.
+        """Fit F_0 as the ensemble's first members: the best constant action, the logger or
+        the reward model.
 
         "best_constant": one member, F_0 = b e_{a*}, b = log((K - 1) q / (1 - q)).
         "logging": ``LOGGING_WARM_MEMBERS`` least-squares members regress log p_i on the
         logged (x_i, a_i) pairs only (weight 1 there, 0 elsewhere; each member fits the
         residual), so F_0(x, a) estimates log pi_0(a|x) for every action (the softmax is
         invariant to the per-row normaliser).
+        "reward_model": F_0 = q / tau with q (n, K) the cross-fitted reward predictions of the
+        estimator (DR, DM) or of the "dm" estimator's default model, tau set so that the
+        softmax puts on average 1/K + q (1 - 1/K) on each row's best action, q =
+        ``warm_start_prob`` (the share of the way from uniform to certain;
+        :func:`reward_temperature`); ``REWARD_WARM_MEMBERS`` members distil it (weight 1 on
+        every action, each fitting the residual), so boosting starts at the direct-method
+        policy and corrects it where the logs disagree.
         """
         from opboost.learners.base import BaseProblem
         from opboost.selection import constant_action_values
 
         n, K = len(self.data), self.data.n_actions
         targets, weights = np.zeros((n, K)), np.zeros((n, K))
-        if self.booster.warm_start == "logging":
+        mode = self.booster.warm_start
+        if mode == "logging":
             rows, members = (np.arange(n), self.data.actions), LOGGING_WARM_MEMBERS
             weights[rows] = 1.0
-            log_p = np.log(self.data.propensities)
+            goal = np.log(self.data.propensities)
+        elif mode == "reward_model":
+            q = self._reward_predictions()
+            top = 1.0 / K + float(self.booster.warm_start_prob) * (1.0 - 1.0 / K)
+            goal = q / reward_temperature(q, top)
+            weights[:], members = 1.0, REWARD_WARM_MEMBERS
         else:
             best = int(np.nanargmax(constant_action_values(self.data)))
             q = float(self.booster.warm_start_prob)
@@ -148,14 +189,26 @@ class FitState:
             weights[:] = 1.0
             members = 1
         for _ in range(members):
-            if self.booster.warm_start == "logging":
-                targets[rows] = log_p - self.scores[rows]
+            if mode == "logging":
+                targets[rows] = goal - self.scores[rows]
+            elif mode == "reward_model":
+                np.subtract(goal, self.scores, out=targets)
             problem = BaseProblem("regression", targets, weights)
             f_values = check_f(self.learner.fit_round(problem), targets.shape, self.learner)
             self.learner.commit_round(1.0)
             self.scores += f_values
             if self.eval_data is not None:
                 self.eval_scores = self._add_round(self.eval_scores, self.eval_data.contexts, 1.0)
+
+    def _reward_predictions(self) -> np.ndarray:
+        """Cross-fitted q(x_i, a) (n, K) on the training rows: the training estimator's own
+        reward model when it has one (DR, DM), else the registered "dm" estimator's."""
+        predict = getattr(self.estimator, "reward_predictions", None)
+        if predict is None:
+            from opboost.registry import make
+
+            predict = make("estimator", "dm", random_state=self.seed).reward_predictions
+        return np.asarray(predict(self.train), dtype=np.float64)
 
     def _add_round(self, current: np.ndarray, X: Any, weight: float) -> np.ndarray:
         """Scores on other rows X after the last committed round: current + weight f_t(X)."""

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from opboost import Booster
+from opboost._validation import check_random_state
 from opboost.data import LoggedBandit
+from opboost.estimators.direct import DirectMethod
 from opboost.exceptions import InvalidParameterError
-from opboost.fit_state import LOGGING_WARM_MEMBERS
+from opboost.fit_state import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
 from opboost.simulate import expected_reward, supervised_to_bandit
@@ -128,6 +130,40 @@ def test_warm_start_logging_starts_from_the_logging_policy(design):
     assert booster.n_rounds_ == 1 and booster.policy_.n_rounds == LOGGING_WARM_MEMBERS + 1
 
 
+@pytest.mark.parametrize("prob", [0.3, 0.5, 0.9])
+def test_reward_temperature_hits_the_target_probability(prob):
+    """softmax(q / tau) puts ``prob`` on each row's best action on average; rows with equal
+    predictions are ignored."""
+    rng = np.random.default_rng(1)
+    q = rng.uniform(size=(200, 5))
+    q[:3] = 0.4  # no information in these rows
+    tau = reward_temperature(q, prob)
+    assert softmax(q[3:] / tau).max(axis=1).mean() == pytest.approx(prob, abs=1e-9)
+    assert reward_temperature(np.zeros((4, 3)), prob) == 1.0
+
+
+def test_warm_start_reward_model_starts_from_the_direct_method(digits_log):
+    """F_0 distils the cross-fitted reward model q / tau: its argmax mostly agrees with q's on
+    the training rows (72% here: 30 stacked trees only approximate q) and its average
+    best-action probability is the target 1/K + q (1 - 1/K)."""
+    logged, _, _ = digits_log
+    booster = Booster(
+        estimator="dm",
+        n_rounds=1,
+        base_learner_params={"num_threads": 1},
+        warm_start="reward_model",
+        warm_start_prob=0.5,
+        random_state=0,
+    ).fit(logged)
+    seed = int(check_random_state(0).integers(2**31 - 1))  # the fit's seed, as FitState draws it
+    q = DirectMethod(random_state=seed).reward_predictions(logged)
+    stages = list(booster.policy_.ensemble.staged_decision_function(logged.contexts))
+    f0 = stages[REWARD_WARM_MEMBERS - 1]
+    assert np.mean(f0.argmax(axis=1) == q.argmax(axis=1)) > 0.65
+    assert softmax(f0).max(axis=1).mean() == pytest.approx(0.1 + 0.5 * 0.9, abs=0.05)
+    assert booster.n_rounds_ == 1 and booster.policy_.n_rounds == REWARD_WARM_MEMBERS + 1
+
+
 @pytest.mark.parametrize("objective", ["snips", "poem"])
 def test_variance_objectives_learn_on_digits(digits_log, objective):
     """Both variance-aware objectives beat the logging policy's mean reward by > 0.1 and
@@ -162,7 +198,7 @@ def test_variance_objectives_learn_on_digits(digits_log, objective):
         (
             {"warm_start": "zero"},
             r"The 'warm_start' parameter of Booster must be one of \{'best_constant', "
-            r"'logging'\}\. "
+            r"'logging', 'reward_model'\}\. "
             r"Got 'zero' instead\.",
         ),
         (

@@ -42,10 +42,8 @@ def test_learned_policy_chosen_where_contexts_matter(digits_logs, tmp_path):
     logged, X_test, y_test = digits_logs
     choice = PolicyChoice(booster_params=FAST, random_state=0).fit(logged)
     assert choice.chosen_ != "constant"
-    assert set(choice.scores_) == {"bopl_s_ips", "bopl_s_dr", "reward_regression", "constant"}
-    assert choice.advantage_["low"] > 0
-    best = max(choice.scores_, key=lambda name: choice.scores_[name]["value"])
-    assert choice.chosen_ == best
+    assert list(choice.scores_) == ["constant", "bopl_s_ips", "bopl_s_dr", "reward_regression"]
+    assert choice.challenges_["bopl_s_ips"]["won"]  # the boosted policy beat the constant
     reward = expected_reward(np.eye(10)[choice.predict(X_test)], y_test)
     assert reward > expected_reward(np.full((len(y_test), 10), 0.1), y_test) + 0.5
     choice.save(tmp_path / "chosen")
@@ -58,7 +56,7 @@ def test_learned_policy_chosen_where_contexts_matter(digits_logs, tmp_path):
 def test_reward_regression_exports_a_saveable_policy(digits_logs, tmp_path):
     """A chosen reward model is an ordinary Policy whose scores are the predicted rewards."""
     logged, X_test, _ = digits_logs
-    choice = PolicyChoice(candidates=["reward_regression"], safe=False, random_state=0)
+    choice = PolicyChoice(candidates=["reward_regression"], random_state=0)
     choice.fit(logged)
     assert isinstance(choice.policy_, Policy)
     np.testing.assert_array_equal(choice.policy_.predict(X_test), choice.predict(X_test))
@@ -68,13 +66,18 @@ def test_reward_regression_exports_a_saveable_policy(digits_logs, tmp_path):
     )
 
 
-def test_user_candidates_and_lower_bound_criterion(digits_logs):
-    """A dict of the user's own learners; criterion='lower' ranks by the lower bound."""
+def test_user_candidates_are_challenged_in_order(digits_logs):
+    """A dict of the user's own learners: the first is the incumbent, a later one replaces it
+    only when its paired lower bound is above 0; a 2-round booster loses to a 30-round one."""
     logged, _, _ = digits_logs
     candidates = {"few_rounds": Booster(n_rounds=2), "more_rounds": Booster(**FAST)}
-    choice = PolicyChoice(candidates=candidates, criterion="lower", random_state=0).fit(logged)
-    lows = {name: s["low"] for name, s in choice.scores_.items()}
-    assert choice.chosen_ == max(lows, key=lows.get)
+    choice = PolicyChoice(candidates=candidates, random_state=0).fit(logged)
+    challenge = choice.challenges_["more_rounds"]
+    assert challenge["incumbent"] == "few_rounds" and challenge["won"]
+    assert challenge["low"] > 0 and choice.chosen_ == "more_rounds"
+    reverse = dict(reversed(list(candidates.items())))
+    choice = PolicyChoice(candidates=reverse, random_state=0).fit(logged)
+    assert choice.chosen_ == "more_rounds" and not choice.challenges_["few_rounds"]["won"]
     assert candidates["more_rounds"].__dict__.get("policy_") is None  # cloned, not fitted
 
 
@@ -84,7 +87,7 @@ def test_user_candidates_and_lower_bound_criterion(digits_logs):
         ({"candidates": ["bopl_s_ips", "xgb"]}, r"unknown candidate\(s\) \['xgb'\]"),
         ({"candidates": []}, r"'candidates' parameter of PolicyChoice must be"),
         ({"candidates": "bopl_s_ips"}, r"'candidates' parameter of PolicyChoice must be"),
-        ({"criterion": "median"}, r"'criterion' parameter"),
+        ({"confidence": 1.0}, r"'confidence' parameter"),
         ({"validation_fraction": 1.0}, r"'validation_fraction' parameter"),
     ],
 )
