@@ -12,6 +12,12 @@ Environment variables:
     block the named plugins (entry-point names, or built-in module names).
 ``OPBOOST_TRACE_PLUGINS=1``
     print each hook call and what it returned to stderr.
+
+A plugin that fails while it is imported or registered, or whose hook raises (any exception,
+or ``SystemExit``; ``KeyboardInterrupt`` still interrupts), is skipped with a
+:class:`PluginLoadWarning` naming the entry point, its distribution and the switch that
+disables it; the built-ins and the other plugins load as usual. A plugin whose hooks return
+invalid classes or clash with another plugin's names is still an error.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import importlib.metadata
 import os
 import re
 import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,12 +37,13 @@ import pluggy
 
 from opboost import hookspecs
 from opboost.component import KINDS, Component
-from opboost.exceptions import InvalidParameterError, PluginError
+from opboost.exceptions import InvalidParameterError, OpboostWarning, PluginError
 
 __all__ = [
     "BUILTIN_PLUGINS",
     "ENTRY_POINT_GROUP",
     "PluginInfo",
+    "PluginLoadWarning",
     "Registry",
     "UnknownComponentError",
     "available",
@@ -78,6 +86,18 @@ class UnknownComponentError(PluginError, ValueError):
         self.kind = kind
         self.name = name
         self.known = known
+
+
+class PluginLoadWarning(OpboostWarning, PluginError):
+    """A plugin failed to import, register or run a hook and was skipped.
+
+    Also a :class:`~opboost.exceptions.PluginError`: with warnings turned into errors
+    (``python -W error::opboost.exceptions.OpboostWarning``) a failing plugin stops the
+    registry build as before."""
+
+
+def _skip_plugin(message: str) -> None:
+    warnings.warn(PluginLoadWarning(message), stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -232,18 +252,34 @@ def _build() -> Registry:
                 continue
             dist_name = dist.metadata["Name"] or "?"
             where = f"entry point {ep.name!r} = {ep.value!r} of {dist_name} {dist.version}"
+            disable = (
+                f"Reinstall or uninstall {dist_name}, or disable it with "
+                f"OPBOOST_DISABLED_PLUGINS={ep.name} (or every plugin with "
+                f"OPBOOST_DISABLE_PLUGIN_AUTOLOAD=1)."
+            )
             try:
                 plugin = ep.load()
-            except Exception as exc:
-                raise PluginError(
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a plugin's import must not stop opboost
+                _skip_plugin(
                     f"Could not import the opboost plugin {where}: "
-                    f"{type(exc).__name__}: {exc}. Reinstall or uninstall {dist_name}, or "
-                    f"block it with OPBOOST_DISABLED_PLUGINS={ep.name}."
-                ) from exc
+                    f"{type(exc).__name__}: {exc}. Skipped it; built-ins and the other "
+                    f"plugins are available. {disable}"
+                )
+                continue
             try:
                 pm.register(plugin, name=ep.name)
             except pluggy.PluginValidationError as exc:
                 raise PluginError(f"Invalid opboost plugin {where}: {exc}") from exc
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                _skip_plugin(
+                    f"Could not register the opboost plugin {where}: "
+                    f"{type(exc).__name__}: {exc}. Skipped it. {disable}"
+                )
+                continue
             loaded.append((plugin, ep.name, dist_name, dist.version, False))
     try:
         pm.check_pending()
@@ -265,11 +301,20 @@ def _build() -> Registry:
                 continue
             try:
                 classes = list(impl() or [])
-            except Exception as exc:
-                raise PluginError(
-                    f"Hook {hook_name} of plugin {name!r} ({info_stub.source}) raised "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                if builtin:
+                    raise PluginError(
+                        f"Hook {hook_name} of plugin {name!r} ({info_stub.source}) raised "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                _skip_plugin(
+                    f"Hook {hook_name} of the opboost plugin {name!r} ({info_stub.source}) "
+                    f"raised {type(exc).__name__}: {exc}. Skipped its {kind} components. "
+                    f"Disable the plugin with OPBOOST_DISABLED_PLUGINS={name}."
+                )
+                continue
             if trace:
                 print(f"opboost: {name}.{hook_name}() -> {classes}", file=sys.stderr)
             provided[kind] = tuple(getattr(c, "name", repr(c)) for c in classes)
