@@ -31,6 +31,7 @@ The full reference is ``docs/studies.md``.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,13 +140,25 @@ def load_config(path: str | Path) -> ExperimentConfig:
             f"config file not found (looked in {path.resolve().parent}).", file=str(path)
         )
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            f"TOML files must be UTF-8: re-save it as UTF-8.",
+            file=str(path),
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"is not valid TOML: {exc}.", file=str(path)) from exc
     return parse_config(raw, file=str(path))
 
 
 def _check_value(key: str, value: Any, file: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(
+            f"must be a finite number (results are written as JSON). Got {value!r}.",
+            file=file,
+            key=key,
+        )
     if key in _RANGES:
         low, high, low_inc, high_inc = _RANGES[key]
         too_low = value < low if low_inc else value <= low
@@ -160,6 +173,20 @@ def _check_value(key: str, value: Any, file: str) -> None:
             f"{suggest(str(value), list(_CHOICES[key]))}",
             file=file,
             key=key,
+        )
+
+
+def _check_task(data: ComponentSpec, file: str) -> None:
+    """Studies simulate bandit logs from class labels: regression data sets are rejected."""
+    from opboost.registry import get_registry
+
+    task = getattr(get_registry().get("dataset", data.name), "task", None)
+    if task == "regression":
+        raise ConfigError(
+            f"data set {data.name!r} is a regression task; studies need a classification "
+            f'data set (multiclass or multilabel rewards), e.g. name = "digits".',
+            file=file,
+            key="data.name",
         )
 
 
@@ -180,6 +207,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
     if "data" not in raw:
         raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
     data = parse_component(raw["data"], "dataset", file, "data")
+    _check_task(data, file)
     simulation = _section(raw, "simulation", SIMULATION_DEFAULTS, file)
     experiment = _section(raw, "experiment", EXPERIMENT_DEFAULTS, file)
     if simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import math
 import numbers
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from opboost.exceptions import ConfigError, PluginError
+from opboost._validation import check_scalar
+from opboost.exceptions import ConfigError, InvalidParameterError, PluginError
 from opboost.registry import UnknownComponentError, get_registry
 
 __all__ = [
@@ -30,7 +33,9 @@ __all__ = [
     "parse_component",
     "resolved_algorithm",
     "resolved_component",
+    "run_component_checks",
     "suggest",
+    "validate_component",
 ]
 
 BASELINES = ("logging", "uniform", "best_constant", "reward_regression")
@@ -47,6 +52,13 @@ BASELINE_PARAMS: dict[str, dict[str, Any]] = {
     },
 }
 _BEST_CONSTANT_ESTIMATORS = ("ips", "snips")
+#: check_scalar rules of the reward_regression baseline's LightGBM settings (as LightGBM's).
+_BASELINE_RULES: dict[str, dict[str, Any]] = {
+    "n_estimators": {"kind": numbers.Integral, "low": 1},
+    "num_leaves": {"kind": numbers.Integral, "low": 2, "high": 131072},
+    "learning_rate": {"low": 0.0, "low_inclusive": False},
+    "min_child_samples": {"kind": numbers.Integral, "low": 0},
+}
 #: Booster parameters that the config sets through component tables or the trial seed.
 _BOOSTER_MANAGED = {
     "objective",
@@ -59,6 +71,11 @@ _BOOSTER_MANAGED = {
 }
 _ONLINE_MANAGED = {"n_actions", "random_state"}
 _POLICY_MANAGED = {"random_state"}
+#: Managed values a component gets at parse-time validation (the data and the seed are unknown).
+_PROBE_EXTRA: dict[str, dict[str, Any]] = {
+    "online_learner": {"n_actions": 2, "random_state": 0},
+    "policy_learner": {"random_state": 0},
+}
 _OFFLINE_KEYS = ("booster", "objective", "estimator", "base_learner", "callbacks")
 _ONLINE_KEYS = ("online_learner", "n_passes")
 _BASELINE_KEYS = ("baseline", "params")
@@ -240,7 +257,103 @@ def parse_component(
         file,
         key,
     )
-    return ComponentSpec(kind, name, params)
+    spec = ComponentSpec(kind, name, params)
+    validate_component(spec, file, key, _PROBE_EXTRA.get(kind))
+    return spec
+
+
+# --- parse-time validation through the components' own checks ------------------------------
+
+#: Methods a component validates its parameters with, called without data at parse time
+#: (those taking a seed get 0). Plugins may define ``_check_params()`` to take part.
+_CHECK_METHODS: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("_check_params", ()),
+    ("_check", ()),
+    ("_check_label_params", ()),
+    ("_lgb_params", (0,)),
+    ("lgb_params", (0,)),
+)
+_PARAM_IN_MESSAGE = re.compile(r"The '(\w+)' parameter")
+
+
+class _ProbeStop(Exception):
+    """A probed callback asked for fit state: its parameter checks are behind it."""
+
+
+class _ProbeEnv:
+    """The fit environment a callback's ``on_fit_start`` sees at parse time: empty history,
+    and any other attribute stops the probe."""
+
+    history: dict[str, Any] = {}  # noqa: RUF012 - read-only probe
+
+    def __getattr__(self, name: str) -> Any:
+        raise _ProbeStop(name)
+
+
+def _takes(method: Any, n_args: int) -> bool:
+    """Whether the bound ``method`` can be called with ``n_args`` positional arguments."""
+    try:
+        inspect.signature(method).bind(*range(n_args))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def run_component_checks(obj: Any, kind: str) -> None:
+    """Run ``obj``'s own parameter checks without data; raises InvalidParameterError.
+
+    Calls the validation methods of :data:`_CHECK_METHODS` that ``obj`` has (only the first
+    of ``_check_params``/``_lgb_params``/``lgb_params``, which overlap), then probes the
+    checks that run at first use: a callback's ``on_fit_start`` (stopped as soon as it needs
+    fit state) and an online learner's ``predict_one`` on one zero context.
+    """
+    calls: list[Callable[[], Any]] = []
+    done_lgb = False
+    for name, args in _CHECK_METHODS:
+        method = getattr(obj, name, None)
+        if not callable(method) or not _takes(method, len(args)):
+            continue
+        if name in ("_check_params", "_lgb_params", "lgb_params"):
+            if done_lgb:
+                continue
+            done_lgb = True
+        calls.append(lambda method=method, args=args: method(*args))
+    if kind == "callback" and hasattr(obj, "on_fit_start"):
+        calls.append(lambda: obj.on_fit_start(_ProbeEnv()))
+    elif kind == "online_learner" and hasattr(obj, "predict_one"):
+        import numpy as np
+
+        calls.append(lambda: obj.predict_one(np.zeros(2)))
+    for call in calls:
+        try:
+            call()
+        except InvalidParameterError:
+            raise
+        except Exception:  # only parameter errors are reported at parse time;
+            pass  # anything else (a check that needs data) is left to the trial
+
+
+def _param_error(exc: InvalidParameterError, params: dict[str, Any], file: str, key: str):
+    """``exc`` as a ConfigError at the key of the parameter it names (when set in the file)."""
+    found = _PARAM_IN_MESSAGE.search(str(exc))
+    param = found.group(1) if found else None
+    where = f"{key}.{param}" if param in params else key
+    return ConfigError(str(exc), file=file, key=where)
+
+
+def validate_component(
+    spec: ComponentSpec, file: str, key: str, extra: dict[str, Any] | None = None
+) -> None:
+    """Build ``spec`` (with ``extra`` managed values) and run its own checks; a failure is a
+    ConfigError naming ``file`` and the key of the bad parameter."""
+    cls = get_registry().get(spec.kind, spec.name)
+    accepted = _signature_defaults(cls)
+    extra = {k: v for k, v in (extra or {}).items() if k in accepted and k not in spec.params}
+    try:
+        obj = spec.build(**extra)
+        run_component_checks(obj, spec.kind)
+    except InvalidParameterError as exc:
+        raise _param_error(exc, spec.params, file, key) from exc
 
 
 def _baseline_params(table: dict, baseline: str, file: str, key: str) -> dict[str, Any]:
@@ -257,6 +370,13 @@ def _baseline_params(table: dict, baseline: str, file: str, key: str) -> dict[st
                 key=f"{key}.params.{param}",
             )
         check_type(val, defaults[param], file, f"{key}.params.{param}")
+        if param in _BASELINE_RULES:
+            try:
+                check_scalar(val, param, f"baseline {baseline!r}", **_BASELINE_RULES[param])
+                if isinstance(val, float) and not math.isfinite(val):
+                    raise InvalidParameterError(f"must be finite. Got {val!r}.")
+            except InvalidParameterError as exc:
+                raise ConfigError(str(exc), file=file, key=f"{key}.params.{param}") from exc
     estimator = params.get("estimator")
     if estimator is not None and estimator not in _BEST_CONSTANT_ESTIMATORS:
         raise ConfigError(
@@ -324,6 +444,10 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
         file,
         f"{key}.booster",
     )
+    try:
+        Booster(**booster)._check_params()
+    except InvalidParameterError as exc:
+        raise _param_error(exc, booster, file, f"{key}.booster") from exc
     callbacks = table.get("callbacks", [])
     if not isinstance(callbacks, list):
         raise ConfigError(

@@ -24,10 +24,46 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+def _real(field: str, value: Any) -> np.ndarray:
+    """``value`` as a float64 array. Complex input with a nonzero imaginary part is a
+    ValueError (casting would silently drop it); non-numeric input is a ValueError."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.") from exc
+    if array.dtype.kind == "c":
+        bad = np.imag(array) != 0
+        if bad.any():
+            where = np.argwhere(bad)[0] if array.ndim else ()
+            index: Any = tuple(int(i) for i in where)
+            raise _bad(
+                field,
+                "must be real numbers",
+                index[0] if len(index) == 1 else index,
+                complex(array[index]),
+                "Pass the real part (np.real) if the imaginary parts are rounding noise.",
+            )
+        array = np.real(array)
+    try:
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.") from exc
+
+
 def _readonly(array: np.ndarray) -> np.ndarray:
     array = np.array(array, copy=True)
     array.flags.writeable = False
     return array
+
+
+def _check_size(shape: tuple[int, ...]) -> None:
+    if shape[0] == 0:
+        raise ValueError("LoggedBandit: contexts has 0 rows; need at least one example.")
+    if shape[1] == 0:
+        raise ValueError(
+            f"LoggedBandit: contexts has 0 features (shape {shape}); need at least one "
+            f"column. Use a constant column (np.ones((n, 1))) for context-free bandits."
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,8 +111,10 @@ class LoggedBandit:
         set_(self, "contexts", self._check_contexts(self.contexts))
         n = self.contexts.shape[0]
         actions = np.asarray(self.actions)
-        propensities = np.asarray(self.propensities, dtype=np.float64)
-        rewards = np.asarray(self.rewards, dtype=np.float64)
+        if actions.dtype.kind == "c":
+            actions = _real("actions", actions)
+        propensities = _real("propensities", self.propensities)
+        rewards = _real("rewards", self.rewards)
         for field, arr in (
             ("actions", actions),
             ("propensities", propensities),
@@ -99,17 +137,19 @@ class LoggedBandit:
                 f"LoggedBandit: actions must be integers in [0, {n_actions}). Got dtype "
                 f"{actions.dtype}; encode actions as 0..K-1."
             )
-        actions = actions.astype(np.int64)
+        # Compare before casting: values >= 2**63 (uint64, large floats) would wrap in int64.
         bad = (actions < 0) | (actions >= n_actions)
         if bad.any():
             i = _first(bad)
+            value = actions[i]
             raise _bad(
                 "actions",
                 f"must be in [0, {n_actions})",
                 i,
-                int(actions[i]),
+                int(value) if actions.dtype.kind in "iu" else float(value),
                 "Encode actions as 0..K-1 or raise n_actions.",
             )
+        actions = actions.astype(np.int64)
         bad = ~np.isfinite(propensities) | (propensities <= 0) | (propensities > 1)
         if bad.any():
             i = _first(bad)
@@ -128,7 +168,7 @@ class LoggedBandit:
                 "rewards", "must be finite", i, float(rewards[i]), "Drop or impute those rows."
             )
         if self.logging_probs is not None:
-            probs = np.asarray(self.logging_probs, dtype=np.float64)
+            probs = _real("logging_probs", self.logging_probs)
             self._check_logging_probs(probs, actions, propensities)
             set_(self, "logging_probs", _readonly(probs))
         set_(self, "actions", _readonly(actions))
@@ -137,9 +177,22 @@ class LoggedBandit:
 
     def _check_contexts(self, contexts: Any) -> Contexts:
         if sp.issparse(contexts):
+            if contexts.dtype.kind == "c":
+                coo = sp.coo_matrix(contexts)
+                bad = np.imag(coo.data) != 0
+                k = _first(bad) if bad.any() else 0
+                raise _bad(
+                    "contexts",
+                    "must be real numbers",
+                    (int(coo.row[k]), int(coo.col[k])),
+                    complex(coo.data[k]),
+                    "Pass the real part if the imaginary parts are rounding noise.",
+                )
             contexts = sp.csr_matrix(contexts, dtype=np.float64, copy=True)
             if contexts.ndim != 2:
                 raise ValueError(f"LoggedBandit: contexts must be 2-D. Got {contexts.ndim}-D.")
+            _check_size(contexts.shape)
+            contexts.sum_duplicates()  # canonical, so the frozen arrays are never rewritten
             bad = ~np.isfinite(contexts.data)
             if bad.any():
                 k = _first(bad)
@@ -152,19 +205,16 @@ class LoggedBandit:
                     float(contexts.data[k]),
                     "Impute or drop rows with NaN or inf features.",
                 )
-            contexts.data.flags.writeable = False
+            for part in (contexts.data, contexts.indices, contexts.indptr):
+                part.flags.writeable = False
             return contexts
-        try:
-            array = np.asarray(contexts, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"LoggedBandit: contexts must be numeric: {exc}.") from exc
+        array = _real("contexts", contexts)
         if array.ndim != 2:
             raise ValueError(
                 f"LoggedBandit: contexts must be a 2-D (n, d) array. Got shape {array.shape}; "
                 f"reshape a single feature with x.reshape(-1, 1)."
             )
-        if array.shape[0] == 0:
-            raise ValueError("LoggedBandit: contexts has 0 rows; need at least one example.")
+        _check_size(array.shape)
         bad = ~np.isfinite(array)
         if bad.any():
             i, j = np.argwhere(bad)[0]
@@ -338,17 +388,43 @@ class LoggedBandit:
                 f"LoggedBandit.from_obp: bandit_feedback lacks key(s) {missing}; expected "
                 f"Open Bandit Pipeline's dict with keys {list(required)}."
             )
+        n_actions = bandit_feedback["n_actions"]
+        if isinstance(n_actions, float | np.floating) and float(n_actions).is_integer():
+            n_actions = int(n_actions)
+        if isinstance(n_actions, bool) or not isinstance(n_actions, int | np.integer):
+            raise ValueError(
+                f"LoggedBandit.from_obp: n_actions must be an int >= 2. Got {n_actions!r}; "
+                f"it is not truncated to an integer."
+            )
         pi_b = bandit_feedback.get("pi_b")
         if pi_b is not None:
-            pi_b = np.asarray(pi_b, dtype=np.float64)
+            pi_b = _real("pi_b", pi_b)
             if pi_b.ndim == 3:
+                if pi_b.shape[2] != 1:
+                    raise ValueError(
+                        f"LoggedBandit.from_obp: pi_b has shape {pi_b.shape}, {pi_b.shape[2]} "
+                        f"slots (positions); multi-slot logs are not supported yet. Pass one "
+                        f"slot's rows, with pi_b of shape (n, K) or (n, K, 1)."
+                    )
                 pi_b = pi_b[..., 0]
+        position = bandit_feedback.get("position")
+        if position is not None:
+            pos = np.asarray(position)
+            nonzero = np.flatnonzero(pos.reshape(-1) != 0) if pos.ndim else np.array([])
+            if pos.ndim != 1 or len(nonzero):
+                i = int(nonzero[0]) if len(nonzero) else 0
+                value = pos.reshape(-1)[i].item() if pos.size else pos
+                raise ValueError(
+                    f"LoggedBandit.from_obp: position must be None or all 0 (one slot); "
+                    f"index {i} has {value!r}. Multi-slot logs are not supported yet; pass "
+                    f"one slot's rows (position == 0)."
+                )
         data = cls(
             contexts=bandit_feedback["context"],
             actions=bandit_feedback["action"],
             propensities=bandit_feedback["pscore"],
             rewards=bandit_feedback["reward"],
-            n_actions=int(bandit_feedback["n_actions"]),
+            n_actions=n_actions,
             logging_probs=pi_b,
         )
         n_rounds = bandit_feedback.get("n_rounds")

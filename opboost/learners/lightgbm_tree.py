@@ -29,6 +29,8 @@ predictions after ``loads`` are bit-identical.
 from __future__ import annotations
 
 import ctypes
+import difflib
+import functools
 import numbers
 from typing import Any, ClassVar
 
@@ -102,6 +104,64 @@ _RESERVED = frozenset(
         "label",
     }
 )
+
+
+#: The learner's named parameters that are LightGBM parameters (LightGBM's name -> ours).
+_NAMED = {
+    "num_leaves": "num_leaves",
+    "max_depth": "max_depth",
+    "min_data_in_leaf": "min_data_in_leaf",
+    "min_sum_hessian_in_leaf": "min_sum_hessian_in_leaf",
+    "lambda_l2": "lambda_l2",
+    "feature_fraction": "feature_fraction",
+    "max_bin": "max_bin",
+    "num_threads": "num_threads",
+    "seed": "random_state",
+}
+
+
+@functools.cache
+def lightgbm_aliases() -> dict[str, str]:
+    """Every LightGBM parameter name and alias -> its main name ({} if LightGBM hides it)."""
+    try:
+        table = lgb.basic._ConfigAliases._get_all_param_aliases()
+    except Exception:
+        return {}
+    out: dict[str, str] = {}
+    for main, aliases in table.items():
+        out[main] = main
+        for alias in aliases:
+            out.setdefault(alias, main)
+    return out
+
+
+def check_lightgbm_params(extra: dict[str, Any], owner: str) -> None:
+    """Reject in ``params``: settings the learner controls (and their aliases), aliases of its
+    named parameters, and names LightGBM does not know (with a "did you mean")."""
+    aliases = lightgbm_aliases()
+    reserved = {aliases.get(k, k) for k in _RESERVED}
+    bad = sorted(k for k in extra if k in _RESERVED or aliases.get(k) in reserved)
+    if bad:
+        raise InvalidParameterError(
+            f"The 'params' parameter of {owner} may not set {bad}: the learner controls "
+            f"them (objective, learning rate 1, trees per round)."
+        )
+    for key, value in extra.items():
+        main = aliases.get(key, key)
+        if key in _NAMED or main in _NAMED:
+            ours = _NAMED.get(key) or _NAMED[main]
+            what = "" if key == main else f" ({key!r} is LightGBM's alias of {main!r})"
+            raise InvalidParameterError(
+                f"The 'params' parameter of {owner} may not set {key!r}{what}, one of the "
+                f"named parameters: use {ours}={value!r} (named parameter) instead."
+            )
+        if aliases and key not in aliases:
+            close = difflib.get_close_matches(str(key), list(aliases), n=3, cutoff=0.6)
+            hint = " Did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
+            raise InvalidParameterError(
+                f"The 'params' parameter of {owner} has {key!r}, which is not a LightGBM "
+                f"parameter (LightGBM would ignore it).{hint}"
+            )
 
 
 #: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
@@ -237,24 +297,7 @@ class LightGBMTree(BaseLearner):
             raise InvalidParameterError(
                 f"The 'params' parameter of {owner} must be a dict or None. Got {extra!r}."
             )
-        named = {
-            "num_leaves",
-            "max_depth",
-            "min_data_in_leaf",
-            "min_sum_hessian_in_leaf",
-            "lambda_l2",
-            "feature_fraction",
-            "max_bin",
-            "num_threads",
-            "seed",
-        }
-        bad = sorted(k for k in extra if k in _RESERVED or k in named)
-        if bad:
-            raise InvalidParameterError(
-                f"The 'params' parameter of {owner} may not set {bad}: the learner controls "
-                f"them (objective, learning rate 1, trees per round) or they are named "
-                f"parameters; pass named ones as {owner}(name=value) and drop the rest."
-            )
+        check_lightgbm_params(extra, owner)
         params = {
             "objective": "none",
             "learning_rate": 1.0,

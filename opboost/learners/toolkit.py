@@ -52,7 +52,25 @@ def as_contexts(X: Any, n_features: int | None = None, *, dtype: Any = None) -> 
             f"contexts have {X.shape[1]} features but the model was fitted on {n_features}; "
             f"pass rows with the training features."
         )
+    check_finite_contexts(X)
     return X
+
+
+def check_finite_contexts(X: Any) -> None:
+    """NaN or inf in contexts is an error, as in :class:`opboost.LoggedBandit` (fit and
+    predict treat features alike: LightGBM's missing-value routing is never learnt)."""
+    values = X.data if sp.issparse(X) else X
+    if values.size and not np.isfinite(values.sum()) and not np.all(np.isfinite(values)):
+        bad = ~np.isfinite(values)
+        if sp.issparse(X):
+            k = int(np.flatnonzero(bad)[0])
+            index = (int(np.searchsorted(X.indptr, k, side="right") - 1), int(X.indices[k]))
+        else:
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InvalidParameterError(
+            f"contexts must be finite; index {index} has {float(values[bad][0])!r}. "
+            f"Impute or drop rows with NaN or inf features."
+        )
 
 
 def prepare_inputs(
