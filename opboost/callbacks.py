@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,8 +227,9 @@ class Checkpoint(Callback):
 
     Layout: ``LATEST`` names the newest complete ``round-NNNNNN/`` directory holding
     ``state.json``, ``policy/`` (the ensemble so far) and ``scores.npy``
-    (+ ``eval_scores.npy``). ``LATEST`` is replaced atomically after the round directory is
-    complete, so a fit killed mid-write resumes from the previous checkpoint. With
+    (+ ``eval_scores.npy``). A write goes: new round directory complete and fsynced (under a
+    unique temporary name) -> ``LATEST`` switched atomically -> older rounds removed, so a fit
+    killed at any point resumes from the previous checkpoint or the new one. With
     ``resume=True`` a fit with this callback continues from ``LATEST`` when it exists.
     """
 
@@ -261,25 +263,44 @@ class Checkpoint(Callback):
         self.write(env)
 
     def write(self, env: RoundEnv) -> Path:
-        """Write the current fit state; returns the round directory."""
+        """Write the current fit state; returns the round directory.
+
+        Order (crash-safe at every step): the new round directory is written under a unique
+        temporary name and fsynced; ``LATEST`` is switched to it atomically (unique temporary
+        file, fsync, ``os.replace``); only then are older rounds removed. ``LATEST`` therefore
+        always names a complete directory: a fit killed at any point resumes from the old
+        checkpoint or from the new one.
+        """
         root = self._check()
         state = env.snapshot()
-        target = root / f"round-{state['round']:06d}"
-        if target.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        name = f"round-{state['round']:06d}"
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=root))
+        try:
+            state["policy"].save(staging / "policy")
+            np.save(staging / "scores.npy", state["scores"], allow_pickle=False)
+            if state["eval_scores"] is not None:
+                np.save(staging / "eval_scores.npy", state["eval_scores"], allow_pickle=False)
+            meta = {k: state[k] for k in ("round", "seed", "fingerprint", "stop_reason", "history")}
+            (staging / "state.json").write_text(json.dumps(meta), encoding="utf-8")
+            _fsync_tree(staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        _fsync_dir(root)
+        target = root / name
+        if target.exists():  # e.g. the fit ends on a checkpoint round: LATEST may name it
+            _point_latest(root, staging.name)  # LATEST -> the complete staging copy first
             shutil.rmtree(target)
-        target.mkdir(parents=True)
-        state["policy"].save(target / "policy")
-        np.save(target / "scores.npy", state["scores"], allow_pickle=False)
-        if state["eval_scores"] is not None:
-            np.save(target / "eval_scores.npy", state["eval_scores"], allow_pickle=False)
-        meta = {k: state[k] for k in ("round", "seed", "fingerprint", "stop_reason", "history")}
-        (target / "state.json").write_text(json.dumps(meta), encoding="utf-8")
-        tmp = root / "LATEST.tmp"
-        tmp.write_text(target.name, encoding="utf-8")
-        os.replace(tmp, root / "LATEST")
-        for old in root.glob("round-*"):
-            if old.name != target.name:
-                shutil.rmtree(old, ignore_errors=True)
+        os.replace(staging, target)
+        _fsync_dir(root)
+        _point_latest(root, target.name)
+        for old in root.iterdir():  # older rounds, staging leftovers of killed writes
+            if old.name != target.name and old.name.startswith(("round-", ".round-")):
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+            elif old.name.startswith(".LATEST.") and old.name.endswith(".tmp"):
+                old.unlink(missing_ok=True)
         return target
 
     def load_checkpoint(self) -> dict[str, Any] | None:
@@ -289,7 +310,7 @@ class Checkpoint(Callback):
             return None
         from opboost.policy import load_policy
 
-        target = root / (root / "LATEST").read_text(encoding="utf-8").strip()
+        target = _resolve(root, (root / "LATEST").read_text(encoding="utf-8").strip())
         try:
             state = json.loads((target / "state.json").read_text(encoding="utf-8"))
             state["ensemble"] = load_policy(target / "policy").ensemble
@@ -302,6 +323,57 @@ class Checkpoint(Callback):
             ) from exc
         state["directory"] = str(root)
         return state
+
+
+def _fsync_dir(path: Path) -> None:
+    """fsync a directory (its entries), where the platform allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file and directory under ``root`` (and ``root``)."""
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as fh:
+                os.fsync(fh.fileno())
+        _fsync_dir(Path(dirpath))
+
+
+def _resolve(root: Path, name: str) -> Path:
+    """The directory ``LATEST``'s ``name`` refers to.
+
+    While a round is rewritten ``LATEST`` briefly names the complete staging copy
+    ``.round-NNNNNN.tmp-*``, which is then renamed (atomically) to ``round-NNNNNN``: when the
+    staging copy is gone, it is that round directory.
+    """
+    path = root / name
+    if not path.exists() and name.startswith(".round-") and ".tmp-" in name:
+        return root / name[1:].split(".tmp-", 1)[0]
+    return path
+
+
+def _point_latest(root: Path, name: str) -> None:
+    """Make ``root/LATEST`` name ``name`` atomically (unique temporary file + os.replace)."""
+    fd, tmp = tempfile.mkstemp(prefix=".LATEST.", suffix=".tmp", dir=root)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(name)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, root / "LATEST")
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(root)
 
 
 @hookimpl

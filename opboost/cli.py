@@ -108,6 +108,14 @@ def _cmd_study(args: argparse.Namespace) -> int:
         f"outputs in {out}: results.json, results.csv, results.md"
         + ("" if args.no_plots else ", *.png")
     )
+    if results.get("failed"):
+        print(
+            f"opboost: error: {len(results['failed'])} trial(s) failed (see 'Failed trials' in "
+            f"{out / 'results.md'}; tracebacks in results.json); every other trial is kept. "
+            f"Fix the cause and re-run the same command: only the failed trials run again.",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -179,6 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (OpboostError, FileNotFoundError, ImportError) as exc:
         print(f"opboost: error: {exc}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:  # a text file that is not UTF-8 (configs say which)
+        print(f"opboost: error: a file is not UTF-8 text: {exc}", file=sys.stderr)
         return 2
 
 

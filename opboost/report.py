@@ -6,7 +6,9 @@ Markdown table the best mean of each metric is bold, and so is every other entry
 interval overlaps the best one's (the convention of London et al., Table 1). A trial whose
 ``Booster(safe=True)`` fell back to the best constant action has ``fallback = "constant"``:
 the CSV has a ``fallback`` column, and the Markdown table a ``fallbacks`` column (fallback
-trials / reported trials) when any reported trial fell back.
+trials / reported trials) when any reported trial fell back. A trial that raised has
+``failed = True`` and ``error``: it is left out of summaries and plots, and the Markdown table
+gets a ``failed`` column (see :func:`failed_trials_markdown` for the list).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from opboost.estimators.base import normal_interval
 __all__ = [
     "TABLE_METRICS",
     "csv_table",
+    "failed_trials_markdown",
     "fallback_counts",
     "markdown_table",
     "plot_study",
@@ -106,11 +109,13 @@ def markdown_table(
     *,
     fallbacks: dict[str, int] | None = None,
     n_trials: dict[str, int] | None = None,
+    failed: dict[str, int] | None = None,
 ) -> str:
     """A Markdown table: one row per algorithm, mean ± half-width of the interval.
 
     ``fallbacks`` ({label: fallback trials}, see :func:`fallback_counts`) adds a
     ``fallbacks`` column, "k/n" with n from ``n_trials`` (default: the test reward's n), when
+    any count is positive. ``failed`` ({label: failed trials}) adds a ``failed`` column when
     any count is positive.
     """
     metrics = _metrics_present(summary)
@@ -119,6 +124,9 @@ def markdown_table(
     head = ["algorithm", "family", *(TABLE_METRICS[m] for m in metrics)]
     if show_fallbacks:
         head.append("fallbacks")
+    show_failed = bool(failed) and any(failed.values())
+    if show_failed:
+        head.append("failed")
     if seconds is not None:
         head.append("seconds / trial")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -129,6 +137,9 @@ def markdown_table(
             cells.append(f"**{text}**" if label in bold[m] else text)
         if show_fallbacks:
             cells.append(_fallback_cell(label, stats, fallbacks, n_trials))
+        if show_failed:
+            n_failed = failed.get(label, 0)
+            cells.append(f"**{n_failed} FAILED**" if n_failed else "0")
         if seconds is not None:
             cells.append(f"{seconds.get(label, float('nan')):.2f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -143,6 +154,28 @@ def markdown_table(
             "fallbacks: trials whose Booster(safe=True) fell back to the best constant action "
             "(its metrics are the constant policy's) / reported trials."
         )
+    if show_failed:
+        lines.append(
+            "failed: trials that raised an error; they are not in the means (see the list of "
+            "failed trials and results.json)."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def failed_trials_markdown(trials: Sequence[dict[str, Any]]) -> str:
+    """A Markdown section listing failed trials (label, seed, candidate, error)."""
+    lines = ["", "## Failed trials", ""]
+    lines.append("| algorithm | seed | candidate | error |")
+    lines.append("|---|---|---|---|")
+    for t in trials:
+        error = str(t.get("error", "")).replace("|", "\\|").replace("\n", " ")
+        candidate = "" if t.get("candidate") is None else str(t["candidate"])
+        lines.append(f"| {t['label']} | {t['seed']} | {candidate} | {error} |")
+    lines.append("")
+    lines.append(
+        "These trials are not stored in trials/: re-running the study retries them (and "
+        "reuses every finished trial). Tracebacks are in results.json."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -249,7 +282,7 @@ def plot_study(
         ):
             fig, ax = plt.subplots(figsize=(6, 4))
             for label in offline:
-                xs, ys = _mean_curve(reported[label], "round", y_key)
+                xs, ys = _mean_curve(reported.get(label, []), "round", y_key)
                 if len(xs):
                     ax.plot(xs, ys, label=label)
             ax.set_xlabel("boosting round")
@@ -261,7 +294,7 @@ def plot_study(
     if online:
         fig, ax = plt.subplots(figsize=(6, 4))
         for label in online:
-            xs, ys = _mean_curve(reported[label], "step", "progressive_reward")
+            xs, ys = _mean_curve(reported.get(label, []), "step", "progressive_reward")
             ax.plot(xs, ys, label=label)
         ax.set_xlabel("interactions")
         ax.set_ylabel("progressive reward")
@@ -270,11 +303,12 @@ def plot_study(
         save(fig, "online_progressive_reward.png")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label in online:
-        xs, ys = _mean_curve(reported[label], "eval_step", "test_reward_step")
+        xs, ys = _mean_curve(reported.get(label, []), "eval_step", "test_reward_step")
         if len(xs):
             ax.plot(xs, ys, marker=".", label=f"{label} (online, greedy)")
     for label, trials in reported.items():
-        if families[label] == "online":
+        trials = [t for t in trials if "test_reward" in t["metrics"]]
+        if not trials or families.get(label, "online") == "online":
             continue
         x = float(np.mean([t["info"]["n_logged"] for t in trials]))
         y = np.array([t["metrics"]["test_reward"] for t in trials])

@@ -5,17 +5,36 @@ one trial per candidate per seed), runs the missing ones -- in worker processes 
 ``n_jobs > 1`` -- and writes, under ``out``:
 
 ``trials/<label>__c<candidate>__s<seed>.json``
-    one file per finished trial, written atomically; an interrupted study picks them up
-    (a file whose fingerprint no longer matches the config is recomputed).
+    one file per finished trial, written atomically as soon as the trial finishes, with the
+    trial's fingerprint (config, simulation, seed and a SHA-256 of the loaded data set's
+    contents), the data hash and the library versions. A re-run with the same ``out`` reuses
+    a stored trial only when its fingerprint, data hash and versions all match; any other
+    stored trial is re-run, and the study says why on stderr. Failed trials are not stored:
+    a re-run retries them.
 ``results.json``
-    resolved config, seeds, versions, every trial, search selections, the summary
-    (mean and interval per metric per algorithm) and ``fallbacks`` (per offline algorithm, how
-    many reported trials fell back to the constant action; see ``Booster(safe=True)``).
+    resolved config, seeds, versions, every trial (a failed one with ``failed``, ``error``
+    and ``traceback`` and no metrics), ``failed`` (the failed trials), search selections, the
+    summary (mean and interval per metric per algorithm, over its successful trials) and
+    ``fallbacks`` (per offline algorithm, how many reported trials fell back to the constant
+    action; see ``Booster(safe=True)``). Non-finite numbers are written as ``null`` and
+    listed in ``non_finite`` (JSON has no NaN or infinity).
 ``results.csv``, ``results.md``
     one row per trial (with its ``fallback``); the summary table (with a ``fallbacks``
-    column when any reported trial fell back).
+    column when any reported trial fell back, a ``failed`` column and a list of failed
+    trials when any trial failed).
 ``*.png``
     plots (see :func:`opboost.report.plot_study`).
+``.opboost-study.lock``
+    while a study runs: its pid and host. A second study on the same ``out`` is refused
+    (:class:`StudyLockedError`); a lock left by a dead process is taken over with a warning.
+
+Every file is written atomically (unique temporary name in the same directory, fsync,
+``os.replace``). When writing the summary outputs fails, the error names what failed and
+the per-trial files stay, so a re-run resumes from them. One failing trial does not stop the
+study: it is recorded as failed, every other trial is kept and written, and ``results``'s
+``failed`` lists it (``opboost study`` then exits with status 1); when every trial fails the
+first error is raised. With ``n_jobs > 1`` the workers die with the study: SIGTERM
+terminates the pool, and each worker exits when its parent process dies (even by SIGKILL).
 
 Determinism: every random choice is seeded by the trial seed and each trial runs with one
 thread per native library, so results do not depend on ``n_jobs`` or on resuming. Timings
@@ -25,12 +44,21 @@ same study give equal ``comparable(results)``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import math
 import os
 import re
+import signal
+import socket
 import sys
+import tempfile
+import threading
 import time
+import traceback
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -39,11 +67,43 @@ from pathlib import Path
 from typing import Any
 
 from opboost.config import ExperimentConfig, parse_algorithm, parse_config, resolved_config
-from opboost.exceptions import ConfigError
+from opboost.exceptions import ConfigError, OpboostError, OpboostWarning
 
-__all__ = ["TrialKey", "comparable", "plan_trials", "run_study", "versions"]
+try:  # POSIX: the study lock is an flock, released by the kernel when its owner dies
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = [
+    "LOCK_NAME",
+    "StudyError",
+    "StudyInterrupted",
+    "StudyLockedError",
+    "TrialKey",
+    "comparable",
+    "plan_trials",
+    "run_study",
+    "versions",
+]
 
 FORMAT = "opboost-study-1"
+#: The lock file a running study keeps in its ``out`` directory.
+LOCK_NAME = ".opboost-study.lock"
+
+
+class StudyError(OpboostError):
+    """A study could not write its outputs (its finished trials are kept)."""
+
+
+class StudyLockedError(StudyError):
+    """Another study is running on the same output directory."""
+
+
+class StudyInterrupted(SystemExit):
+    """The study received SIGTERM: its worker processes were terminated (exit status 143)."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + signal.SIGTERM)
 
 
 @dataclass(frozen=True)
@@ -75,7 +135,8 @@ def plan_trials(config: ExperimentConfig) -> list[TrialKey]:
 
 
 def versions() -> dict[str, str]:
-    """Versions of opboost and the numerical libraries results depend on."""
+    """Versions of Python, opboost, the numerical libraries results depend on and every
+    installed opboost plugin (``"plugin <distribution>"``)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0]}
@@ -84,6 +145,14 @@ def versions() -> dict[str, str]:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "not installed"
+    try:
+        from opboost.registry import get_registry
+
+        for info in get_registry().plugins:
+            if not info.builtin:
+                out[f"plugin {info.distribution}"] = info.version
+    except OpboostError:  # pragma: no cover - a broken plugin already failed the config
+        pass
     return out
 
 
@@ -110,8 +179,9 @@ def _overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[str, 
     return parse_algorithm(table, algo.index, config.file, search=False), overrides
 
 
-def _fingerprint(config: ExperimentConfig, key: TrialKey) -> str:
-    """Hash of everything a trial's numbers depend on (data, simulation, algorithm, seed)."""
+def _fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") -> str:
+    """Hash of everything a trial's numbers depend on: the data set's spec and contents
+    (``data_digest``, see :func:`opboost.trial_data.data_hash`), simulation, algorithm, seed."""
     resolved = resolved_config(config)
     algo = config.algorithm(key.label)
     row = resolved["algorithms"][algo.index]
@@ -119,6 +189,7 @@ def _fingerprint(config: ExperimentConfig, key: TrialKey) -> str:
     experiment = {k: resolved["experiment"][k] for k in ("online_eval_points",)}
     spec = {
         "data": resolved["data"],
+        "data_hash": data_digest,
         "simulation": resolved["simulation"],
         "experiment": experiment,
         "algorithm": row,
@@ -163,26 +234,287 @@ def _prepare_cached(config: ExperimentConfig, seed: int, data_dir: str | None) -
     return _DATA[key]
 
 
+def _write_text(path: Path, text: str) -> None:
+    """Write atomically: a unique temporary file in the same directory, fsynced, then
+    ``os.replace``d; a killed writer leaves the old file or the new one, never half, and
+    concurrent writers never share a temporary file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = None) -> Any:
+    """``obj`` with every NaN or infinity replaced by None; each one is appended to ``notes``
+    as ``{"path": "config.simulation.logging_C", "value": "inf"}``."""
+    if isinstance(obj, dict):
+        return {k: json_safe(v, f"{path}.{k}" if path else str(k), notes) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v, f"{path}[{i}]", notes) for i, v in enumerate(obj)]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        if notes is not None:
+            notes.append({"path": path, "value": repr(obj)})
+        return None
+    if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0:
+        return json_safe(obj.item(), path, notes)  # numpy scalars
+    return obj
+
+
 def _write_json(path: Path, obj: Any) -> None:
-    """Write atomically: a killed study leaves the old file or the new one, never half."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    notes: list[dict[str, str]] = []
+    clean = json_safe(obj, "", notes)
+    if notes and isinstance(clean, dict):
+        clean["non_finite"] = [
+            *clean.get("non_finite", []),
+            *(dict(n, written_as="null") for n in notes),
+        ]
+    _write_text(path, json.dumps(clean, indent=1, allow_nan=False) + "\n")
 
 
-def _load_done(trial_dir: Path, keys: list[TrialKey], prints: dict[TrialKey, str]) -> dict:
-    done = {}
+def _load_done(
+    trial_dir: Path,
+    keys: list[TrialKey],
+    prints: dict[TrialKey, str],
+    digest: str,
+    current: dict[str, str],
+) -> tuple[dict[TrialKey, dict], dict[str, list[str]]]:
+    """Stored trials still valid, and {reason: [file, ...]} of stored trials to re-run."""
+    done: dict[TrialKey, dict] = {}
+    stale: dict[str, list[str]] = {}
     for key in keys:
         path = trial_dir / key.filename
         if not path.is_file():
             continue
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue  # unreadable (should not happen with atomic writes): recompute
-        if obj.get("fingerprint") == prints[key]:
-            done[key] = obj["result"]
-    return done
+            stored_print, result = obj["fingerprint"], obj["result"]
+        except (OSError, ValueError, KeyError, TypeError):
+            stale.setdefault("the stored file is unreadable", []).append(path.name)
+            continue
+        old_digest = obj.get("data_hash")
+        if old_digest is not None and old_digest != digest:
+            reason = (
+                f"the data set's contents changed (data hash {old_digest[:12]} -> {digest[:12]})"
+            )
+        elif stored_print != prints[key]:
+            reason = "the config, the data set or its contents changed"
+        else:
+            old = obj.get("versions") or {}
+            changed = [
+                f"{name} {old.get(name, '?')} -> {current.get(name, '?')}"
+                for name in sorted(set(old) | set(current))
+                if old.get(name) != current.get(name)
+            ]
+            if not changed:
+                done[key] = result
+                continue
+            reason = "library versions changed (" + ", ".join(changed) + ")"
+        stale.setdefault(reason, []).append(path.name)
+    return done, stale
+
+
+# --- the output directory's lock ------------------------------------------------------------
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - no cheap check: assume it runs
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # pragma: no cover
+        return True
+    return True
+
+
+class _StudyLock:
+    """``out/.opboost-study.lock``: held (flock on POSIX) while a study runs; holds the
+    owner's pid, host and start time for the error message of a refused second study."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / LOCK_NAME
+        self.fd: int | None = None
+
+    def _owner(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _refuse(self, owner: dict[str, Any]) -> StudyLockedError:
+        pid, host = owner.get("pid", "unknown"), owner.get("host", "unknown host")
+        since = owner.get("started", "an unknown time")
+        return StudyLockedError(
+            f"{self.out} is in use by another opboost study (pid {pid} on {host}, started "
+            f"{since}). Wait for it to finish or choose another --out. If that process is no "
+            f"longer running, delete {self.path} and re-run."
+        )
+
+    def acquire(self) -> None:
+        host = socket.gethostname()
+        me = {
+            "pid": os.getpid(),
+            "host": host,
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        }
+        while True:
+            if fcntl is None:  # pragma: no cover - Windows: exclusive creation + pid check
+                try:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:
+                    owner = self._owner()
+                    if owner.get("host") == host and not _pid_alive(int(owner.get("pid", -1))):
+                        self._take_over(owner)
+                        self.path.unlink(missing_ok=True)
+                        continue
+                    raise self._refuse(self._owner()) from None
+                self._own(fd, me)
+                return
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    raise self._refuse(self._owner()) from None
+                try:
+                    same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                except FileNotFoundError:
+                    same = False
+                if not same:  # the previous owner removed the file meanwhile: retry
+                    os.close(fd)
+                    continue
+                owner = self._owner()
+                if owner:  # nobody holds the lock: its owner died without releasing it
+                    self._take_over(owner)
+                self._own(fd, me)
+                return
+            except BaseException:
+                if self.fd is None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                raise
+
+    def _take_over(self, owner: dict[str, Any]) -> None:
+        warnings.warn(
+            f"{self.path}: taking over the stale lock of a study that is no longer running "
+            f"(pid {owner.get('pid', 'unknown')} on {owner.get('host', 'unknown host')}, "
+            f"started {owner.get('started', 'at an unknown time')}); its finished trials are "
+            f"resumed.",
+            OpboostWarning,
+            stacklevel=4,
+        )
+
+    def _own(self, fd: int, me: dict[str, Any]) -> None:
+        self.fd = fd
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, (json.dumps(me) + "\n").encode())
+        os.fsync(fd)
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)  # while still locked: see the inode check
+        finally:
+            os.close(self.fd)
+            self.fd = None
+
+
+# --- worker processes: they die with the study ------------------------------------------------
+
+
+def _worker_init(parent: int) -> None:
+    """Initializer of the study's worker processes: exit when the parent process dies."""
+    if sys.platform.startswith("linux"):
+        try:  # the kernel kills this worker when the thread that spawned it dies
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover
+            pass
+    if os.getppid() != parent:  # the parent died before the death signal was armed
+        os._exit(1)
+    threading.Thread(
+        target=_watch_parent, args=(parent,), daemon=True, name="opboost-parent-watch"
+    ).start()
+
+
+def _watch_parent(parent: int) -> None:  # pragma: no cover - runs in worker processes
+    while True:
+        time.sleep(0.25)
+        if os.getppid() != parent:  # re-parented: the study process is gone
+            os._exit(1)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers now (running trials are abandoned) and shut it down."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        with contextlib.suppress(OSError, ValueError):  # already gone
+            proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        try:
+            proc.join(5)
+            if proc.is_alive():  # pragma: no cover
+                proc.kill()
+                proc.join(1)
+        except (OSError, ValueError, AssertionError):  # pragma: no cover
+            pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise StudyInterrupted()
+
+
+def _install_sigterm() -> Callable[[], None]:
+    """SIGTERM raises :class:`StudyInterrupted` in the study (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # pragma: no cover
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _failure(config: ExperimentConfig, key: TrialKey, exc: BaseException) -> dict[str, Any]:
+    """The results entry of a trial that raised ``exc``."""
+    lines = traceback.format_exception(exc)
+    text = "".join(lines).rstrip().splitlines()
+    algo = config.algorithm(key.label)
+    try:
+        overrides = _overrides(config, key)[1]
+    except Exception:  # the failure may be in the overrides themselves
+        overrides = {}
+    return {
+        "label": key.label,
+        "family": algo.family,
+        "seed": key.seed,
+        "candidate": key.candidate,
+        "overrides": json_safe(overrides),
+        "metrics": {},
+        "curves": {},
+        "info": {},
+        "timings": {},
+        "fallback": None,
+        "failed": True,
+        "error": f"{type(exc).__name__}: {exc}",
+        "traceback": "\n".join(text[-25:]),
+    }
 
 
 # --- the study -----------------------------------------------------------------------------
@@ -201,60 +533,168 @@ def run_study(
     """Run (or resume) the study of ``config``; write outputs under ``out``; return results.
 
     ``out=None`` keeps everything in memory (no files, no resume). ``n_jobs`` defaults to
-    ``[experiment] n_jobs``. ``on_trial(key, result)`` is called after each new trial.
+    ``[experiment] n_jobs``. ``on_trial(key, result)`` is called after each new successful
+    trial. A failed trial is recorded in ``results["failed"]`` (and in the outputs) while
+    every other trial is kept; when every trial to run fails, the first error is raised.
+    Raises :class:`StudyLockedError` when another study runs on ``out`` and
+    :class:`StudyError` when the summary outputs cannot be written (the per-trial files
+    remain, so a re-run resumes).
     """
     start = time.perf_counter()
     n_jobs = int(n_jobs or config.experiment["n_jobs"])
     if n_jobs < 1:
         raise ConfigError(f"n_jobs must be >= 1. Got {n_jobs}.", file=config.file)
+    lock = None
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        lock = _StudyLock(Path(out))
+        lock.acquire()
+    try:
+        return _run_study(config, out, n_jobs, data_dir, progress, plots, on_trial, start)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_study(
+    config: ExperimentConfig,
+    out: str | os.PathLike | None,
+    n_jobs: int,
+    data_dir: str | None,
+    progress: bool,
+    plots: bool,
+    on_trial: Callable[[TrialKey, dict], None] | None,
+    start: float,
+) -> dict[str, Any]:
+    from opboost.trial_data import clear_dataset_cache, data_hash, load_dataset
+
+    clear_dataset_cache()  # read the data set afresh: its contents are part of the fingerprint
+    _DATA.clear()
+    digest = data_hash(load_dataset(config.data, data_dir))
+    current = versions()
     keys = plan_trials(config)
-    prints = {key: _fingerprint(config, key) for key in keys}
+    prints = {key: _fingerprint(config, key, digest) for key in keys}
     trial_dir = None
     done: dict[TrialKey, dict] = {}
+    stale: dict[str, list[str]] = {}
     if out is not None:
         trial_dir = Path(out) / "trials"
         trial_dir.mkdir(parents=True, exist_ok=True)
-        done = _load_done(trial_dir, keys, prints)
+        done, stale = _load_done(trial_dir, keys, prints, digest, current)
+        for reason, files in stale.items():
+            print(
+                f"opboost study: re-running {len(files)} stored trial(s) of {trial_dir} "
+                f"because {reason}.",
+                file=sys.stderr,
+            )
     todo = [k for k in keys if k not in done]
     raw = config.raw or _raw_from(config)
+    failed: dict[TrialKey, dict] = {}
+    errors: list[BaseException] = []
 
     def finish(key: TrialKey, result: dict) -> None:
         done[key] = result
         if trial_dir is not None:
-            _write_json(trial_dir / key.filename, {"fingerprint": prints[key], "result": result})
+            record = {
+                "fingerprint": prints[key],
+                "data_hash": digest,
+                "versions": current,
+                "result": result,
+            }
+            _write_json(trial_dir / key.filename, record)
         if on_trial is not None:
             on_trial(key, result)
 
+    def fail(key: TrialKey, exc: BaseException) -> None:
+        failed[key] = _failure(config, key, exc)
+        errors.append(exc)
+        print(
+            f"opboost study: trial {key.label} seed {key.seed}"
+            + ("" if key.candidate is None else f" candidate {key.candidate}")
+            + f" failed: {failed[key]['error']}",
+            file=sys.stderr,
+        )
+
     bar = _progress(len(keys), len(keys) - len(todo), progress)
+    restore = _install_sigterm()
     try:
         if n_jobs == 1 or len(todo) <= 1:
             for key in todo:
                 bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
-                finish(key, _run_key(raw, config.file, key, data_dir))
+                try:
+                    result = _run_key(raw, config.file, key, data_dir)
+                except Exception as exc:  # recorded, the study goes on
+                    fail(key, exc)
+                else:
+                    finish(key, result)
                 bar.update()
         else:
-            with ProcessPoolExecutor(
-                max_workers=min(n_jobs, len(todo)), mp_context=get_context("spawn")
-            ) as pool:
-                futures = {
-                    pool.submit(_run_key, raw, config.file, key, data_dir): key for key in todo
-                }
-                for future in as_completed(futures):
-                    key = futures[future]
-                    finish(key, future.result())
-                    bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
-                    bar.update()
+            _run_parallel(raw, config.file, todo, n_jobs, data_dir, finish, fail, bar)
+    except StudyInterrupted:
+        where = "" if trial_dir is None else f"; the finished trials are kept in {trial_dir}"
+        print(f"opboost study: terminated (SIGTERM){where}.", file=sys.stderr)
+        raise
     finally:
+        restore()
         bar.close()
-    results = assemble(config, keys, done)
+    if errors and not done:
+        raise errors[0]  # no trial at all succeeded: most likely the data or the config
+    try:
+        results = assemble(config, keys, done, failed)
+    except Exception as exc:
+        where = "" if trial_dir is None else f" The {len(done)} finished trials are kept in "
+        where += "" if trial_dir is None else f"{trial_dir}; fix the cause and re-run to resume."
+        raise StudyError(
+            f"Summarising the study's trials failed ({type(exc).__name__}: {exc}).{where}"
+        ) from exc
     results["timings"] = {
         "study_seconds": time.perf_counter() - start,
         "trials_run": len(todo),
         "trials_resumed": len(keys) - len(todo),
+        "trials_failed": len(failed),
+        "trials_stale": sum(len(v) for v in stale.values()),
+        "stale_reasons": sorted(stale),
     }
     if out is not None:
         write_outputs(results, Path(out), plots=plots)
     return results
+
+
+def _run_parallel(
+    raw: dict,
+    file: str,
+    todo: list[TrialKey],
+    n_jobs: int,
+    data_dir: str | None,
+    finish: Callable[[TrialKey, dict], None],
+    fail: Callable[[TrialKey, BaseException], None],
+    bar: Any,
+) -> None:
+    """Run ``todo`` in spawned worker processes that die with this process."""
+    pool = ProcessPoolExecutor(
+        max_workers=min(n_jobs, len(todo)),
+        mp_context=get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    clean = False
+    try:
+        futures = {pool.submit(_run_key, raw, file, key, data_dir): key for key in todo}
+        for future in as_completed(futures):
+            key = futures[future]
+            exc = future.exception()
+            if exc is None:
+                finish(key, future.result())
+            else:
+                fail(key, exc)
+            bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
+            bar.update()
+        clean = True
+    finally:
+        if clean:
+            pool.shutdown(wait=True)
+        else:  # interrupted or a trial file could not be written: do not wait for trials
+            _stop_pool(pool)
 
 
 def _raw_from(config: ExperimentConfig) -> dict[str, Any]:
@@ -276,17 +716,28 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
     )
 
 
-def assemble(config: ExperimentConfig, keys: list[TrialKey], done: dict) -> dict[str, Any]:
-    """results.json's content (without timings) from finished trials, in plan order."""
+def assemble(
+    config: ExperimentConfig,
+    keys: list[TrialKey],
+    done: dict,
+    failed: dict | None = None,
+) -> dict[str, Any]:
+    """results.json's content (without timings) from finished trials, in plan order.
+
+    ``failed`` ({key: failure entry}) are listed among the trials and in ``failed``; the
+    summary and the search use the successful trials only.
+    """
     from opboost.report import fallback_counts, summarise
     from opboost.search import select_candidate
 
-    trials = [done[k] for k in keys]
+    failed = failed or {}
+    trials = [done[k] if k in done else failed[k] for k in keys]
+    ok = [t for t in trials if not t.get("failed")]
     metric = "valid_reward" if config.experiment["selection"] == "true" else "valid_snips"
     reported: dict[str, list[dict]] = {}
     search: dict[str, Any] = {}
     for algo in config.algorithms:
-        mine = [t for t in trials if t["label"] == algo.label]
+        mine = [t for t in ok if t["label"] == algo.label]
         if algo.search is None:
             reported[algo.label] = mine
             continue
@@ -296,12 +747,12 @@ def assemble(config: ExperimentConfig, keys: list[TrialKey], done: dict) -> dict
             scores.setdefault(t["candidate"], [])
             if value is not None:
                 scores[t["candidate"]].append(value)
-        chosen = select_candidate(scores)
+        chosen = select_candidate(scores) if scores else None
         reported[algo.label] = [t for t in mine if t["candidate"] == chosen]
         search[algo.label] = {
             "metric": metric,
             "selected": chosen,
-            "selected_overrides": reported[algo.label][0]["overrides"],
+            "selected_overrides": reported[algo.label][0]["overrides"] if mine else None,
             "candidates": [
                 {
                     "candidate": i,
@@ -323,13 +774,20 @@ def assemble(config: ExperimentConfig, keys: list[TrialKey], done: dict) -> dict
         "fallbacks": fallback_counts(reported, {a.label: a.family for a in config.algorithms}),
         "search": search,
         "trials": trials,
+        "failed": [
+            {k: failed[key][k] for k in ("label", "seed", "candidate", "error")}
+            for key in keys
+            if key in failed
+        ],
     }
 
 
 def reported_trials(results: dict[str, Any]) -> dict[str, list[dict]]:
-    """{label: trials reported for it} (the selected candidate of a search)."""
+    """{label: successful trials reported for it} (the selected candidate of a search)."""
     out: dict[str, list[dict]] = {}
     for t in results["trials"]:
+        if t.get("failed"):
+            continue
         chosen = results["search"].get(t["label"], {}).get("selected")
         if t["candidate"] == chosen:
             out.setdefault(t["label"], []).append(t)
@@ -337,18 +795,73 @@ def reported_trials(results: dict[str, Any]) -> dict[str, list[dict]]:
 
 
 def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:
-    """Write results.json, results.csv, results.md and the plots under ``out``."""
-    from opboost.report import csv_table, markdown_table, plot_study
+    """Write results.json, results.csv, results.md and the plots under ``out``.
 
+    Each output is written atomically and independently; when any fails, the others are
+    still written and :class:`StudyError` names every output that failed and why (the
+    per-trial files under ``out/trials`` are never touched here).
+    """
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "results.json", results)
     reported = reported_trials(results)
-    selected = {(label, ts[0]["candidate"]) for label, ts in reported.items()}
-    (out / "results.csv").write_text(csv_table(results["trials"], selected), encoding="utf-8")
+    written: list[Path] = []
+    problems: list[str] = []
+
+    def attempt(what: str, write: Callable[[], list[Path]]) -> None:
+        try:
+            written.extend(write())
+        except Exception as exc:  # reported together below
+            problems.append(f"{what}: {type(exc).__name__}: {exc}")
+
+    def json_out() -> list[Path]:
+        _write_json(out / "results.json", results)
+        return [out / "results.json"]
+
+    def csv_out() -> list[Path]:
+        from opboost.report import csv_table
+
+        selected = {(label, ts[0]["candidate"]) for label, ts in reported.items() if ts}
+        _write_text(out / "results.csv", csv_table(results["trials"], selected))
+        return [out / "results.csv"]
+
+    def md_out() -> list[Path]:
+        _write_text(out / "results.md", _markdown(results, reported))
+        return [out / "results.md"]
+
+    def plots_out() -> list[Path]:
+        from opboost.report import plot_study
+
+        shown = {label: ts for label, ts in reported.items() if ts}
+        families = {k: v for k, v in results["families"].items() if k in shown}
+        return plot_study(shown, families, out)
+
+    attempt("results.json", json_out)
+    attempt("results.csv", csv_out)
+    attempt("results.md", md_out)
+    if plots:
+        attempt("the plots (*.png)", plots_out)
+    if problems:
+        n = sum(1 for t in results["trials"] if not t.get("failed"))
+        raise StudyError(
+            f"Writing the study's outputs in {out} failed: " + "; ".join(problems) + ". "
+            f"The {n} finished trials are kept in {out / 'trials'}; fix the cause and re-run "
+            f"the same study to resume from them (only the outputs are rewritten)."
+        )
+    return written
+
+
+def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
+    from opboost.report import failed_trials_markdown, markdown_table
+
     seconds = {
         label: sum(t["timings"].get("total_seconds", 0.0) for t in ts) / len(ts)
         for label, ts in reported.items()
+        if ts
     }
+    failed_counts: dict[str, int] = {}
+    for t in results["trials"]:
+        if t.get("failed"):
+            failed_counts[t["label"]] = failed_counts.get(t["label"], 0) + 1
     confidence = results["config"]["experiment"]["confidence"]
     table = markdown_table(
         results["summary"],
@@ -357,11 +870,9 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
         confidence,
         fallbacks=results.get("fallbacks"),
         n_trials={label: len(ts) for label, ts in reported.items()},
+        failed=failed_counts,
     )
     header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
     header += f"; seeds: {results['seeds']}.\n\n"
-    (out / "results.md").write_text(header + table, encoding="utf-8")
-    written = [out / "results.json", out / "results.csv", out / "results.md"]
-    if plots:
-        written += plot_study(reported, results["families"], out)
-    return written
+    failures = [t for t in results["trials"] if t.get("failed")]
+    return header + table + (failed_trials_markdown(failures) if failures else "")

@@ -17,6 +17,7 @@ Every random choice draws from ``numpy.random.SeedSequence([s, stage])``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ import scipy.sparse as sp
 from opboost.data import LoggedBandit
 from opboost.simulate import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 
-__all__ = ["TrialData", "load_dataset", "prepare_trial"]
+__all__ = ["TrialData", "data_hash", "load_dataset", "prepare_trial"]
 
 _SPLIT, _VALID, _LOG, _LOG_VALID = 0, 1, 2, 3
 
@@ -81,6 +82,50 @@ def _load_cached(name: str, params_json: str, data_dir: str | None) -> Any:
 def load_dataset(spec: Any, data_dir: str | None = None) -> Any:
     """The :class:`SupervisedData` of a ``ComponentSpec`` of kind "dataset" (cached)."""
     return _load_cached(spec.name, json.dumps(spec.params, sort_keys=True), data_dir)
+
+
+def clear_dataset_cache() -> None:
+    """Forget the data sets loaded so far (a new study re-reads them from their source)."""
+    _load_cached.cache_clear()
+
+
+def _hash_array(h: Any, name: str, value: Any) -> None:
+    if value is None:
+        h.update(f"{name}:none;".encode())
+        return
+    if sp.issparse(value):
+        csr = sp.csr_matrix(value)
+        h.update(f"{name}:csr{csr.shape};".encode())
+        for part in (csr.data, csr.indices, csr.indptr):
+            _hash_array(h, name + ".part", np.asarray(part))
+        return
+    array = np.ascontiguousarray(np.asarray(value))
+    if array.dtype == object:  # e.g. string labels: hash their text
+        h.update(f"{name}:object{array.shape};".encode())
+        h.update(json.dumps(array.tolist(), default=str).encode())
+        return
+    h.update(f"{name}:{array.dtype.str}{array.shape};".encode())
+    h.update(memoryview(array).cast("B"))
+
+
+def data_hash(data: Any) -> str:
+    """SHA-256 of a :class:`SupervisedData`'s contents: X, y, test_index (bytes, dtype,
+    shape; CSR: data, indices, indptr), task, number of actions and reward structure."""
+    h = hashlib.sha256()
+    reward = data.reward
+    meta = {"task": data.task, "n_actions": int(data.n_actions)}
+    if isinstance(reward, str):
+        meta["reward"] = reward
+    h.update(json.dumps(meta, sort_keys=True).encode())
+    if not isinstance(reward, str):
+        if isinstance(reward, np.ndarray) or sp.issparse(reward):
+            _hash_array(h, "reward", reward)
+        else:
+            h.update(repr(reward).encode())
+    _hash_array(h, "X", data.X)
+    _hash_array(h, "y", data.y)
+    _hash_array(h, "test_index", data.test_index)
+    return h.hexdigest()
 
 
 def _stratified(rows: np.ndarray, labels: Any, fraction: float, rng: np.random.Generator):
