@@ -239,6 +239,13 @@ def parse_component(
         )
     params = dict(value)
     name = params.pop("name")
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"the {kind} name must be a string such as "
+            f'"{next(iter(get_registry().names(kind)), "...")}". Got {name!r}.',
+            file=file,
+            key=f"{key}.name",
+        )
     try:
         cls = get_registry().get(kind, name)
     except UnknownComponentError as exc:
