@@ -20,9 +20,7 @@ from opboost.data import LoggedBandit
 from opboost.exceptions import ConfigError
 
 FIELDS = ("contexts", "actions", "propensities", "rewards", "n_actions")
-SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --- LoggedBandit ------------------------------------------------------------------------
 
@@ -33,9 +31,9 @@ weird_numbers = st.sampled_from(
 
 def _column(n: int) -> st.SearchStrategy:
     """A length-n column of mostly valid values with a few weird ones, as a numpy array."""
-    return st.lists(
-        st.one_of(st.floats(0.05, 1.0), weird_numbers), min_size=n, max_size=n
-    ).map(lambda values: np.array(values))
+    return st.lists(st.one_of(st.floats(0.05, 1.0), weird_numbers), min_size=n, max_size=n).map(
+        lambda values: np.array(values)
+    )
 
 
 @st.composite
