@@ -176,11 +176,17 @@ def test_save_directory_killed_mid_save_leaves_old_or_new_policy(policies, launc
     load_policy(policies[0]).save(target)
     rng = random.Random(20)
     seen = set()
-    for _ in range(N_KILLS):
+    # N_KILLS kills within the first 30 ms of saving, then (on a slow machine, where those may
+    # all land before the first save completes) longer delays until both policies were seen
+    delays = [rng.uniform(0.0, 0.03) for _ in range(N_KILLS)]
+    delays += [0.05 * 1.5**i for i in range(12)]
+    for count, delay in enumerate(delays):
+        if count >= N_KILLS and seen == {"a", "b"}:
+            break
         launcher.send("save", target)
         word, pid = launcher.readline().split()
         assert word == "ready"
-        threading.Event().wait(rng.uniform(0.0, 0.03))
+        threading.Event().wait(delay)
         os.kill(int(pid), signal.SIGKILL)
         launcher.send("reap", pid)
         assert launcher.readline() == f"status {-signal.SIGKILL}"
