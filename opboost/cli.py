@@ -185,7 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (OpboostError, FileNotFoundError, ImportError) as exc:
+    except (OpboostError, ImportError) as exc:
+        print(f"opboost: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # missing file, read-only or full disk, ...: names the file
         print(f"opboost: error: {exc}", file=sys.stderr)
         return 2
     except UnicodeDecodeError as exc:  # a text file that is not UTF-8 (configs say which)

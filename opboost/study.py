@@ -5,12 +5,15 @@ one trial per candidate per seed), runs the missing ones -- in worker processes 
 ``n_jobs > 1`` -- and writes, under ``out``:
 
 ``trials/<label>__c<candidate>__s<seed>.json``
-    one file per finished trial, written atomically as soon as the trial finishes, with the
+    (``<label>`` as given by :func:`trial_filenames`: unique per label) one file per
+    finished trial, written atomically as soon as the trial finishes, with the
     trial's fingerprint (config, simulation, seed and a SHA-256 of the loaded data set's
     contents), the data hash and the library versions. A re-run with the same ``out`` reuses
     a stored trial only when its fingerprint, data hash and versions all match; any other
-    stored trial is re-run, and the study says why on stderr. Failed trials are not stored:
-    a re-run retries them.
+    stored trial is re-run, and the study says why on stderr (also for a file that is not a
+    complete trial record: truncated, or JSON of another shape). Failed trials are not
+    stored: a re-run retries them. When a trial file cannot be written (read-only or full
+    disk) the study stops with a :class:`StudyError` naming it; stored trials are kept.
 ``results.json``
     resolved config, seeds, versions, every trial (a failed one with ``failed``, ``error``
     and ``traceback`` and no metrics), ``failed`` (the failed trials), search selections, the
@@ -81,8 +84,10 @@ __all__ = [
     "StudyLockedError",
     "TrialKey",
     "comparable",
+    "label_slug",
     "plan_trials",
     "run_study",
+    "trial_filenames",
     "versions",
 ]
 
@@ -116,9 +121,46 @@ class TrialKey:
 
     @property
     def filename(self) -> str:
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.label).strip("_") or "algorithm"
+        """``<label slug>[__c<candidate>]__s<seed>.json`` (see :func:`label_slug`)."""
+        return self.filename_with(label_slug(self.label))
+
+    def filename_with(self, slug: str) -> str:
         cand = "" if self.candidate is None else f"__c{self.candidate}"
         return f"{slug}{cand}__s{self.seed}.json"
+
+
+#: A label used as it is in file names: letters, digits, '.', '-' and single inner '_'.
+_PLAIN_LABEL = re.compile(r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*")
+
+
+def label_slug(label: str, *, hashed: bool = False) -> str:
+    """The file-name form of an algorithm label, unique per label.
+
+    A plain label (letters, digits, ``.``, ``-`` and single inner ``_``, at most 64
+    characters) is used as it is. Any other label -- or any label when ``hashed`` -- becomes
+    ``<slug>~<hash>``: its characters outside that set replaced by ``_`` (at most 48 kept) and
+    ``~`` plus 10 hex digits of the SHA-256 of the exact label, so that labels which slugify
+    alike (``"BOPL (fast)"``, ``"BOPL [fast]"``) never share a file. ``~`` never occurs in a
+    plain label, so a hashed name cannot collide with a plain one either.
+    """
+    if not hashed and len(label) <= 64 and _PLAIN_LABEL.fullmatch(label):
+        return label
+    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", label).strip("_")[:48].strip("_") or "algorithm"
+    return f"{slug}~{hashlib.sha256(label.encode('utf-8')).hexdigest()[:10]}"
+
+
+def trial_filenames(keys: list[TrialKey]) -> dict[TrialKey, str]:
+    """{key: its trial file name}; distinct for distinct keys, even on file systems that
+    ignore case (plain labels equal but for case are hashed, see :func:`label_slug`)."""
+    labels = list(dict.fromkeys(k.label for k in keys))
+    folded: dict[str, list[str]] = {}
+    for label in labels:
+        folded.setdefault(label_slug(label).casefold(), []).append(label)
+    slugs = {
+        label: label_slug(label, hashed=len(folded[label_slug(label).casefold()]) > 1)
+        for label in labels
+    }
+    return {k: k.filename_with(slugs[k.label]) for k in keys}
 
 
 def plan_trials(config: ExperimentConfig) -> list[TrialKey]:
@@ -277,26 +319,104 @@ def _write_json(path: Path, obj: Any) -> None:
     _write_text(path, json.dumps(clean, indent=1, allow_nan=False) + "\n")
 
 
+_RESULT_FIELDS = (
+    "label",
+    "family",
+    "seed",
+    "candidate",
+    "overrides",
+    "metrics",
+    "curves",
+    "info",
+    "timings",
+    "fallback",
+)
+#: The reason given for stored trial files that are not a complete trial record.
+MALFORMED = "the stored file is not a complete trial record"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _record_problem(obj: Any, key: TrialKey) -> str | None:
+    """What is wrong with a stored trial file's JSON ``obj`` for ``key``, or None when it has
+    the shape the study writes (values the fingerprint cannot vouch for are checked too)."""
+    if not isinstance(obj, dict):
+        return f"not a JSON object but {type(obj).__name__}"
+    missing = [k for k in ("fingerprint", "result") if k not in obj]
+    if missing:
+        return "no " + " and no ".join(repr(k) for k in missing)
+    if not isinstance(obj["fingerprint"], str):
+        return "'fingerprint' is not a string"
+    if not isinstance(obj.get("data_hash", ""), str | None):
+        return "'data_hash' is not a string"
+    stored_versions = obj.get("versions", {})
+    if not isinstance(stored_versions, dict | None) or not all(
+        isinstance(v, str) for v in (stored_versions or {}).values()
+    ):
+        return "'versions' is not an object of strings"
+    result = obj["result"]
+    if not isinstance(result, dict):
+        return "'result' is not a JSON object"
+    missing = [k for k in _RESULT_FIELDS if k not in result]
+    if missing:
+        return "'result' lacks " + ", ".join(repr(k) for k in missing)
+    extra = sorted(set(result) - set(_RESULT_FIELDS))
+    if extra:
+        return "'result' has unexpected " + ", ".join(repr(k) for k in extra)
+    if result["label"] != key.label or not isinstance(result["family"], str):
+        return "'result' is not this trial's (label or family)"
+    for name, want in (("seed", key.seed), ("candidate", key.candidate)):
+        value = result[name]
+        if isinstance(value, bool) or value != want or type(value) is not type(want):
+            return f"'result' is not this trial's ({name} {value!r}, expected {want!r})"
+    for name in ("overrides", "metrics", "curves", "info", "timings"):
+        if not isinstance(result[name], dict):
+            return f"'result.{name}' is not a JSON object"
+    if not all(v is None or _number(v) for v in result["metrics"].values()):
+        return "'result.metrics' has a value that is not a number"
+    if not all(_number(v) for v in result["timings"].values()):
+        return "'result.timings' has a value that is not a number"
+    for name, curve in result["curves"].items():
+        if not isinstance(curve, list) or not all(v is None or _number(v) for v in curve):
+            return f"'result.curves.{name}' is not a list of numbers"
+    if not isinstance(result["fallback"], str | None):
+        return "'result.fallback' is not a string"
+    return None
+
+
 def _load_done(
     trial_dir: Path,
     keys: list[TrialKey],
     prints: dict[TrialKey, str],
     digest: str,
     current: dict[str, str],
+    names: dict[TrialKey, str] | None = None,
 ) -> tuple[dict[TrialKey, dict], dict[str, list[str]]]:
-    """Stored trials still valid, and {reason: [file, ...]} of stored trials to re-run."""
+    """Stored trials still valid, and {reason: [file, ...]} of stored trials to re-run.
+
+    A file that is not valid JSON, or valid JSON of another shape than a trial record, is
+    listed under :data:`MALFORMED` as ``"<file> (<what is wrong>)"``: its trial is re-run.
+    """
+    names = names or trial_filenames(keys)
     done: dict[TrialKey, dict] = {}
     stale: dict[str, list[str]] = {}
     for key in keys:
-        path = trial_dir / key.filename
+        path = trial_dir / names[key]
         if not path.is_file():
             continue
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
-            stored_print, result = obj["fingerprint"], obj["result"]
-        except (OSError, ValueError, KeyError, TypeError):
-            stale.setdefault("the stored file is unreadable", []).append(path.name)
+        except (OSError, ValueError, RecursionError) as exc:
+            what = "not readable" if isinstance(exc, OSError) else "not valid JSON"
+            stale.setdefault(MALFORMED, []).append(f"{path.name} ({what})")
             continue
+        problem = _record_problem(obj, key)
+        if problem is not None:
+            stale.setdefault(MALFORMED, []).append(f"{path.name} ({problem})")
+            continue
+        stored_print, result = obj["fingerprint"], obj["result"]
         old_digest = obj.get("data_hash")
         if old_digest is not None and old_digest != digest:
             reason = (
@@ -426,8 +546,9 @@ class _StudyLock:
     def release(self) -> None:
         if self.fd is None:
             return
-        try:
-            self.path.unlink(missing_ok=True)  # while still locked: see the inode check
+        try:  # while still locked: see the inode check
+            with contextlib.suppress(OSError):  # read-only --out: the next study takes it over
+                self.path.unlink(missing_ok=True)
         finally:
             os.close(self.fd)
             self.fd = None
@@ -546,9 +667,15 @@ def run_study(
         raise ConfigError(f"n_jobs must be >= 1. Got {n_jobs}.", file=config.file)
     lock = None
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        lock = _StudyLock(Path(out))
-        lock.acquire()
+        try:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            lock = _StudyLock(Path(out))
+            lock.acquire()
+        except OSError as exc:
+            raise StudyError(
+                f"Cannot write in the output directory {out} ({_os_error(exc)}). Choose "
+                f"another --out or fix its permissions or free space."
+            ) from exc
     try:
         return _run_study(config, out, n_jobs, data_dir, progress, plots, on_trial, start)
     finally:
@@ -573,18 +700,28 @@ def _run_study(
     digest = data_hash(load_dataset(config.data, data_dir))
     current = versions()
     keys = plan_trials(config)
+    names = trial_filenames(keys)
     prints = {key: _fingerprint(config, key, digest) for key in keys}
     trial_dir = None
     done: dict[TrialKey, dict] = {}
     stale: dict[str, list[str]] = {}
     if out is not None:
         trial_dir = Path(out) / "trials"
-        trial_dir.mkdir(parents=True, exist_ok=True)
-        done, stale = _load_done(trial_dir, keys, prints, digest, current)
+        try:
+            trial_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StudyError(
+                f"Cannot create the trial directory {trial_dir} ({_os_error(exc)})."
+            ) from exc
+        _remove_leftover_temporaries(Path(out), trial_dir)
+        done, stale = _load_done(trial_dir, keys, prints, digest, current, names)
         for reason, files in stale.items():
+            shown = ", ".join(files[:10]) + (
+                f" and {len(files) - 10} more" if len(files) > 10 else ""
+            )
             print(
                 f"opboost study: re-running {len(files)} stored trial(s) of {trial_dir} "
-                f"because {reason}.",
+                f"because {reason}: {shown}.",
                 file=sys.stderr,
             )
     todo = [k for k in keys if k not in done]
@@ -593,7 +730,6 @@ def _run_study(
     errors: list[BaseException] = []
 
     def finish(key: TrialKey, result: dict) -> None:
-        done[key] = result
         if trial_dir is not None:
             record = {
                 "fingerprint": prints[key],
@@ -601,7 +737,17 @@ def _run_study(
                 "versions": current,
                 "result": result,
             }
-            _write_json(trial_dir / key.filename, record)
+            path = trial_dir / names[key]
+            try:
+                _write_json(path, record)
+            except OSError as exc:  # read-only, disk full, ...: stop, keep what is stored
+                kept = sum(1 for k in done if (trial_dir / names[k]).is_file())
+                raise StudyError(
+                    f"Writing the trial file {path} failed ({_os_error(exc)}). The {kept} "
+                    f"finished trials stored before it are kept in {trial_dir}; fix the cause "
+                    f"(permissions, free space) and re-run the same study to resume from them."
+                ) from exc
+        done[key] = result
         if on_trial is not None:
             on_trial(key, result)
 
@@ -695,6 +841,27 @@ def _run_parallel(
             pool.shutdown(wait=True)
         else:  # interrupted or a trial file could not be written: do not wait for trials
             _stop_pool(pool)
+
+
+_TEMPORARY = re.compile(r"\..+\.(?:json|csv|md)\.[^.]+\.tmp")
+
+
+def _remove_leftover_temporaries(*folders: Path) -> None:
+    """Delete the temporary files of :func:`_write_text` that a killed study left behind
+    (only called while holding the lock: no other study is writing them)."""
+    for folder in folders:
+        for path in folder.glob(".*.tmp"):
+            if _TEMPORARY.fullmatch(path.name):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def _os_error(exc: OSError) -> str:
+    """``exc`` for a message: its cause and the file it concerns."""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        text += f": {exc.filename}"
+    return f"{type(exc).__name__}: {text}"
 
 
 def _raw_from(config: ExperimentConfig) -> dict[str, Any]:
