@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from opboost.design import stacked_design
 from opboost.exceptions import InvalidParameterError
 from opboost.learners.base import Ensemble
+from opboost.learners.toolkit import check_finite_contexts
 
 __all__ = ["ACTION_DESIGNS", "SklearnEnsemble"]
 
@@ -150,6 +151,7 @@ class SklearnEnsemble(Ensemble):
                 f"X must have shape (m, {self.n_features}), the training feature count. "
                 f"Got {X.shape}."
             )
+        check_finite_contexts(X)  # what LoggedBandit rejects at fit time
         if sp.issparse(X):
             X = sp.csr_matrix(X)
             chunks = [X[s : s + _CHUNK].toarray() for s in range(0, X.shape[0], _CHUNK)]

@@ -122,9 +122,10 @@ def test_from_obp_rejects_multi_slot_logs():
     assert one_slot.logging_probs.shape == (N, K)
 
 
+@pytest.mark.parametrize("learner", ["lightgbm_tree", "sklearn_tree"])
 @pytest.mark.parametrize("bad", [math.nan, math.inf], ids=["nan", "inf"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-def test_predict_rejects_non_finite_contexts_like_fit(bad, sparse):
+def test_predict_rejects_non_finite_contexts_like_fit(bad, sparse, learner):
     """LoggedBandit (fit) rejects NaN/inf contexts, so predict does too, naming the index."""
     rng = np.random.default_rng(1)
     data = LoggedBandit(
@@ -135,9 +136,10 @@ def test_predict_rejects_non_finite_contexts_like_fit(bad, sparse):
             rewards=rng.random(60),
         )
     )
-    booster = Booster(
-        n_rounds=2, base_learner_params={"num_leaves": 2, "min_data_in_leaf": 2, "num_threads": 1}
-    ).fit(data)
+    params = {"num_leaves": 2, "min_data_in_leaf": 2, "num_threads": 1}
+    if learner == "sklearn_tree":
+        params = {"max_depth": 2}
+    booster = Booster(n_rounds=2, base_learner=learner, base_learner_params=params).fit(data)
     X = np.zeros((4, 2))
     X[2, 1] = bad
     X = sp.csr_matrix(X) if sparse else X
