@@ -1,0 +1,16 @@
+"""Print how many documentation blocks the docs test ran (tests/docs/test_docs_run.py)."""
+
+from __future__ import annotations
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    from test_docs_run import ALL, SLOW
+
+    ran = [b for b in ALL if b.mark is None or (b.mark == "slow" and SLOW)]
+    python = sum(b.lang in ("python", "py") for b in ran)
+    slow = sum(b.mark == "slow" for b in ALL) if not SLOW else 0
+    skipped = sum(b.mark == "skip" for b in ALL)
+    terminalreporter.write_line(
+        f"docs: {python} Python and {len(ran) - python} shell blocks of README.md and docs/*.md "
+        f"run; {slow} slow ones left for OPBOOST_DOCS_SLOW=1, {skipped} marked never to run (reasons in the docs)."
+    )
