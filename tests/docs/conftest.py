@@ -12,5 +12,6 @@ def pytest_terminal_summary(terminalreporter) -> None:
     skipped = sum(b.mark == "skip" for b in ALL)
     terminalreporter.write_line(
         f"docs: {python} Python and {len(ran) - python} shell blocks of README.md and docs/*.md "
-        f"run; {slow} slow ones left for OPBOOST_DOCS_SLOW=1, {skipped} marked never to run (reasons in the docs)."
+        f"run; {slow} slow ones left for OPBOOST_DOCS_SLOW=1, {skipped} never run (reasons in "
+        f"the docs)."
     )
