@@ -2,7 +2,9 @@
 
 Subcommands: ``plugins`` (what is installed), ``quickstart`` (the README's main job),
 ``run FILE`` (one algorithm, one seed), ``study FILE --out DIR`` (every algorithm x seed,
-resumable), ``config show FILE`` (the resolved config with every default).
+resumable), ``config show FILE`` (the resolved config with every default). ``run`` and
+``study`` take ``--set PATH=VALUE`` (override any config value, validated like the file),
+``--seeds N ...`` and ``--dry-run`` (validate and print the plan, run nothing).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from opboost.exceptions import ConfigError
 
@@ -45,48 +48,168 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fmt(value: object) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
+def _load(args: argparse.Namespace):
+    """The config of ``args.file`` with ``--set`` and ``--seeds`` applied and validated."""
+    from opboost.config import load_config
+
+    overrides = list(args.set or [])
+    if args.seeds is not None:
+        seeds = args.seeds
+        if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+            raise ConfigError(
+                f"--seeds must be distinct integers >= 0. Got {' '.join(map(str, seeds))}.",
+                file=args.file,
+                key="experiment.seeds",
+            )
+        overrides.append(f"experiment.seeds={list(seeds)}")
+    return load_config(args.file, overrides)
+
+
+def _changes(args: argparse.Namespace) -> str:
+    shown = [f"--set {a}" for a in args.set or []]
+    if args.seeds is not None:
+        shown.append("--seeds " + " ".join(map(str, args.seeds)))
+    return f" (with {' '.join(shown)})" if shown else ""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _data_line(config: Any) -> str:
+    params = ", ".join(f"{k}={v!r}" for k, v in config.data.params.items())
+    sim = ", ".join(f"{k}={v}" for k, v in config.simulation.items())
+    return (
+        f"data set: {config.data.name}"
+        + (f" ({params})" if params else "")
+        + (f"\nsimulation: {sim}")
+    )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from opboost.config import load_config
     from opboost.experiment import run_trial
+    from opboost.report import aligned_rows
     from opboost.trial_data import prepare_trial
 
-    config = load_config(args.file)
+    config = _load(args)
     algo = config.algorithm(args.algorithm)
-    seed = config.experiment["seeds"][0] if args.seed is None else args.seed
-    if seed < 0:
-        raise ConfigError(f"--seed must be >= 0. Got {seed}.", file=config.file)
-    data = prepare_trial(config.data, config.simulation, seed, args.data_dir)
-    result = run_trial(config, algo, data)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=1))
+    if args.seed is not None and args.seeds is not None:
+        raise ConfigError("give --seed or --seeds, not both.", file=config.file)
+    if args.seed is not None:
+        seeds = [args.seed]
+    elif args.seeds is not None:
+        seeds = list(config.experiment["seeds"])
+    else:
+        seeds = [config.experiment["seeds"][0]]
+    if args.seed is not None and args.seed < 0:
+        raise ConfigError(f"--seed must be >= 0. Got {args.seed}.", file=config.file)
+    if args.dry_run:
+        print(f"dry run of {config.file}{_changes(args)}: the config is valid; nothing is run.")
+        print(_data_line(config))
+        print(
+            f"would run {algo.label} ({algo.family}) on seed(s) "
+            f"{', '.join(map(str, seeds))}: {len(seeds)} trial(s)"
+        )
+        if algo.search is not None:
+            print("  (its search is ignored by 'run'; 'opboost study' runs the search)")
         return 0
-    sizes = data.sizes()
+    dumped = []
+    for seed in seeds:
+        data = prepare_trial(config.data, config.simulation, seed, args.data_dir)
+        result = run_trial(config, algo, data)
+        if args.json:
+            dumped.append(result.to_dict())
+            continue
+        sizes = data.sizes()
+        print(
+            f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {sizes['n_logged']} "
+            f"logged training rows, {sizes['n_valid']} validation rows, {sizes['n_test']} "
+            f"test rows"
+        )
+        if algo.search is not None:
+            print("  (its search is ignored by 'run'; 'opboost study' runs the search)")
+        rows: list[tuple[str, Any]] = list(result.metrics.items())
+        for name in ("n_rounds", "stop_reason", "n_interactions", "action"):
+            if name in result.info:
+                rows.append((name, result.info[name]))
+        if result.fallback is not None:
+            rows.append(("fallback", result.fallback))
+        rows.append(("seconds", f"{result.timings['total_seconds']:.2f}"))
+        print(aligned_rows(rows), end="")
+    if args.json:
+        print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=1))
+    return 0
+
+
+def _dry_run_study(args: argparse.Namespace, config: Any) -> int:
+    from opboost.study import study_plan, trial_filenames
+
+    plan = study_plan(config, args.out, data_dir=args.data_dir, n_jobs=args.n_jobs)
+    keys, to_run, reused = plan["trials"], plan["to_run"], set(plan["reused"])
+    seeds = config.experiment["seeds"]
+    print(f"dry run of {config.file}{_changes(args)}: the config is valid; nothing is run.")
+    print(_data_line(config))
     print(
-        f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {sizes['n_logged']} logged "
-        f"training rows, {sizes['n_valid']} validation rows, {sizes['n_test']} test rows"
+        f"trials: {len(config.algorithms)} algorithm(s) x {len(seeds)} seed(s) "
+        f"({', '.join(map(str, seeds))}) = {len(keys)} trial(s) (search candidates included); "
+        f"{plan['n_jobs']} parallel job(s)"
     )
-    if algo.search is not None:
-        print("  (its search is ignored by 'run'; 'opboost study' runs the search)")
-    for name, value in result.metrics.items():
-        print(f"  {name:<24}{_fmt(value)}")
-    for name in ("n_rounds", "stop_reason", "n_interactions", "action"):
-        if name in result.info:
-            print(f"  {name:<24}{_fmt(result.info[name])}")
-    if result.fallback is not None:
-        print(f"  {'fallback':<24}{result.fallback}")
-    print(f"  {'seconds':<24}{result.timings['total_seconds']:.2f}")
+    head = ("algorithm", "family", "trials", "stored", "to run", "s / trial")
+    rows = []
+    for algo in config.algorithms:
+        mine = [k for k in keys if k.label == algo.label]
+        seconds = plan["seconds_per_trial"].get(algo.label)
+        rows.append(
+            (
+                algo.label,
+                algo.family,
+                str(len(mine)),
+                str(sum(1 for k in mine if k in reused)),
+                str(sum(1 for k in mine if k not in reused)),
+                "—" if seconds is None else f"{seconds:.2f}",
+            )
+        )
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
+        cells += [c.rjust(w) for c, w in zip(r[2:], widths[2:], strict=True)]
+        print("  " + "  ".join(cells).rstrip())
+    trial_dir = Path(args.out) / "trials"
+    if reused or plan["stale"]:
+        print(f"stored in {trial_dir}: {len(reused)} trial(s) would be reused")
+        for reason, files in plan["stale"].items():
+            print(f"  {len(files)} stored trial(s) would be re-run because {reason}")
+    else:
+        print(f"no reusable trials stored in {trial_dir}")
+    if not to_run:
+        print("nothing to run: every trial is stored (the outputs would be rewritten)")
+    elif plan["estimate_seconds"] is None:
+        print(f"time estimate: unknown (no stored trial timings in {trial_dir})")
+    else:
+        unknown = plan["unknown_labels"]
+        note = f"; no timing for {', '.join(unknown)}" if unknown else ""
+        print(
+            f"time estimate: about {_duration(plan['estimate_seconds'])} for {len(to_run)} "
+            f"trial(s) on {min(plan['n_jobs'], len(to_run))} job(s), from the timings of "
+            f"earlier trials stored in {trial_dir}{note}"
+        )
+    if args.verbose:
+        names = trial_filenames(keys)
+        for k in keys:
+            print(f"  {'stored' if k in reused else 'run   '}  {names[k]}")
     return 0
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
-    from opboost.config import load_config
     from opboost.study import run_study
 
-    config = load_config(args.file)
+    config = _load(args)
+    if args.dry_run:
+        return _dry_run_study(args, config)
     out = Path(args.out)
     results = run_study(
         config,
@@ -119,6 +242,42 @@ def _cmd_study(args: argparse.Namespace) -> int:
     return 0
 
 
+_SET_HELP = (
+    "override a config value (repeatable): PATH=VALUE, VALUE a TOML literal (bare words are "
+    "strings), e.g. simulation.logging_C=0.01, experiment.seeds=[0,1], "
+    "algorithms[BOPL-S].booster.n_rounds=5 (algorithms by [index], [label] or [*])"
+)
+
+
+def _add_quick_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help=_SET_HELP)
+    p.add_argument(
+        "--seeds", type=int, nargs="+", metavar="SEED", help="override [experiment] seeds"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help=f"validate the config and print {what}, then exit without running",
+    )
+
+
+def _quickstart_help() -> dict[str, str]:
+    """The quickstart options' defaults, read from the packaged config."""
+    try:
+        from opboost.quickstart import quickstart_defaults
+
+        d = quickstart_defaults()
+    except Exception:  # pragma: no cover - a broken install: the command itself will say
+        return {k: "see opboost/configs/quickstart.toml" for k in ("data", "seeds", "rounds")}
+    rounds = ", ".join(str(r) for r in d["n_rounds"]) or "none"
+    return {
+        "data": f"{d['dataset']}",
+        "seeds": f"{d['n_seeds']}",
+        "rounds": f"{rounds}, from the packaged config",
+        "jobs": f"{d['n_jobs']} from the packaged config, at most the number of CPUs",
+    }
+
+
 def _cmd_config_show(args: argparse.Namespace) -> int:
     from opboost.config import dumps_resolved, load_config
 
@@ -145,10 +304,17 @@ def build_parser() -> argparse.ArgumentParser:
         "quickstart",
         help="simulate logged data from a bundled data set, train policies, print a table",
     )
-    p.add_argument("--dataset", default=None, help="data set name (default: digits)")
-    p.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3)")
-    p.add_argument("--rounds", type=int, default=None, help="boosting rounds (default: 60)")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel trials (default: cores)")
+    qs = _quickstart_help()
+    p.add_argument("--dataset", default=None, help=f"data set name (default: {qs['data']})")
+    p.add_argument(
+        "--seeds", type=int, default=None, help=f"number of seeds (default: {qs['seeds']})"
+    )
+    p.add_argument(
+        "--rounds", type=int, default=None, help=f"boosting rounds (default: {qs['rounds']})"
+    )
+    p.add_argument(
+        "--n-jobs", type=int, default=None, help=f"parallel trials (default: {qs['jobs']})"
+    )
     p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
     p.set_defaults(func=_cmd_quickstart)
 
@@ -158,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="trial seed (default: first seed)")
     p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
     p.add_argument("--json", action="store_true", help="print the full trial result as JSON")
+    _add_quick_options(p, "what would run")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("study", help="every algorithm x seed; tables, JSON/CSV and plots")
@@ -167,6 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", action="store_true", help="with --dry-run: list every trial file")
+    _add_quick_options(
+        p, "the trial plan (trials stored in --out to reuse, a time estimate from their timings)"
+    )
     p.set_defaults(func=_cmd_study)
 
     p = sub.add_parser("config", help="inspect config files")

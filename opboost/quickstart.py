@@ -19,10 +19,31 @@ from typing import Any
 
 from opboost.config import ExperimentConfig, parse_config
 
-__all__ = ["QUICKSTART_CONFIG", "quickstart_config", "run_quickstart"]
+__all__ = ["QUICKSTART_CONFIG", "quickstart_config", "quickstart_defaults", "run_quickstart"]
 
 #: The packaged config, relative to the opboost package.
 QUICKSTART_CONFIG = "configs/quickstart.toml"
+
+
+def _packaged_raw() -> dict[str, Any]:
+    text = resources.files("opboost").joinpath(QUICKSTART_CONFIG).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def quickstart_defaults() -> dict[str, Any]:
+    """The defaults of ``opboost quickstart``'s options, read from the packaged config:
+    ``dataset``, ``n_seeds``, ``n_rounds`` (the boosters' rounds, distinct values in order)
+    and ``n_jobs`` (its ``[experiment] n_jobs``; at run time at most the number of CPUs)."""
+    raw = _packaged_raw()
+    rounds = [
+        a["booster"]["n_rounds"] for a in raw["algorithms"] if "n_rounds" in a.get("booster", {})
+    ]
+    return {
+        "dataset": raw["data"]["name"],
+        "n_seeds": len(raw["experiment"]["seeds"]),
+        "n_rounds": list(dict.fromkeys(rounds)),
+        "n_jobs": raw["experiment"].get("n_jobs", 1),
+    }
 
 
 def quickstart_config(
@@ -31,14 +52,15 @@ def quickstart_config(
     n_rounds: int | None = None,
     n_jobs: int | None = None,
 ) -> ExperimentConfig:
-    """The packaged quickstart config, with the command line's overrides applied."""
-    text = resources.files("opboost").joinpath(QUICKSTART_CONFIG).read_text(encoding="utf-8")
-    raw: dict[str, Any] = tomllib.loads(text)
+    """The packaged quickstart config, with the command line's overrides applied (``n_jobs``
+    defaults to the config's, at most the number of CPUs)."""
+    raw: dict[str, Any] = _packaged_raw()
     if dataset is not None:
         raw["data"] = {"name": dataset}
     if n_seeds is not None:
         raw["experiment"]["seeds"] = list(range(n_seeds))
-    raw["experiment"]["n_jobs"] = n_jobs or max(1, min(2, os.cpu_count() or 1))
+    default_jobs = raw["experiment"].get("n_jobs", 1)
+    raw["experiment"]["n_jobs"] = n_jobs or max(1, min(default_jobs, os.cpu_count() or 1))
     if n_rounds is not None:
         for algo in raw["algorithms"]:
             if "booster" in algo:

@@ -26,10 +26,13 @@ from opboost.estimators.base import normal_interval
 
 __all__ = [
     "TABLE_METRICS",
+    "aligned_rows",
     "csv_table",
     "failed_trials_markdown",
     "fallback_counts",
+    "format_value",
     "markdown_table",
+    "mean_curve",
     "plot_study",
     "summarise",
     "text_table",
@@ -191,17 +194,54 @@ def _fallback_cell(
     return f"{fallbacks[label]}/{n}"
 
 
+def format_value(value: Any, digits: int = 4) -> str:
+    """A number for printed tables: ints as they are, floats with ``digits`` decimals (in
+    scientific notation when tiny or huge), NaN/infinity as ``nan``/``inf``, None as ``—``."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return str(value)
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value != 0 and not 1e-3 <= abs(value) < 1e7:
+        return f"{value:.{digits}e}"
+    return f"{value:.{digits}f}"
+
+
+def aligned_rows(
+    rows: Sequence[tuple[str, Any]], indent: int = 2, gap: int = 2, min_width: int = 24
+) -> str:
+    """``name  value`` lines, the names padded to ``min_width`` or to the longest one plus
+    ``gap`` spaces (so a long name never runs into its value), values formatted by
+    :func:`format_value`."""
+    if not rows:
+        return ""
+    width = max(min_width, max(len(name) for name, _ in rows) + gap)
+    lines = [f"{' ' * indent}{name:<{width}}{format_value(value)}" for name, value in rows]
+    return "\n".join(lines) + "\n"
+
+
 def text_table(summary: dict[str, dict[str, Any]], metric: str = "test_reward") -> str:
-    """A plain-text table of one metric: mean and interval per algorithm."""
+    """A plain-text table of one metric: mean and interval per algorithm (columns aligned,
+    four decimals)."""
     title = TABLE_METRICS.get(metric, metric)
-    width = max([len("algorithm"), *(len(k) for k in summary)]) + 2
-    lines = [f"{'algorithm':<{width}}{title:>20}   95% interval"]
+    rows = []
     for label, stats in summary.items():
         s = stats.get(metric)
         if s is None:
             continue
-        interval = "—" if s["low"] is None else f"[{s['low']:.4f}, {s['high']:.4f}]"
-        lines.append(f"{label:<{width}}{s['mean']:>20.4f}   {interval}")
+        interval = (
+            "—" if s["low"] is None else f"[{format_value(s['low'])}, {format_value(s['high'])}]"
+        )
+        rows.append((label, format_value(s["mean"]), interval))
+    width = max([len("algorithm"), *(len(r[0]) for r in rows)]) + 2
+    mean_width = max([len(title), *(len(r[1]) for r in rows)])
+    lines = [f"{'algorithm':<{width}}{title:>{mean_width}}   95% interval"]
+    for label, mean, interval in rows:
+        lines.append(f"{label:<{width}}{mean:>{mean_width}}   {interval}")
     return "\n".join(lines) + "\n"
 
 
@@ -228,17 +268,77 @@ def csv_table(trials: Sequence[dict[str, Any]], selected: set[tuple]) -> str:
 
 # --- plots --------------------------------------------------------------------------------
 
+#: The note plotted under every per-round / per-step mean curve.
+CARRY_FORWARD_NOTE = (
+    "Mean over seeds; a seed that stopped early (early stopping) keeps its last value in the "
+    "mean after its last round (x: where a seed stopped)."
+)
+_STYLES = [
+    ("-", "o"),
+    ("--", "s"),
+    ("-.", "^"),
+    (":", "D"),
+    ((0, (5, 1, 1, 1)), "v"),
+    ((0, (1, 1)), "P"),
+]
 
-def _mean_curve(trials: Sequence[dict], x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of y over trials at each x (x values present in any trial; missing ones skipped)."""
-    sums: dict[float, list[float]] = {}
+
+def mean_curve(
+    trials: Sequence[dict], x_key: str, y_key: str
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The plotted mean curve of ``y_key`` against ``x_key`` over ``trials`` (seeds).
+
+    Returns ``(xs, ys, stops)``: ``xs`` every x any trial reached, sorted; ``ys`` the mean
+    over ALL trials at each x, where a trial that has no value at x (it stopped earlier, or
+    the value is missing) contributes its last value before x -- carried forward, so the
+    mean does not jump where one seed stops. A trial contributes from its first value on.
+    ``stops`` are the x where a trial ended before the longest one (the early stops).
+    """
+    series: list[tuple[dict[float, float], float]] = []
+    grid_xs: set[float] = set()
     for t in trials:
-        xs, ys = t["curves"].get(x_key, []), t["curves"].get(y_key, [])
-        for x, y in zip(xs, ys, strict=False):
-            if y is not None:
-                sums.setdefault(x, []).append(y)
-    xs = np.array(sorted(sums), dtype=np.float64)
-    return xs, np.array([np.mean(sums[x]) for x in sorted(sums)])
+        xs = t.get("curves", {}).get(x_key) or []
+        ys = t.get("curves", {}).get(y_key) or []
+        points = {
+            float(x): float(y)
+            for x, y in zip(xs, ys, strict=False)
+            if x is not None and y is not None and math.isfinite(float(y))
+        }
+        if points:
+            reached = {float(x) for x in xs[: len(ys)] if x is not None}
+            series.append((points, max(reached)))
+            grid_xs.update(reached)
+    if not series:
+        return np.array([]), np.array([]), []
+    grid = sorted(grid_xs)
+    columns = []
+    for points, _ in series:
+        last = math.nan
+        column = []
+        for x in grid:
+            last = points.get(x, last)
+            column.append(last)
+        columns.append(column)
+    values = np.array(columns, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        counts = np.sum(~np.isnan(values), axis=0)
+        ys = np.where(counts > 0, np.nansum(values, axis=0) / np.maximum(counts, 1), np.nan)
+    end = grid[-1]
+    stops = sorted(last for _, last in series if last < end)
+    return np.array(grid, dtype=np.float64), ys, stops
+
+
+def final_rewards(
+    reported: dict[str, list[dict[str, Any]]], families: dict[str, str]
+) -> list[tuple[str, float, float, float]]:
+    """``(label, mean, min, max)`` of the test reward over seeds, per algorithm with one."""
+    rows = []
+    for label, trials in reported.items():
+        values = [t["metrics"].get("test_reward") for t in trials]
+        values = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+        if values:
+            rows.append((label, float(np.mean(values)), min(values), max(values)))
+    return rows
 
 
 def _pyplot():
@@ -255,72 +355,159 @@ def _pyplot():
     return plt
 
 
+def _title(ax: Any, text: str, width: int = 55) -> None:
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(text, width)), fontsize=10)
+
+
 def plot_study(
     reported: dict[str, list[dict[str, Any]]], families: dict[str, str], out: Path
 ) -> list[Path]:
     """Write the study's PNG plots into ``out``; return their paths.
 
     ``reported`` maps each algorithm label to its reported trials (the selected candidate).
+    Per-round and per-step curves are means over seeds with each seed's last value carried
+    forward after it stops (:func:`mean_curve`; noted under the plot). A plot is drawn only
+    when it has data: ``offline_*`` with offline learners' curves,
+    ``online_progressive_reward.png`` and ``offline_vs_online.png`` with online learners;
+    ``test_reward.png`` (every algorithm's final test reward) always. Curves differ in line
+    style and marker, and are slightly transparent, so none hides another; legends sit below
+    the axes.
     """
     plt = _pyplot()
     out = Path(out)
     written: list[Path] = []
-    by_family = {f: [k for k, v in families.items() if v == f] for f in set(families.values())}
+    by_family: dict[str, list[str]] = {}
+    for label, family in families.items():
+        by_family.setdefault(family, []).append(label)
+
+    def figure(width: float = 7.0, height: float = 4.8) -> tuple[Any, Any]:
+        return plt.subplots(figsize=(width, height), layout="constrained")
+
+    def legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE) -> None:
+        """The legend below the axes (never over the data), the note as its title."""
+        import textwrap
+
+        handles, labels = ax.get_legend_handles_labels()
+        if handles:
+            fig.legend(
+                handles,
+                labels,
+                loc="outside lower center",
+                ncols=min(3, len(labels)),
+                fontsize=7,
+                frameon=False,
+                title="\n".join(textwrap.wrap(note, 100)) if note else None,
+                title_fontsize=7,
+            )
 
     def save(fig: Any, name: str) -> None:
-        fig.tight_layout()
         path = out / name
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
 
+    def curves(labels: list[str], x_key: str, y_key: str) -> dict[str, tuple]:
+        found = {}
+        for label in labels:
+            xs, ys, stops = mean_curve(reported.get(label, []), x_key, y_key)
+            if len(xs):
+                found[label] = (xs, ys, stops)
+        return found
+
+    def draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
+        for i, (label, (xs, ys, stops)) in enumerate(found.items()):
+            line, marker = _STYLES[i % len(_STYLES)]
+            every = max(1, len(xs) // 12)
+            (drawn,) = ax.plot(
+                xs,
+                ys,
+                linestyle=line,
+                marker=marker,
+                markevery=every,
+                markersize=4,
+                alpha=0.8,
+                label=label + suffix,
+            )
+            for x in stops:
+                y = float(np.interp(x, xs, ys))
+                ax.plot([x], [y], "x", color=drawn.get_color(), markersize=7, alpha=0.9)
+
     offline = by_family.get("offline", [])
-    if offline:
-        for y_key, title, name in (
-            ("test_reward_round", "true test reward (argmax)", "offline_test_reward.png"),
-            ("gradient_norm", "gradient norm", "offline_gradient_norm.png"),
-        ):
-            fig, ax = plt.subplots(figsize=(6, 4))
-            for label in offline:
-                xs, ys = _mean_curve(reported.get(label, []), "round", y_key)
-                if len(xs):
-                    ax.plot(xs, ys, label=label)
-            ax.set_xlabel("boosting round")
-            ax.set_ylabel(title)
-            ax.set_title(f"Offline learners: {title} per round (mean over seeds)")
-            ax.legend(fontsize=8)
-            save(fig, name)
+    for y_key, title, name in (
+        ("test_reward_round", "true test reward (argmax)", "offline_test_reward.png"),
+        ("gradient_norm", "gradient norm", "offline_gradient_norm.png"),
+    ):
+        found = curves(offline, "round", y_key)
+        if not found:
+            continue
+        fig, ax = figure()
+        draw(ax, found)
+        ax.set_xlabel("boosting round")
+        ax.set_ylabel(title)
+        ax.grid(alpha=0.3)
+        _title(ax, f"Offline learners: {title} per round (mean over seeds)")
+        legend(fig, ax)
+        save(fig, name)
     online = by_family.get("online", [])
-    if online:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for label in online:
-            xs, ys = _mean_curve(reported.get(label, []), "step", "progressive_reward")
-            ax.plot(xs, ys, label=label)
+    found = curves(online, "step", "progressive_reward")
+    if found:
+        fig, ax = figure()
+        draw(ax, found)
         ax.set_xlabel("interactions")
         ax.set_ylabel("progressive reward")
-        ax.set_title("Online learners: progressive reward (mean over seeds)")
-        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        _title(ax, "Online learners: progressive reward (mean over seeds)")
+        legend(fig, ax)
         save(fig, "online_progressive_reward.png")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label in online:
-        xs, ys = _mean_curve(reported.get(label, []), "eval_step", "test_reward_step")
-        if len(xs):
-            ax.plot(xs, ys, marker=".", label=f"{label} (online, greedy)")
-    for label, trials in reported.items():
-        trials = [t for t in trials if "test_reward" in t["metrics"]]
-        if not trials or families.get(label, "online") == "online":
-            continue
-        x = float(np.mean([t["info"]["n_logged"] for t in trials]))
-        y = np.array([t["metrics"]["test_reward"] for t in trials])
-        mean = float(np.mean(y))
-        err = [[max(0.0, mean - float(y.min()))], [max(0.0, float(y.max()) - mean)]]
-        style = "o" if families[label] == "offline" else "s"
-        ax.errorbar(
-            [x], [mean], yerr=err, fmt=style, capsize=3, label=f"{label} ({families[label]})"
-        )
-    ax.set_xlabel("logged examples used / online interactions")
-    ax.set_ylabel("true test reward")
-    ax.set_title("Offline vs online on the same logged rows (mean over seeds, min-max bars)")
-    ax.legend(fontsize=7, loc="best")
-    save(fig, "offline_vs_online.png")
+    greedy = curves(online, "eval_step", "test_reward_step")
+    if greedy:  # without an online learner the panel would be a single column of points
+        fig, ax = figure(7.5, 5.2)
+        draw(ax, greedy, " (online, greedy)")
+        for label, trials in reported.items():
+            family = families.get(label, "online")
+            trials = [t for t in trials if "test_reward" in t["metrics"]]
+            if not trials or family == "online":
+                continue
+            x = float(np.mean([t["info"]["n_logged"] for t in trials]))
+            y = np.array([t["metrics"]["test_reward"] for t in trials], dtype=np.float64)
+            mean = float(np.mean(y))
+            err = [[max(0.0, mean - float(y.min()))], [max(0.0, float(y.max()) - mean)]]
+            ax.errorbar(
+                [x],
+                [mean],
+                yerr=err,
+                fmt="o" if family == "offline" else "s",
+                capsize=3,
+                alpha=0.85,
+                label=f"{label} ({family})",
+            )
+        ax.set_xlabel("logged examples used / online interactions")
+        ax.set_ylabel("true test reward")
+        ax.grid(alpha=0.3)
+        _title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
+        legend(fig, ax)
+        save(fig, "offline_vs_online.png")
+    rows = final_rewards(reported, families)
+    if rows:
+        fig, ax = figure(7.0, 1.2 + 0.45 * len(rows))
+        ys = np.arange(len(rows))[::-1]
+        for y, (label, mean, low, high) in zip(ys, rows, strict=True):
+            family = families.get(label, "")
+            ax.errorbar(
+                [mean],
+                [y],
+                xerr=[[max(0.0, mean - low)], [max(0.0, high - mean)]],
+                fmt="o" if family == "offline" else ("D" if family == "online" else "s"),
+                capsize=3,
+                color=f"C{['offline', 'online', 'policy', 'baseline'].index(family) % 10}"
+                if family in ("offline", "online", "policy", "baseline")
+                else "C4",
+            )
+        ax.set_yticks(ys, [f"{label} ({families.get(label, '?')})" for label, *_ in rows])
+        ax.set_xlabel("true test reward (mean over seeds, min-max bars)")
+        ax.grid(axis="x", alpha=0.3)
+        _title(ax, "Test reward per algorithm", 70)
+        save(fig, "test_reward.png")
     return written

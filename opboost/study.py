@@ -86,9 +86,13 @@ __all__ = [
     "comparable",
     "label_slug",
     "plan_trials",
+    "plugins",
     "run_study",
+    "stored_timings",
+    "study_plan",
     "trial_filenames",
     "versions",
+    "write_partial_outputs",
 ]
 
 FORMAT = "opboost-study-1"
@@ -280,6 +284,12 @@ def _write_text(path: Path, text: str) -> None:
     """Write atomically: a unique temporary file in the same directory, fsynced, then
     ``os.replace``d; a killed writer leaves the old file or the new one, never half, and
     concurrent writers never share a temporary file."""
+    _atomic_write(path, text)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """:func:`_write_text`'s implementation (the best-effort partial outputs use it directly,
+    so they never count among the study's checked writes)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -308,7 +318,7 @@ def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = Non
     return obj
 
 
-def _write_json(path: Path, obj: Any) -> None:
+def _write_json(path: Path, obj: Any, write: Callable[[Path, str], None] | None = None) -> None:
     notes: list[dict[str, str]] = []
     clean = json_safe(obj, "", notes)
     if notes and isinstance(clean, dict):
@@ -316,7 +326,7 @@ def _write_json(path: Path, obj: Any) -> None:
             *clean.get("non_finite", []),
             *(dict(n, written_as="null") for n in notes),
         ]
-    _write_text(path, json.dumps(clean, indent=1, allow_nan=False) + "\n")
+    (write or _write_text)(path, json.dumps(clean, indent=1, allow_nan=False) + "\n")
 
 
 _RESULT_FIELDS = (
@@ -437,6 +447,73 @@ def _load_done(
             reason = "library versions changed (" + ", ".join(changed) + ")"
         stale.setdefault(reason, []).append(path.name)
     return done, stale
+
+
+def stored_timings(trial_dir: Path) -> dict[str, list[float]]:
+    """{label: [total seconds of each stored trial]} from the trial files in ``trial_dir``
+    (any stored trial, reusable or not: a timing is only an estimate)."""
+    out: dict[str, list[float]] = {}
+    if not trial_dir.is_dir():
+        return out
+    for path in sorted(trial_dir.glob("*.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))["result"]
+            seconds = result["timings"]["total_seconds"]
+            label = result["label"]
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
+            continue
+        if _number(seconds) and math.isfinite(seconds) and isinstance(label, str):
+            out.setdefault(label, []).append(float(seconds))
+    return out
+
+
+def study_plan(
+    config: ExperimentConfig,
+    out: str | os.PathLike | None = None,
+    *,
+    data_dir: str | None = None,
+    n_jobs: int | None = None,
+) -> dict[str, Any]:
+    """What :func:`run_study` would do, without running anything or taking the lock.
+
+    Returns ``trials`` (every planned :class:`TrialKey`), ``reused`` (those whose stored
+    trial file in ``out/trials`` would be reused), ``stale`` ({reason: [file, ...]} of stored
+    trials that would be re-run), ``to_run``, ``n_jobs``, ``seconds_per_trial`` ({label: mean
+    stored seconds}) and ``estimate_seconds`` (the trials to run, from the stored timings of
+    their algorithm, divided by ``n_jobs``; None without timings) with ``unknown_labels``
+    (algorithms to run without a stored timing).
+    """
+    keys = plan_trials(config)
+    n_jobs = int(n_jobs or config.experiment["n_jobs"])
+    done: dict[TrialKey, dict] = {}
+    stale: dict[str, list[str]] = {}
+    timings: dict[str, list[float]] = {}
+    trial_dir = None if out is None else Path(out) / "trials"
+    if trial_dir is not None and trial_dir.is_dir() and any(trial_dir.glob("*.json")):
+        from opboost.trial_data import clear_dataset_cache, data_hash, load_dataset
+
+        clear_dataset_cache()
+        digest = data_hash(load_dataset(config.data, data_dir))
+        prints = {key: _fingerprint(config, key, digest) for key in keys}
+        done, stale = _load_done(trial_dir, keys, prints, digest, versions())
+        timings = stored_timings(trial_dir)
+    to_run = [k for k in keys if k not in done]
+    per_label = {label: sum(v) / len(v) for label, v in timings.items() if v}
+    unknown = list(dict.fromkeys(k.label for k in to_run if k.label not in per_label))
+    known = [per_label[k.label] for k in to_run if k.label in per_label]
+    estimate = None
+    if known:
+        estimate = sum(known) / max(1, min(n_jobs, len(to_run)))
+    return {
+        "trials": keys,
+        "reused": [k for k in keys if k in done],
+        "stale": stale,
+        "to_run": to_run,
+        "n_jobs": n_jobs,
+        "seconds_per_trial": per_label,
+        "estimate_seconds": estimate,
+        "unknown_labels": unknown,
+    }
 
 
 # --- the output directory's lock ------------------------------------------------------------
@@ -728,6 +805,30 @@ def _run_study(
     raw = config.raw or _raw_from(config)
     failed: dict[TrialKey, dict] = {}
     errors: list[BaseException] = []
+    plugin_list = plugins()
+    last_partial = {"at": -math.inf, "cost": 0.0}
+
+    def partial() -> None:
+        """Rewrite results.json and results.md from the trials finished so far. A rewrite
+        that took over 50 ms (a huge study) is not repeated until ten times as long has
+        passed, so it costs at most ~10% of the study's time."""
+        if out is None:
+            return
+        now = time.perf_counter()
+        cost = last_partial["cost"]
+        if cost > 0.05 and now - last_partial["at"] < 10 * cost:
+            return
+        finished = [k for k in keys if k in done or k in failed]
+        try:
+            results = assemble(
+                config, finished, done, failed, library_versions=current, plugin_list=plugin_list
+            )
+            results["partial"] = {"finished": len(finished), "planned": len(keys)}
+            write_partial_outputs(results, Path(out))
+        except Exception:  # best effort: the final outputs report any problem
+            pass
+        last_partial["at"] = time.perf_counter()
+        last_partial["cost"] = last_partial["at"] - now
 
     def finish(key: TrialKey, result: dict) -> None:
         if trial_dir is not None:
@@ -748,6 +849,7 @@ def _run_study(
                     f"(permissions, free space) and re-run the same study to resume from them."
                 ) from exc
         done[key] = result
+        partial()
         if on_trial is not None:
             on_trial(key, result)
 
@@ -760,6 +862,7 @@ def _run_study(
             + f" failed: {failed[key]['error']}",
             file=sys.stderr,
         )
+        partial()
 
     bar = _progress(len(keys), len(keys) - len(todo), progress)
     restore = _install_sigterm()
@@ -786,7 +889,9 @@ def _run_study(
     if errors and not done:
         raise errors[0]  # no trial at all succeeded: most likely the data or the config
     try:
-        results = assemble(config, keys, done, failed)
+        results = assemble(
+            config, keys, done, failed, library_versions=current, plugin_list=plugin_list
+        )
     except Exception as exc:
         where = "" if trial_dir is None else f" The {len(done)} finished trials are kept in "
         where += "" if trial_dir is None else f"{trial_dir}; fix the cause and re-run to resume."
@@ -883,11 +988,33 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
     )
 
 
+def plugins() -> list[dict[str, Any]]:
+    """Every registered plugin: ``name``, ``distribution``, ``version`` and ``builtin``
+    (results.json's ``plugins``)."""
+    try:
+        from opboost.registry import get_registry
+
+        return [
+            {
+                "name": info.name,
+                "distribution": info.distribution,
+                "version": info.version,
+                "builtin": bool(info.builtin),
+            }
+            for info in get_registry().plugins
+        ]
+    except OpboostError:  # pragma: no cover - a broken plugin already failed the config
+        return []
+
+
 def assemble(
     config: ExperimentConfig,
     keys: list[TrialKey],
     done: dict,
     failed: dict | None = None,
+    *,
+    library_versions: dict[str, str] | None = None,
+    plugin_list: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """results.json's content (without timings) from finished trials, in plan order.
 
@@ -935,7 +1062,8 @@ def assemble(
         "config_file": str(config.file),
         "config": resolved_config(config),
         "seeds": list(config.experiment["seeds"]),
-        "versions": versions(),
+        "versions": versions() if library_versions is None else library_versions,
+        "plugins": plugins() if plugin_list is None else plugin_list,
         "families": {a.label: a.family for a in config.algorithms},
         "summary": {label: summarise(ts, confidence) for label, ts in reported.items()},
         "fallbacks": fallback_counts(reported, {a.label: a.family for a in config.algorithms}),
@@ -1017,6 +1145,16 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
     return written
 
 
+def write_partial_outputs(results: dict[str, Any], out: Path) -> list[Path]:
+    """Write results.json and results.md of an unfinished study (``results["partial"]``:
+    finished and planned trial counts), atomically; called after every finished trial, so an
+    interrupted study leaves a partial table. The final :func:`write_outputs` replaces them."""
+    out = Path(out)
+    _write_json(out / "results.json", results, _atomic_write)
+    _atomic_write(out / "results.md", _markdown(results, reported_trials(results)))
+    return [out / "results.json", out / "results.md"]
+
+
 def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
     from opboost.report import failed_trials_markdown, markdown_table
 
@@ -1041,5 +1179,11 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
     )
     header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
     header += f"; seeds: {results['seeds']}.\n\n"
+    if results.get("partial"):
+        done, planned = results["partial"]["finished"], results["partial"]["planned"]
+        header += (
+            f"**Partial results: {done} of {planned} trials finished** (the study is running "
+            f"or was interrupted; re-run the same command to resume).\n\n"
+        )
     failures = [t for t in results["trials"] if t.get("failed")]
     return header + table + (failed_trials_markdown(failures) if failures else "")
