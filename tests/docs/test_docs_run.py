@@ -88,6 +88,12 @@ PY_DOCS = sorted({b.document for b in ALL if b.lang in PYTHON and _runs(b)})
 SHELL_BLOCKS = [b for b in ALL if b.lang in SHELL and _runs(b)]
 
 
+def _link_repo_folders(directory: Path) -> None:
+    """examples/, plugins/ and docs/ of the repository, as relative paths in ``directory``."""
+    for name in ("examples", "plugins", "docs"):
+        (directory / name).symlink_to(ROOT / name)
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -107,6 +113,7 @@ def test_python_blocks_run(document: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     parts = [step for _, step in steps]
     code = "\n".join(parts)
+    _link_repo_folders(tmp_path)
     # -c rather than a script file: Dask's LocalCluster (docs/dask.md) spawns workers that
     # would re-run a script's top level
     result = subprocess.run(
@@ -148,10 +155,9 @@ def shell_commands(block: Block) -> list[str]:
 
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=[b.where for b in SHELL_BLOCKS])
 def test_shell_blocks_run(block: Block, tmp_path: Path) -> None:
-    """Every command of the shell block exits 0 (run from a copy-free temporary directory
-    where relative outputs such as --out runs/x land; examples/ paths resolve to the repo)."""
-    for link in ("examples", "plugins", "opboost", "docs"):
-        (tmp_path / link).symlink_to(ROOT / link)
+    """Every command of the shell block exits 0 (run in a temporary directory where relative
+    outputs such as --out runs/x land; examples/ paths resolve to the repository's)."""
+    _link_repo_folders(tmp_path)
     script = "set -euo pipefail\n" + "\n".join(shell_commands(block))
     result = subprocess.run(
         ["bash", "-c", script],
