@@ -42,12 +42,14 @@ __all__ = [
     "hookimpl",
     "load_policy",
     "make",
+    "off_policy_scorer",
 ]
 
 _LAZY = {
     "Booster": ("opboost.booster", "Booster"),
     "load_policy": ("opboost.policy", "load_policy"),
     "PolicyChoice": ("opboost.choice", "PolicyChoice"),
+    "off_policy_scorer": ("opboost.metrics", "off_policy_scorer"),
     "simulate": ("opboost.simulate", None),
     "online": ("opboost.online", None),
 }

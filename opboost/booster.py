@@ -19,10 +19,14 @@ from sklearn.base import BaseEstimator, clone
 
 from opboost._validation import check_fitted, check_random_state, check_scalar
 from opboost.booster_checks import (
+    as_logged_bandit,
     check_callbacks,
     check_data,
     check_f,
     check_regularisation,
+    check_X,
+    feature_names_of,
+    record_features,
     split_holdout,
 )
 from opboost.callbacks import Callback
@@ -258,27 +262,60 @@ class Booster(BaseEstimator):
 
     def fit(
         self,
-        data: LoggedBandit,
+        X: Any,
+        y: Any = None,
         *,
+        n_actions: int | None = None,
+        feature_names: Sequence[str] | None = None,
         eval_data: LoggedBandit | None = None,
         callbacks: Sequence[Callback] = (),
     ) -> Booster:
-        """Boost for up to ``n_rounds`` rounds on ``data``; returns self.
+        """Boost for up to ``n_rounds`` rounds on the logs; returns self.
+
+        The logs are either a :class:`opboost.LoggedBandit` ``X`` (and no ``y``), or, the
+        scikit-learn route (``GridSearchCV``, ``Pipeline``; docs/offline.md, "scikit-learn
+        tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the logged
+        feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
+        array with columns "action", "propensity", "reward". ``n_actions`` (K) then defaults
+        to max(action) + 1: pass it when some action may be missing from the rows.
+
+        ``n_features_in_`` is set, and ``feature_names_in_`` when the names are known: the
+        string columns of a DataFrame ``X``, a LoggedBandit's ``feature_names`` attribute or
+        ``feature_names``. Prediction then matches DataFrame columns by name.
 
         ``eval_data`` adds per-round eval metrics (IPS and SNIPS of the softmax and argmax
         policies) to ``history_``. ``callbacks`` are :class:`opboost.callbacks.Callback`
         objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
 
-        ``data`` may also be an object with a ``fit_booster(booster, eval_data=...,
+        ``X`` may also be an object with a ``fit_booster(booster, eval_data=...,
         callbacks=...)`` method, such as :class:`opboost.dask.DaskLoggedBandit` (logs
         partitioned across a Dask cluster, docs/dask.md), which then runs the fit.
         """
+        data = X
         fit_elsewhere = getattr(data, "fit_booster", None)
         if fit_elsewhere is not None:  # duck-typed: the core never imports opboost.dask
             fit_elsewhere(self, eval_data=eval_data, callbacks=callbacks)
+            n_features = getattr(data, "n_features", None)
+            if isinstance(n_features, numbers.Integral):
+                record_features(self, int(n_features), feature_names)
             return self
+        names = feature_names_of(X, feature_names)
+        if isinstance(X, LoggedBandit):
+            if y is not None:
+                raise InvalidParameterError(
+                    "Booster.fit: X is a LoggedBandit, which already holds the actions, "
+                    "propensities and rewards; pass y=None (y is for a contexts matrix X)."
+                )
+            if n_actions is not None and n_actions != X.n_actions:
+                raise InvalidParameterError(
+                    f"Booster.fit: n_actions={n_actions!r} but the LoggedBandit has "
+                    f"{X.n_actions} actions; drop n_actions."
+                )
+        elif y is not None:
+            data = as_logged_bandit(X, y, n_actions)
         check_data(data, "data")
+        record_features(self, data.n_features, names)
         if eval_data is not None:
             check_data(eval_data, "eval_data")
             if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
@@ -369,19 +406,64 @@ class Booster(BaseEstimator):
     # --- prediction -----------------------------------------------------------------------
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Ensemble scores F(X), shape (m, K)."""
+        """Ensemble scores F(X), shape (m, K). A DataFrame ``X`` is matched to the fitted
+        ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns."""
         check_fitted(self, "policy_")
-        return self.policy_.decision_function(X)
+        return self.policy_.decision_function(check_X(self, X, "decision_function"))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Softmax policy, shape (m, K)."""
+        """Softmax policy, shape (m, K) (columns of a DataFrame ``X`` matched by name)."""
         check_fitted(self, "policy_")
-        return self.policy_.predict_proba(X)
+        return self.policy_.predict_proba(check_X(self, X, "predict_proba"))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Argmax action per row, shape (m,)."""
+        """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name)."""
         check_fitted(self, "policy_")
-        return self.policy_.predict(X)
+        return self.policy_.predict(check_X(self, X, "predict"))
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a
+        LoggedBandit ``X``, or contexts ``X`` with feedback ``y`` as in :meth:`fit`. Higher
+        is better; what ``GridSearchCV`` maximises when no ``scoring`` is given."""
+        from opboost.metrics import off_policy_scorer
+
+        return off_policy_scorer("snips", policy="argmax")(self, X, y)
+
+    # --- scikit-learn parameters ----------------------------------------------------------
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR contexts, as in a LoggedBandit
+        tags.target_tags.required = True  # y is the logged feedback (unless X is the logs)
+        return tags
+
+    def set_params(self, **params: Any) -> Booster:
+        """Set parameters. ``<component>__<param>=value`` (component: objective, estimator,
+        base_learner) sets that entry of ``<component>_params`` (a new dict; the component is
+        built with it at fit), e.g. ``set_params(base_learner__num_leaves=8)``, so the names
+        work in ``GridSearchCV`` grids and ``Pipeline`` (``booster__base_learner__...``).
+        ``get_params`` reports them inside ``<component>_params`` (the only source of truth, so
+        ``clone`` copies them)."""
+        nested: dict[str, dict[str, Any]] = {}
+        plain: dict[str, Any] = {}
+        for key, value in params.items():
+            component, sep, sub = key.partition("__")
+            if sep and component in _KINDS:
+                nested.setdefault(component, {})[sub] = value
+            else:
+                plain[key] = value
+        if plain:
+            super().set_params(**plain)
+        for component, values in nested.items():
+            name = f"{component}_params"
+            current = getattr(self, name)
+            if current is not None and not isinstance(current, Mapping):
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of Booster must be a dict or None to take "
+                    f"{component}__<param> settings. Got {current!r} instead."
+                )
+            setattr(self, name, {**dict(current or {}), **values})
+        return self
 
     def save(self, path: Any) -> Any:
         """Save the fitted policy (see :meth:`opboost.policy.Policy.save`)."""

@@ -30,7 +30,13 @@ import numpy as np
 from sklearn.base import clone
 
 from opboost._validation import check_fitted, check_random_state, check_scalar
-from opboost.booster_checks import check_data, split_holdout
+from opboost.booster_checks import (
+    check_data,
+    check_X,
+    feature_names_of,
+    record_features,
+    split_holdout,
+)
 from opboost.data import LoggedBandit
 from opboost.estimators.base import normal_interval
 from opboost.exceptions import InvalidParameterError
@@ -154,12 +160,17 @@ class PolicyChoice(PolicyLearner):
 
     # --- fitting ---------------------------------------------------------------------------
 
-    def fit(self, data: LoggedBandit) -> PolicyChoice:
+    def fit(
+        self, data: LoggedBandit, *, feature_names: Sequence[str] | None = None
+    ) -> PolicyChoice:
         """Fit every candidate on the training part, score it on the held-out part, refit the
-        chosen one on all of ``data``; returns self."""
+        chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
+        ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
+        carry names): prediction then matches DataFrame columns by name."""
         from opboost.selection import HoldoutScorer, action_probs
 
         check_data(data, "data")
+        record_features(self, data.n_features, feature_names_of(data, feature_names))
         self._check_params()
         learners = self._learners()
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
@@ -220,12 +231,12 @@ class PolicyChoice(PolicyLearner):
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores of the chosen policy, shape (m, K)."""
         check_fitted(self, "policy_")
-        return _scores(self.policy_, X, self.n_actions_)
+        return _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
 
     def predict(self, X: Any) -> np.ndarray:
         """The chosen policy's actions, shape (m,)."""
         check_fitted(self, "policy_")
-        return np.asarray(self.policy_.predict(X))
+        return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
 
     def save(self, path: Any) -> Any:
         """Save the chosen policy (with every candidate's scores in its metadata)."""
