@@ -15,6 +15,7 @@ numbers) and raises ``ValueError`` naming what is wrong.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import json
 import math
@@ -33,6 +34,24 @@ __all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
 
 FORMAT = "lightgbm_text_v1"
 _PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
+# Designed rows x trees up to which LightGBM predicts on one thread (decision_function):
+# 1,000-2,000 rows of 100 trees is where two threads start to win on a busy 2-core machine
+# (examples/benchmarks/bench_serving.py; docs/performance.md).
+_SINGLE_THREAD_WORK = 150_000
+_DEFAULT_THREADS: list[Any] = []  # [ctypes.c_int of LightGBM's default thread count, or None]
+
+
+def _lightgbm_default_threads() -> Any:
+    """LightGBM's process-wide default thread count (``LGBM_DEFAULT_NUM_THREADS``, which a
+    predict's ``num_threads`` overwrites) as a ctypes int, or None if the library does not
+    export it."""
+    if not _DEFAULT_THREADS:
+        try:
+            value = ctypes.c_int.in_dll(lgb.basic._LIB, "LGBM_DEFAULT_NUM_THREADS")
+        except (AttributeError, TypeError, ValueError, OSError):
+            value = None
+        _DEFAULT_THREADS.append(value)
+    return _DEFAULT_THREADS[0]
 
 
 class LightGBMEnsemble(Ensemble):
@@ -62,16 +81,42 @@ class LightGBMEnsemble(Ensemble):
         """Scores F(X), shape (m, K)."""
         X = as_contexts(X, self.n_features)
         m, K = X.shape[0], self.n_actions
-        if self.booster.num_trees() == 0:
+        n_trees = self.booster.num_trees()
+        if n_trees == 0:
             return np.zeros((m, K))
         if self.action_design == "per_action":
-            return np.asarray(self.booster.predict(X, raw_score=True)).reshape(m, K)
+            return self._raw_scores(X, m, n_trees).reshape(m, K)
+        if m <= _PREDICT_CHUNK:  # one block (serving): no chunk loop, no extra copy
+            rows = design_rows(X, K, self.action_design)
+            return self._raw_scores(rows, m * K, n_trees).reshape(m, K)
         out = np.empty((m, K))
         for start in range(0, m, _PREDICT_CHUNK):
             stop = min(start + _PREDICT_CHUNK, m)
             rows = design_rows(X[start:stop], K, self.action_design)
-            out[start:stop] = self.booster.predict(rows, raw_score=True).reshape(-1, K)
+            out[start:stop] = self._raw_scores(rows, rows.shape[0], n_trees).reshape(-1, K)
         return out
+
+    def _raw_scores(self, rows: Any, n_rows: int, n_trees: int) -> np.ndarray:
+        """LightGBM's raw scores of designed rows, (n_rows,) float64.
+
+        Small work (rows x trees) runs on ONE thread: with ``num_threads`` unset LightGBM opens
+        an OpenMP team on every call, and waking its threads costs milliseconds on a busy
+        machine while one thread needs microseconds (single-context serving). Large batches keep
+        LightGBM's default (all cores). The result is the same either way: each row's score is
+        a sum over its own trees. ``num_threads`` in a predict call also sets LightGBM's
+        process-wide default thread count, which a model being trained in this process then
+        uses (see ``LightGBMTree.predict_round``); that default is put back afterwards.
+        """
+        if n_rows * n_trees > _SINGLE_THREAD_WORK:
+            return np.asarray(self.booster.predict(rows, raw_score=True))
+        default = _lightgbm_default_threads()
+        if default is None:
+            return np.asarray(self.booster.predict(rows, raw_score=True, num_threads=1))
+        before = default.value
+        try:
+            return np.asarray(self.booster.predict(rows, raw_score=True, num_threads=1))
+        finally:
+            default.value = before
 
     def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
         """Yield the cumulative scores (m, K) after each round, from each row's leaves."""
