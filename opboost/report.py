@@ -346,8 +346,8 @@ def _pyplot():
         import matplotlib
     except ImportError as exc:
         raise ImportError(
-            "opboost study plots need matplotlib, which is not installed: "
-            "pip install 'opboost[plots]' (or pass --no-plots)."
+            "opboost study plots need matplotlib, which is not installed: pip install "
+            "matplotlib (a dependency of opboost that this environment lacks) or pass --no-plots."
         ) from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
