@@ -6,6 +6,8 @@ where one exists, the fix.
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 __all__ = [
     "ConfigError",
     "InvalidParameterError",
@@ -24,8 +26,9 @@ class InvalidParameterError(OpboostError, ValueError, TypeError):
     """A constructor parameter or argument has a wrong type or value."""
 
 
-class NotFittedError(OpboostError, ValueError, AttributeError):
-    """A method that needs a fitted model was called before ``fit``."""
+class NotFittedError(OpboostError, _SklearnNotFittedError):
+    """A method that needs a fitted model was called before ``fit``; also scikit-learn's
+    ``NotFittedError`` (a ValueError and AttributeError), so its tools recognise it."""
 
 
 class PluginError(OpboostError):

@@ -241,6 +241,7 @@ def test_nested_params_clone_and_get_params():
         estimator_checks.check_estimator_tags_renamed,
         estimator_checks.check_valid_tag_types,
         estimator_checks.check_mixin_order,
+        estimator_checks.check_estimators_unfitted,
     ],
     ids=lambda check: check.__name__,
 )
