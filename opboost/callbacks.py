@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost._files import fsync_dir, write_atomic
 from opboost._validation import check_choice, check_scalar
 from opboost.component import Component
 from opboost.exceptions import InvalidParameterError
@@ -287,13 +288,13 @@ class Checkpoint(Callback):
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        _fsync_dir(root)
+        fsync_dir(root)
         target = root / name
         if target.exists():  # e.g. the fit ends on a checkpoint round: LATEST may name it
             _point_latest(root, staging.name)  # LATEST -> the complete staging copy first
             shutil.rmtree(target)
         os.replace(staging, target)
-        _fsync_dir(root)
+        fsync_dir(root)
         _point_latest(root, target.name)
         for old in root.iterdir():  # older rounds, staging leftovers of killed writes
             if old.name != target.name and old.name.startswith(("round-", ".round-")):
@@ -325,27 +326,13 @@ class Checkpoint(Callback):
         return state
 
 
-def _fsync_dir(path: Path) -> None:
-    """fsync a directory (its entries), where the platform allows it."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 def _fsync_tree(root: Path) -> None:
     """fsync every file and directory under ``root`` (and ``root``)."""
     for dirpath, _, files in os.walk(root):
         for name in files:
             with open(os.path.join(dirpath, name), "rb") as fh:
                 os.fsync(fh.fileno())
-        _fsync_dir(Path(dirpath))
+        fsync_dir(Path(dirpath))
 
 
 def _resolve(root: Path, name: str) -> Path:
@@ -362,18 +349,8 @@ def _resolve(root: Path, name: str) -> Path:
 
 
 def _point_latest(root: Path, name: str) -> None:
-    """Make ``root/LATEST`` name ``name`` atomically (unique temporary file + os.replace)."""
-    fd, tmp = tempfile.mkstemp(prefix=".LATEST.", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(name)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, root / "LATEST")
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(root)
+    """Make ``root/LATEST`` name ``name`` atomically."""
+    write_atomic(root / "LATEST", name)
 
 
 @hookimpl

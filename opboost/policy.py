@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost._files import fsync_dir, write_atomic
 from opboost.learners.base import Ensemble
 from opboost.objectives.base import softmax
 
@@ -177,7 +178,7 @@ class Policy:
         manifest["ensemble"]["size"] = len(data)
         if path.suffix == ".json":
             manifest["ensemble"]["text"] = text
-            _write_text(path, json.dumps(manifest, indent=1, allow_nan=False))
+            write_atomic(path, json.dumps(manifest, indent=1, allow_nan=False))
             return path
         _save_directory(path, data, manifest)
         return path
@@ -308,51 +309,6 @@ class ConstantPolicy(Policy):
 # --- writing -------------------------------------------------------------------------------
 
 
-def _fsync_dir(path: Path) -> None:
-    """Make a directory's entries (renames, new files) durable; a no-op where unsupported."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Atomically replace ``path`` with ``data``: write a uniquely named temporary file in the
-    same directory, fsync it, ``os.replace`` it onto ``path``, fsync the directory. A killed
-    process leaves the old file or the new one, never half; concurrent writers never share a
-    temporary file; the temporary file is removed when anything fails."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY
-    while True:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:  # pragma: no cover - 64 random bits collided
-            continue
-        break
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _write_text(path: Path, text: str) -> None:
-    """:func:`_write_bytes` of the UTF-8 text."""
-    _write_bytes(path, text.encode("utf-8"))
-
-
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
     """An exclusive ``flock`` on the directory for the duration (POSIX; elsewhere no lock):
@@ -407,8 +363,8 @@ def _save_fresh(path: Path, data: bytes, manifest_text: str) -> bool:
             continue
         break
     try:
-        _write_bytes(staging / _ENSEMBLE_FILE, data)
-        _write_text(staging / _MANIFEST, manifest_text)
+        write_atomic(staging / _ENSEMBLE_FILE, data)
+        write_atomic(staging / _MANIFEST, manifest_text)
         try:
             os.rename(staging, path)  # fails if path exists and is not an empty directory
         except OSError:
@@ -419,7 +375,7 @@ def _save_fresh(path: Path, data: bytes, manifest_text: str) -> bool:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _fsync_dir(parent)
+    fsync_dir(parent)
     return True
 
 
@@ -459,12 +415,12 @@ def _save_directory(path: Path, data: bytes, manifest: dict[str, Any]) -> None:
     with _locked(path):
         _remove_leftovers(path)
         versioned = f"ensemble-{ensemble['sha256'][:16]}.txt"
-        _write_bytes(path / versioned, data)
-        _write_text(path / _MANIFEST, manifest_text(versioned))  # the switch to the new policy
-        _write_bytes(path / _ENSEMBLE_FILE, data)
-        _write_text(path / _MANIFEST, manifest_text(_ENSEMBLE_FILE))
+        write_atomic(path / versioned, data)
+        write_atomic(path / _MANIFEST, manifest_text(versioned))  # the switch to the new policy
+        write_atomic(path / _ENSEMBLE_FILE, data)
+        write_atomic(path / _MANIFEST, manifest_text(_ENSEMBLE_FILE))
         _remove_leftovers(path)
-        _fsync_dir(path)
+        fsync_dir(path)
 
 
 # --- reading -------------------------------------------------------------------------------

@@ -57,7 +57,6 @@ import re
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -69,6 +68,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from opboost._files import write_atomic
 from opboost.config import ExperimentConfig, parse_algorithm, parse_config, resolved_config
 from opboost.exceptions import ConfigError, OpboostError, OpboostWarning
 
@@ -290,16 +290,7 @@ def _write_text(path: Path, text: str) -> None:
 def _atomic_write(path: Path, text: str) -> None:
     """:func:`_write_text`'s implementation (the best-effort partial outputs use it directly,
     so they never count among the study's checked writes)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = None) -> Any:
