@@ -22,7 +22,7 @@ from opboost.booster_checks import check_f
 from opboost.callbacks import RoundEnv, _HistoryView
 from opboost.data import LoggedBandit
 from opboost.exceptions import InvalidParameterError
-from opboost.objectives.base import softmax
+from opboost.objectives.base import centre_rows, softmax
 from opboost.policy import Policy, _json_safe
 
 __all__ = ["FitState", "policy_metadata", "policy_values"]
@@ -81,6 +81,10 @@ class FitState:
                 f"values of shape {shapes[0]} or, per action, {shapes[1]}."
             )
         self.coef = coef
+        # Gamma is centred once here, not every round (the value estimate is unchanged).
+        self._state_coef, self._state_options = coef, {}
+        if coef.ndim == 2 and objective.supports_action_coefficients:
+            self._state_coef, self._state_options = centre_rows(coef), {"centred": True}
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None
@@ -148,7 +152,9 @@ class FitState:
             self.learner.warm_start(self.ensemble_start)
         elif self.booster.warm_start is not None:
             self._warm_start()
-        self.state = self.objective.round_state(self.scores, self.train, self.coef)
+        self.state = self.objective.round_state(
+            self.scores, self.train, self._state_coef, **self._state_options
+        )
 
     def _warm_start(self) -> None:
         """Fit F_0 as the ensemble's first members: the best constant action, the logger or
@@ -286,7 +292,9 @@ class FitState:
         """F <- F + weight f; recompute the round state once; record the metrics."""
         self.scores += weight * f_values
         self.round += 1
-        self.state = self.objective.round_state(self.scores, self.train, self.coef)
+        self.state = self.objective.round_state(
+            self.scores, self.train, self._state_coef, **self._state_options
+        )
         self.train_metrics = {
             **metrics,
             "train_objective": self.objective.risk_at(self.state),

@@ -237,11 +237,15 @@ class Objective(Component):
         per-action coefficients ``gamma`` (n, K) at the policy ``probs`` (n, K)."""
         raise InvalidParameterError(_PER_ROW_ONLY.format(owner=type(self).__name__))
 
-    def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
+    def round_state(
+        self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, *, centred: bool = False
+    ) -> RoundState:
         """Compute the softmax and the per-example terms of this round once.
 
         ``coef`` is c (n,) or, for objectives with ``supports_action_coefficients``, the
-        per-action matrix Gamma (n, K) (an :class:`ActionState` is returned then).
+        per-action matrix Gamma (n, K) (an :class:`ActionState` is returned then);
+        ``centred=True`` says Gamma is already :func:`centre_rows`-ed, so a fit that centres it
+        once skips the per-round median (18 ms a round at 100,000 x 10).
         """
         scores, coef = _check_inputs(
             scores, data, coef, type(self).__name__, matrix=self.supports_action_coefficients
@@ -249,7 +253,7 @@ class Objective(Component):
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         if coef.ndim == 2:
-            gamma = centre_rows(coef)
+            gamma = coef if centred else centre_rows(coef)
             direction, kappa = self.action_terms(gamma, probs, scores - log_norm[:, None])
             ones = np.ones(len(actions))
             return ActionState(

@@ -14,7 +14,7 @@ from opboost.data import LoggedBandit
 from opboost.estimators.direct import DoublyRobust, dr_coefficients
 from opboost.exceptions import InvalidParameterError
 from opboost.objectives import BOPL, BOPLS, SNIPSObjective, softmax
-from opboost.objectives.base import ActionState
+from opboost.objectives.base import ActionState, centre_rows
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
 
@@ -222,3 +222,16 @@ def test_cross_fitted_dr_coefficients_are_unbiased():
         values.append(np.mean(np.einsum("ij,ij->i", target, gamma)))
     se = np.std(values, ddof=1) / np.sqrt(len(values))
     assert abs(np.mean(values) - true_value) < 4 * se
+
+
+@pytest.mark.parametrize("obj", OBJECTIVES)
+def test_precentred_coefficients_give_the_same_round(obj):
+    """A fit centres Gamma once and says so (centred=True); the round is the same as centring
+    every round, and centring is idempotent."""
+    data, gamma, scores, _ = gamma_problem(seed=8)
+    fresh = obj.round_state(scores, data, gamma)
+    once = obj.round_state(scores, data, centre_rows(gamma), centred=True)
+    np.testing.assert_array_equal(once.direction, fresh.direction)
+    np.testing.assert_array_equal(once.kappa, fresh.kappa)
+    assert obj.risk_at(once) == obj.risk_at(fresh)
+    np.testing.assert_array_equal(centre_rows(centre_rows(gamma)), centre_rows(gamma))
