@@ -226,12 +226,12 @@ def test_cross_fitted_dr_coefficients_are_unbiased():
 
 @pytest.mark.parametrize("obj", OBJECTIVES)
 def test_precentred_coefficients_give_the_same_round(obj):
-    """A fit centres Gamma once and says so (centred=True); the round is the same as centring
-    every round, and centring is idempotent."""
+    """A fit centres Gamma once and says so (centred=True); the round equals centring every
+    round (to rounding: numpy's median may sum in another order), and centring is idempotent."""
     data, gamma, scores, _ = gamma_problem(seed=8)
     fresh = obj.round_state(scores, data, gamma)
     once = obj.round_state(scores, data, centre_rows(gamma), centred=True)
-    np.testing.assert_array_equal(once.direction, fresh.direction)
-    np.testing.assert_array_equal(once.kappa, fresh.kappa)
-    assert obj.risk_at(once) == obj.risk_at(fresh)
-    np.testing.assert_array_equal(centre_rows(centre_rows(gamma)), centre_rows(gamma))
+    np.testing.assert_allclose(once.direction, fresh.direction, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(once.kappa, fresh.kappa, rtol=1e-12)
+    assert obj.risk_at(once) == pytest.approx(obj.risk_at(fresh), rel=1e-12)
+    np.testing.assert_allclose(centre_rows(centre_rows(gamma)), centre_rows(gamma), atol=1e-15)
