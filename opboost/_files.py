@@ -1,4 +1,4 @@
-"""Crash-safe file writes shared by policies, checkpoints and studies.
+"""Crash-safe file writes shared by policies, checkpoints and studies, and JSON-safe values.
 
 A write goes to a uniquely named temporary file ``.<name>.<16 hex>.tmp`` in the target's
 directory, is fsynced and then ``os.replace``d onto the target, and the directory is fsynced:
@@ -9,11 +9,13 @@ never share a temporary file. Callers that clean up after killed writers match t
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
-__all__ = ["fsync_dir", "write_atomic"]
+__all__ = ["fsync_dir", "json_safe", "write_atomic"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
@@ -57,3 +59,21 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = None) -> Any:
+    """``obj`` with every NaN or infinity replaced by None; each one is appended to ``notes``
+    as ``{"path": "config.simulation.logging_C", "value": "inf"}``."""
+    if isinstance(obj, dict):
+        return {
+            str(k): json_safe(v, f"{path}.{k}" if path else str(k), notes) for k, v in obj.items()
+        }
+    if isinstance(obj, list | tuple):
+        return [json_safe(v, f"{path}[{i}]", notes) for i, v in enumerate(obj)]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        if notes is not None:
+            notes.append({"path": path, "value": repr(obj)})
+        return None
+    if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0:
+        return json_safe(obj.item(), path, notes)  # numpy scalars
+    return obj

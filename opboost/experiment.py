@@ -29,13 +29,13 @@ do not depend on how many trials run at once.
 from __future__ import annotations
 
 import copy
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from opboost._files import json_safe
 from opboost.registry import get_registry
 from opboost.simulate import expected_reward
 from opboost.trial_data import TrialData, dense
@@ -69,24 +69,12 @@ class TrialResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as JSON-ready values (NaN and infinities become None)."""
-        return _clean(asdict(self))
+        return json_safe(asdict(self))
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> TrialResult:
         """Inverse of :meth:`to_dict`."""
         return cls(**obj)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _one_hot(actions: np.ndarray, k: int) -> np.ndarray:

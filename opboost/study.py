@@ -68,7 +68,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from opboost._files import write_atomic
+from opboost._files import json_safe, write_atomic
 from opboost.config import ExperimentConfig, parse_algorithm, parse_config, resolved_config
 from opboost.exceptions import ConfigError, OpboostError, OpboostWarning
 
@@ -291,22 +291,6 @@ def _atomic_write(path: Path, text: str) -> None:
     """:func:`_write_text`'s implementation (the best-effort partial outputs use it directly,
     so they never count among the study's checked writes)."""
     write_atomic(path, text)
-
-
-def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = None) -> Any:
-    """``obj`` with every NaN or infinity replaced by None; each one is appended to ``notes``
-    as ``{"path": "config.simulation.logging_C", "value": "inf"}``."""
-    if isinstance(obj, dict):
-        return {k: json_safe(v, f"{path}.{k}" if path else str(k), notes) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v, f"{path}[{i}]", notes) for i, v in enumerate(obj)]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        if notes is not None:
-            notes.append({"path": path, "value": repr(obj)})
-        return None
-    if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0:
-        return json_safe(obj.item(), path, notes)  # numpy scalars
-    return obj
 
 
 def _write_json(path: Path, obj: Any, write: Callable[[Path, str], None] | None = None) -> None:
