@@ -144,8 +144,8 @@ def test_reward_temperature_hits_the_target_probability(prob):
 
 def test_warm_start_reward_model_starts_from_the_direct_method(digits_log):
     """F_0 distils the cross-fitted reward model q / tau: its argmax mostly agrees with q's on
-    the training rows (72% here: 30 stacked trees only approximate q) and its average
-    best-action probability is the target 1/K + q (1 - 1/K)."""
+    the training rows (30 stacked trees only approximate q) and its average best-action
+    probability is the target 1/K + q (1 - 1/K)."""
     logged, _, _ = digits_log
     booster = Booster(
         estimator="dm",
