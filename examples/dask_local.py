@@ -18,7 +18,7 @@ from sklearn.datasets import make_classification
 
 import opboost
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 
 def main() -> None:

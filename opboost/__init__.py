@@ -9,15 +9,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from opboost.data import LoggedBandit
-from opboost.exceptions import (
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import (
     ConfigError,
     InvalidParameterError,
     NotFittedError,
     OpboostError,
     PluginError,
 )
-from opboost.hookspecs import hookimpl
+from opboost.api.hookspecs import hookimpl
 from opboost.registry import available, get_registry, make
 
 try:
@@ -48,9 +48,9 @@ __all__ = [
 _LAZY = {
     "Booster": ("opboost.booster", "Booster"),
     "load_policy": ("opboost.policy", "load_policy"),
-    "PolicyChoice": ("opboost.choice", "PolicyChoice"),
+    "PolicyChoice": ("opboost.policy_learners.choice", "PolicyChoice"),
     "off_policy_scorer": ("opboost.metrics", "off_policy_scorer"),
-    "simulate": ("opboost.simulate", None),
+    "simulate": ("opboost.simulation.supervised", None),
     "online": ("opboost.online", None),
 }
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from opboost.cli import main
+from opboost.compose.cli import main
 
 sys.exit(main())

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from opboost._validation import check_fitted, check_random_state, check_scalar
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.validation import check_fitted, check_random_state, check_scalar
 from opboost.booster_checks import (
     as_logged_bandit,
     check_callbacks,
@@ -30,8 +32,6 @@ from opboost.booster_checks import (
     split_holdout,
 )
 from opboost.callbacks import Callback
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
 from opboost.fit_state import FitState
 
 __all__ = ["TOLERANCE", "Booster", "run_rounds"]

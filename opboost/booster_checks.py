@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from opboost._validation import check_scalar
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.validation import check_scalar
 from opboost.callbacks import Callback
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
 
 #: Initial scores F_0 (``Booster.warm_start``); None is F_0 = 0, the uniform policy.
 WARM_STARTS = ("best_constant", "logging", "reward_model")
@@ -33,7 +33,7 @@ __all__ = [
 
 def check_regularisation(b: Any) -> None:
     """Validate the regularisation and selection parameters of ``b``."""
-    from opboost._validation import check_choice
+    from opboost.api.validation import check_choice
 
     for name, positive, fix in (
         ("learning_rate", True, "use a shrinkage factor such as 0.1 (1.0 is the paper's step)"),

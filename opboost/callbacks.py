@@ -1,10 +1,7 @@
-"""Fit callbacks: early stopping, progress bar, history and checkpoints.
+"""The built-in fit callbacks: early stopping, progress bar, history and checkpoints.
 
-A callback is a :class:`Callback` with an ``order`` (lower runs first) and three hooks that
-each receive a frozen :class:`RoundEnv`. Callbacks never get the loop's locals and never
-raise to stop: they call ``env.request_stop(reason)``, and the first reason becomes the
-booster's ``stop_reason_``. The engine never sets attributes on callbacks; each callback
-resets its own state in ``on_fit_start``.
+The interface they implement (:class:`~opboost.api.callback.Callback`, which sees a frozen
+:class:`~opboost.api.callback.RoundEnv`) is in :mod:`opboost.api.callback`.
 
 Resuming: ``Checkpoint(directory, every=k)`` (``resume=True`` by default) writes the ensemble
 (via :meth:`opboost.policy.Policy.save`), the booster state (JSON) and the training scores
@@ -20,83 +17,18 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost._files import fsync_dir, write_atomic
-from opboost._validation import check_choice, check_scalar
-from opboost.component import Component
-from opboost.exceptions import InvalidParameterError
-from opboost.hookspecs import hookimpl
+from opboost.api.callback import Callback, RoundEnv
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.hookspecs import hookimpl
+from opboost.api.validation import check_choice, check_scalar
 
 __all__ = ["Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv"]
-
-
-class _HistoryView(Mapping):
-    """Read-only view of the metrics recorded so far: name -> (rounds,) array."""
-
-    def __init__(self, history: Mapping[str, list[float]]):
-        self._history = history
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        return np.asarray(self._history[key], dtype=np.float64)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._history)
-
-    def __len__(self) -> int:
-        return len(self._history)
-
-
-@dataclass(frozen=True)
-class RoundEnv:
-    """What a callback sees: the booster, the rounds done so far and this round's metrics.
-
-    ``round`` counts completed rounds (1-based after the first round; at ``on_fit_start`` it
-    is 0, or the checkpoint's round when resuming). ``alpha`` is NaN before the first round.
-    ``history`` maps metric names to arrays over the rounds so far. ``snapshot`` returns the
-    fit state a checkpoint stores.
-    """
-
-    booster: Any
-    round: int
-    n_rounds: int
-    alpha: float
-    train_metrics: Mapping[str, float]
-    eval_metrics: Mapping[str, float]
-    history: Mapping[str, np.ndarray] = field(default_factory=dict)
-    snapshot: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
-    _stop: list[str] = field(default_factory=list, repr=False)
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        """Train and eval metrics of this round in one mapping."""
-        return {**self.train_metrics, **self.eval_metrics}
-
-    def request_stop(self, reason: str) -> None:
-        """Ask the booster to stop after this round; ``reason`` becomes ``stop_reason_``."""
-        self._stop.append(str(reason))
-
-
-class Callback(Component):
-    """Base class of fit callbacks. Override any of the three hooks."""
-
-    kind: ClassVar[str] = "callback"
-    #: Callbacks run in increasing order; ties keep the order given to ``fit``.
-    order: ClassVar[int] = 50
-
-    def on_fit_start(self, env: RoundEnv) -> None:
-        """Called once before the first round (after restoring a checkpoint)."""
-
-    def on_round_end(self, env: RoundEnv) -> None:
-        """Called after every committed round."""
-
-    def on_fit_end(self, env: RoundEnv) -> None:
-        """Called once after the last round, with the booster's fitted attributes set."""
 
 
 class EarlyStopping(Callback):

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from opboost._numeric import dot
-from opboost._validation import check_random_state
+from opboost.api.callback import HistoryView, RoundEnv
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.numeric import dot
+from opboost.api.objective import centre_rows, softmax
+from opboost.api.validation import check_random_state
 from opboost.booster_checks import check_f
-from opboost.callbacks import RoundEnv, _HistoryView
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
-from opboost.objectives.base import centre_rows, softmax
 from opboost.policy import Policy, _json_safe
 
 __all__ = ["FitState", "policy_metadata", "policy_values"]
@@ -173,7 +173,7 @@ class FitState:
         every action, each fitting the residual), so boosting starts at the direct-method
         policy and corrects it where the logs disagree.
         """
-        from opboost.learners.base import BaseProblem
+        from opboost.api.learner import BaseProblem
         from opboost.selection import constant_action_values
 
         n, K = len(self.data), self.data.n_actions
@@ -327,7 +327,7 @@ class FitState:
             alpha=float(alpha),
             train_metrics=dict(getattr(self, "train_metrics", {})),
             eval_metrics=dict(getattr(self, "eval_metrics", {})),
-            history=_HistoryView(self.history),
+            history=HistoryView(self.history),
             snapshot=self.snapshot,
         )
 

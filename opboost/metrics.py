@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
 
 __all__ = ["OffPolicyScorer", "off_policy_scorer", "to_xy"]
 
@@ -43,7 +43,7 @@ class OffPolicyScorer:
     plays a logged action). See :func:`off_policy_scorer`."""
 
     def __init__(self, estimator_name: str = "snips", policy: str = "argmax") -> None:
-        from opboost._validation import check_choice
+        from opboost.api.validation import check_choice
         from opboost.registry import get_registry
         from opboost.selection import SELECTION_POLICIES
 

@@ -54,8 +54,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost._files import fsync_dir, write_atomic
-from opboost.learners.base import Ensemble
-from opboost.objectives.base import softmax
+from opboost.api.learner import Ensemble
+from opboost.api.objective import softmax
 
 __all__ = [
     "CONSTANT_FORMAT",

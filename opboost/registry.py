@@ -1,13 +1,15 @@
 """The plugin registry: finds components by kind and name.
 
-The registry is built lazily on first use, never at import: hook specs, then the built-in
-plugins (:data:`BUILTIN_PLUGINS`, registered exactly as a third party is), then the
-``opboost`` entry-point group (skipping blocked names), then ``check_pending``.
+The registry is built lazily on first use, never at import: hook specs, then every plugin of
+the ``opboost`` entry-point group, loaded by pluggy (``load_setuptools_entrypoints``, one
+entry point at a time so that a broken one is skipped alone). The built-ins are the entry
+points of the opboost distribution itself, declared in its pyproject.toml exactly as a third
+party declares its own; they load first and are marked ``builtin``.
 
 Environment variables:
 
 ``OPBOOST_DISABLE_PLUGIN_AUTOLOAD=1``
-    load no entry points: only built-ins are available.
+    load no third-party entry points: only built-ins are available.
 ``OPBOOST_DISABLED_PLUGINS=a,b``
     block the named plugins (entry-point names, or built-in module names).
 ``OPBOOST_TRACE_PLUGINS=1``
@@ -29,18 +31,17 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
-from opboost import hookspecs
-from opboost.component import KINDS, Component
-from opboost.exceptions import InvalidParameterError, OpboostWarning, PluginError
+from opboost.api import hookspecs
+from opboost.api.component import KINDS, Component
+from opboost.api.exceptions import InvalidParameterError, OpboostWarning, PluginError
 
 __all__ = [
-    "BUILTIN_PLUGINS",
+    "BUILTIN_DISTRIBUTION",
     "ENTRY_POINT_GROUP",
     "PluginInfo",
     "PluginLoadWarning",
@@ -54,26 +55,8 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "opboost"
 
-#: Modules holding the built-in hook implementations, registered under these names.
-BUILTIN_PLUGINS: tuple[str, ...] = (
-    "opboost.estimators.plugin",
-    "opboost.objectives.plugin",
-    "opboost.learners.plugin",
-    "opboost.callbacks",
-    "opboost.online.plugin",
-    "opboost.online.loss_plugin",
-    "opboost.baselines",
-    "opboost.datasets.plugin",
-    "opboost.dask.plugin",  # lightgbm_dask_tree, when the opboost[dask] extra is installed
-)
-
-#: Components that live in separately installed packages, for "not installed" hints.
-KNOWN_EXTERNAL: dict[tuple[str, str], str] = {
-    ("base_learner", "xgboost_tree"): "opboost-xgboost",
-    ("online_learner", "vw_cb_explore"): "opboost-vw",
-    ("policy_learner", "vw_cb_adf"): "opboost-vw",
-    ("base_learner", "lightgbm_dask_tree"): "opboost[dask]",
-}
+#: The distribution whose entry points are the built-in plugins.
+BUILTIN_DISTRIBUTION = "opboost"
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -91,8 +74,8 @@ class UnknownComponentError(PluginError, ValueError):
 class PluginLoadWarning(OpboostWarning, PluginError):
     """A plugin failed to import, register or run a hook and was skipped.
 
-    Also a :class:`~opboost.exceptions.PluginError`: with warnings turned into errors
-    (``python -W error::opboost.exceptions.OpboostWarning``) a failing plugin stops the
+    Also a :class:`~opboost.api.exceptions.PluginError`: with warnings turned into errors
+    (``python -W error::opboost.api.exceptions.OpboostWarning``) a failing plugin stops the
     registry build as before."""
 
 
@@ -133,6 +116,8 @@ class Registry:
     def __init__(self, manager: pluggy.PluginManager, plugins: list[PluginInfo]):
         self.manager = manager
         self._plugins = plugins
+        #: (kind, name) -> how to get it, for components a plugin cannot provide here.
+        self.unavailable: dict[tuple[str, str], str] = {}
         self._components: dict[str, dict[str, tuple[type[Component], PluginInfo]]] = {
             kind: {} for kind in KINDS
         }
@@ -144,7 +129,7 @@ class Registry:
         if not (isinstance(cls, type) and issubclass(cls, Component)):
             raise PluginError(
                 f"{where} returned {cls!r} from {hookspecs.HOOKS[kind]}; hooks must return "
-                f"classes derived from opboost.component.Component."
+                f"classes derived from opboost.api.component.Component."
             )
         if cls.kind != kind:
             raise PluginError(
@@ -204,11 +189,14 @@ class Registry:
         close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
         if close:
             message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
-        package = KNOWN_EXTERNAL.get((kind, name))
-        if package is not None:
+        hint = self.unavailable.get((kind, name))
+        if hint is not None:
+            message += f" {name!r} needs what is not installed here: {hint}."
+        else:
             message += (
-                f" {name!r} is provided by the package {package}, which is not installed "
-                f"(or is blocked): pip install {package}."
+                f" A {kind} from a plugin package appears once that package is installed "
+                f"(and not blocked by OPBOOST_DISABLED_PLUGINS); `opboost plugins` lists the "
+                f"loaded plugins."
             )
         return UnknownComponentError(message, kind=kind, name=name, known=known)
 
@@ -221,15 +209,73 @@ def _blocked() -> set[str]:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def _entry_points() -> Iterable[
-    tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]
-]:
+def _entry_points() -> list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]]:
+    """The ``opboost`` entry points, one per name, the built-in distribution's first."""
     seen: set[str] = set()
+    found = []
     for dist in importlib.metadata.distributions():
         for ep in dist.entry_points:
             if ep.group == ENTRY_POINT_GROUP and ep.name not in seen:
                 seen.add(ep.name)
-                yield ep, dist
+                found.append((ep, dist))
+    found.sort(key=lambda pair: _dist_name(pair[1]) != BUILTIN_DISTRIBUTION)
+    return found
+
+
+def _dist_name(dist: importlib.metadata.Distribution) -> str:
+    return dist.metadata["Name"] or "?"
+
+
+def _load(pm: pluggy.PluginManager, ep: importlib.metadata.EntryPoint, where: str) -> bool:
+    """Import and register one entry point through pluggy; False (with a warning naming the
+    plugin and how to disable it) when it fails, so one broken plugin never stops opboost."""
+    disable = (
+        f"Reinstall or uninstall it, or disable it with OPBOOST_DISABLED_PLUGINS={ep.name} "
+        f"(or every third-party plugin with OPBOOST_DISABLE_PLUGIN_AUTOLOAD=1)."
+    )
+    try:
+        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=ep.name)
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"Invalid opboost plugin {where}: {exc}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plugin's import must not stop opboost, not even exit()
+        _skip_plugin(
+            f"Could not load the opboost plugin {where}: {type(exc).__name__}: {exc}. "
+            f"Skipped it; the other plugins are available. {disable}"
+        )
+        return False
+    return pm.get_plugin(ep.name) is not None
+
+
+def _call_hooks(pm: pluggy.PluginManager, infos: dict[str, PluginInfo]) -> list[tuple]:
+    """(kind, classes, plugin info) from every hook implementation, in registration order;
+    a third-party hook that raises is skipped with a warning, a built-in's is an error."""
+    trace = _env_flag("OPBOOST_TRACE_PLUGINS")
+    results = []
+    for kind, hook_name in hookspecs.HOOKS.items():
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            info = infos[impl.plugin_name]
+            try:
+                classes = list(impl.function() or [])
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                if info.builtin:
+                    raise PluginError(
+                        f"Hook {hook_name} of plugin {info.name!r} ({info.source}) raised "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                _skip_plugin(
+                    f"Hook {hook_name} of the opboost plugin {info.name!r} ({info.source}) "
+                    f"raised {type(exc).__name__}: {exc}. Skipped its {kind} components. "
+                    f"Disable the plugin with OPBOOST_DISABLED_PLUGINS={info.name}."
+                )
+                continue
+            if trace:
+                print(f"opboost: {info.name}.{hook_name}() -> {classes}", file=sys.stderr)
+            results.append((kind, classes, info))
+    return results
 
 
 def _build() -> Registry:
@@ -238,93 +284,42 @@ def _build() -> Registry:
     blocked = _blocked()
     for name in blocked:
         pm.set_blocked(name)
-    loaded: list[tuple[object, str, str, str, bool]] = []  # plugin, name, dist, version, builtin
-    version = _opboost_version()
-    for module_name in BUILTIN_PLUGINS:
-        if module_name in blocked:
+    autoload = not _env_flag("OPBOOST_DISABLE_PLUGIN_AUTOLOAD")
+    loaded: list[PluginInfo] = []
+    for ep, dist in _entry_points():
+        builtin = _dist_name(dist) == BUILTIN_DISTRIBUTION
+        if ep.name in blocked or not (builtin or autoload):
             continue
-        module = importlib.import_module(module_name)
-        pm.register(module, name=module_name)
-        loaded.append((module, module_name, "opboost", version, True))
-    if not _env_flag("OPBOOST_DISABLE_PLUGIN_AUTOLOAD"):
-        for ep, dist in _entry_points():
-            if ep.name in blocked:
-                continue
-            dist_name = dist.metadata["Name"] or "?"
-            where = f"entry point {ep.name!r} = {ep.value!r} of {dist_name} {dist.version}"
-            disable = (
-                f"Reinstall or uninstall {dist_name}, or disable it with "
-                f"OPBOOST_DISABLED_PLUGINS={ep.name} (or every plugin with "
-                f"OPBOOST_DISABLE_PLUGIN_AUTOLOAD=1)."
-            )
-            try:
-                plugin = ep.load()
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # a plugin's import must not stop opboost
-                _skip_plugin(
-                    f"Could not import the opboost plugin {where}: "
-                    f"{type(exc).__name__}: {exc}. Skipped it; built-ins and the other "
-                    f"plugins are available. {disable}"
-                )
-                continue
-            try:
-                pm.register(plugin, name=ep.name)
-            except pluggy.PluginValidationError as exc:
-                raise PluginError(f"Invalid opboost plugin {where}: {exc}") from exc
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                _skip_plugin(
-                    f"Could not register the opboost plugin {where}: "
-                    f"{type(exc).__name__}: {exc}. Skipped it. {disable}"
-                )
-                continue
-            loaded.append((plugin, ep.name, dist_name, dist.version, False))
+        where = f"entry point {ep.name!r} = {ep.value!r} of {_dist_name(dist)} {dist.version}"
+        if _load(pm, ep, where):
+            loaded.append(PluginInfo(ep.name, _dist_name(dist), dist.version, builtin))
+    if not any(info.builtin for info in loaded) and not blocked:
+        raise PluginError(
+            "opboost's built-in plugins are not registered: the opboost distribution's entry "
+            "points were not found. Install the package (pip install -e . in a source tree)."
+        )
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise PluginError(
-            f"{exc}. Hook implementations must be named after a spec in opboost.hookspecs: "
+            f"{exc}. Hook implementations must be named after a spec in opboost.api.hookspecs: "
             f"{', '.join(hookspecs.HOOKS.values())}."
         ) from exc
-
-    trace = _env_flag("OPBOOST_TRACE_PLUGINS")
-    infos: list[PluginInfo] = []
-    results: list[tuple[str, list[Any], PluginInfo]] = []
-    for plugin, name, dist_name, dist_version, builtin in loaded:
-        provided: dict[str, tuple[str, ...]] = {}
-        info_stub = PluginInfo(name, dist_name, dist_version, builtin)
-        for kind, hook_name in hookspecs.HOOKS.items():
-            impl = getattr(plugin, hook_name, None)
-            if impl is None or pm.parse_hookimpl_opts(plugin, hook_name) is None:
-                continue
-            try:
-                classes = list(impl() or [])
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                if builtin:
-                    raise PluginError(
-                        f"Hook {hook_name} of plugin {name!r} ({info_stub.source}) raised "
-                        f"{type(exc).__name__}: {exc}"
-                    ) from exc
-                _skip_plugin(
-                    f"Hook {hook_name} of the opboost plugin {name!r} ({info_stub.source}) "
-                    f"raised {type(exc).__name__}: {exc}. Skipped its {kind} components. "
-                    f"Disable the plugin with OPBOOST_DISABLED_PLUGINS={name}."
-                )
-                continue
-            if trace:
-                print(f"opboost: {name}.{hook_name}() -> {classes}", file=sys.stderr)
-            provided[kind] = tuple(getattr(c, "name", repr(c)) for c in classes)
-            results.append((kind, classes, info_stub))
-        infos.append(PluginInfo(name, dist_name, dist_version, builtin, provided))
+    results = _call_hooks(pm, {info.name: info for info in loaded})
+    provided: dict[str, dict[str, tuple[str, ...]]] = {info.name: {} for info in loaded}
+    for kind, classes, info in results:
+        provided[info.name][kind] = tuple(getattr(c, "name", repr(c)) for c in classes)
+    infos = [
+        PluginInfo(i.name, i.distribution, i.version, i.builtin, provided[i.name]) for i in loaded
+    ]
     registry = Registry(pm, infos)
+    for entries in pm.hook.opboost_unavailable_components():
+        for kind, name, hint in entries or ():
+            registry.unavailable.setdefault((str(kind), str(name)), str(hint))
     by_name = {info.name: info for info in infos}
-    for kind, classes, stub in results:
+    for kind, classes, info in results:
         for cls in classes:
-            registry._add(kind, cls, by_name[stub.name])
+            registry._add(kind, cls, by_name[info.name])
     return registry
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.data import LoggedBandit
-from opboost.estimators.base import Interval, normal_interval
-from opboost.objectives.base import softmax
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import Interval, normal_interval
+from opboost.api.objective import softmax
 from opboost.policy import ConstantPolicy
 
 __all__ = ["ConstantPolicy", "HoldoutScorer", "constant_action_values"]

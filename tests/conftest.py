@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from opboost.data import LoggedBandit
-from opboost.datasets.bundled import Digits
+from opboost.api.data import LoggedBandit
+from opboost.simulation.datasets.bundled import Digits
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ import numpy as np
 from scipy import stats
 from sklearn.model_selection import train_test_split
 
-from opboost.data import LoggedBandit
-from opboost.datasets import SupervisedData
-from opboost.simulate import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
+from opboost.api.data import LoggedBandit
+from opboost.simulation.datasets import SupervisedData
+from opboost.simulation.supervised import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 
 __all__ = ["Trial", "simulate_trial", "summary", "t_interval"]
 

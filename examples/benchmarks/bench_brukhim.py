@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
-from opboost.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.online.fkm import NFKM
-from opboost.online.loss_runner import run_loss_feedback
 from opboost.online.ogd import OGB, OGD
+from opboost.simulation.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
+from opboost.simulation.loss_runner import run_loss_feedback
 
 LOADERS = {"abalone": Abalone, "adult": Adult, "letter": Letter}
 #: Paper's Table 2: (OGD, OGB, N-FKM, boosting) means.

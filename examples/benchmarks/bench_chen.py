@@ -23,8 +23,9 @@ import sys
 
 import numpy as np
 
-from opboost.datasets.uci_classification import DNA, Car, Connect4, Nursery
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA, run_bandit
+from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.simulation import run_bandit
+from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
 
 PAPER = {  # Table 2 of Chen et al. (2014): error rate (%)
     "perceptron": {"car": 26.9, "dna": 18.6, "nursery": 16.0, "connect4": 30.8},

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_common import simulate_trial
 
 from opboost import Booster
-from opboost.baselines import RewardRegression
 from opboost.booster_checks import split_holdout
+from opboost.policy_learners.reward_regression import RewardRegression
 from opboost.registry import get_registry
 from opboost.selection import HoldoutScorer, action_probs
 

@@ -45,10 +45,10 @@ import lightgbm as lgb
 import numpy as np
 
 from opboost import Booster
-from opboost.datasets.bundled import SyntheticMulticlass
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.datasets.bundled import SyntheticMulticlass
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 FITS = ("bopl_s", "lgb_l2", "lgb_multiclass")
 LAYOUTS = ("col", "row")  # LightGBM's force_col_wise / force_row_wise

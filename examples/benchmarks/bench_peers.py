@@ -71,9 +71,9 @@ import numpy as np
 
 import opboost
 from opboost import Booster
-from opboost.datasets import SupervisedData, resolve_data_dir
 from opboost.registry import UnknownComponentError, get_registry
 from opboost.selection import constant_action_values
+from opboost.simulation.datasets import SupervisedData, resolve_data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import Trial, simulate_trial, t_interval

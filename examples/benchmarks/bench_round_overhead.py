@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from opboost import Booster
-from opboost.data import LoggedBandit
-from opboost.learners.base import BaseLearner, BaseProblem
-from opboost.learners.toolkit import wls_terms
+from opboost.api.data import LoggedBandit
+from opboost.api.learner import BaseLearner, BaseProblem
+from opboost.api.learner_toolkit import wls_terms
 
 CACHE_FLUSH = np.ones(8_000_000)  # 64 MB, more than the machine's last-level cache
 

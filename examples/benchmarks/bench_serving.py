@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 import opboost
-from opboost.datasets.bundled import Digits
-from opboost.design import stacked_design
+from opboost.api.design import stacked_design
+from opboost.api.learner_toolkit import as_contexts
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.toolkit import as_contexts
-from opboost.simulate import supervised_to_bandit
+from opboost.simulation.datasets.bundled import Digits
+from opboost.simulation.supervised import supervised_to_bandit
 
 _OLD_CHUNK = 1 << 15
 

@@ -29,10 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from opboost._validation import check_random_state
+from opboost.api.callback import HistoryView, RoundEnv
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner_toolkit import learner_seed
+from opboost.api.objective import closed_form_step
+from opboost.api.validation import check_random_state
 from opboost.booster import TOLERANCE, run_rounds
 from opboost.booster_checks import check_callbacks, check_data
-from opboost.callbacks import RoundEnv, _HistoryView
 from opboost.dask.merge import merge_rounds
 from opboost.dask.partitions import (
     initial_scores,
@@ -45,13 +49,9 @@ from opboost.dask.partitions import (
     predict_rows,
     update_scores,
 )
-from opboost.data import LoggedBandit
 from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.exceptions import InvalidParameterError
 from opboost.fit_state import policy_metadata
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.toolkit import learner_seed
-from opboost.objectives.base import closed_form_step
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
 from opboost.policy import Policy
@@ -335,7 +335,7 @@ class DistributedFit:
             alpha=float(alpha),
             train_metrics={k: v for k, v in self.metrics.items() if not k.startswith("eval_")},
             eval_metrics={k: v for k, v in self.metrics.items() if k.startswith("eval_")},
-            history=_HistoryView(self.history),
+            history=HistoryView(self.history),
             snapshot=_no_snapshot,
         )
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opboost.data import LoggedBandit
+from opboost.api.data import LoggedBandit
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.array as da

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_choice
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.api.validation import check_choice
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_tree import LightGBMTree
 

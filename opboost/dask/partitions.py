@@ -1,6 +1,6 @@
 """Per-partition work of the distributed boosting loop, run on the Dask workers.
 
-Each function takes one partition (a validated :class:`~opboost.data.LoggedBandit` with its
+Each function takes one partition (a validated :class:`~opboost.api.data.LoggedBandit` with its
 training coefficients) and its scores F (n_p, K), and returns arrays that stay on the worker
 or a few scalars for the client; :mod:`opboost.dask.boosting` schedules them.
 """
@@ -13,8 +13,8 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import action_tilt
 

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from opboost._validation import check_random_state, check_scalar
-from opboost.data import LoggedBandit
-from opboost.estimators.base import Estimator, check_action_probs
-from opboost.exceptions import InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import Estimator, check_action_probs
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = [
     "DirectMethod",

@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost._validation import check_scalar
-from opboost.data import LoggedBandit
-from opboost.estimators.base import Estimator, check_action_probs
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import Estimator, check_action_probs
+from opboost.api.validation import check_scalar
 
 __all__ = ["IPS", "TruncatedIPS", "importance_weights"]
 

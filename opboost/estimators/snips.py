@@ -18,11 +18,11 @@ from typing import ClassVar
 import numpy as np
 from scipy import stats
 
-from opboost._numeric import dot
-from opboost.data import LoggedBandit
-from opboost.estimators.base import Estimator, Interval
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import Estimator, Interval
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.numeric import dot
 from opboost.estimators.ips import importance_weights
-from opboost.exceptions import InvalidParameterError
 
 __all__ = ["SNIPS"]
 

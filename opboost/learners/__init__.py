@@ -5,6 +5,6 @@ Concrete learners live in their own modules (``opboost.learners.sklearn``,
 package imports neither scikit-learn's trees nor lightgbm.
 """
 
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 
 __all__ = ["BaseLearner", "BaseProblem", "Ensemble"]

@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseProblem
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.learners.lightgbm_tree import LightGBMTree
 
 __all__ = ["LightGBMTreeClassifier"]

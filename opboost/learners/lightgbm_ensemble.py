@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 import lightgbm as lgb
 import numpy as np
 
-from opboost.learners.base import Ensemble
+from opboost.api.learner import Ensemble
+from opboost.api.learner_toolkit import as_contexts, dumps_checked, loads_checked
 from opboost.learners.lightgbm_rows import ACTION_DESIGNS, design_rows
-from opboost.learners.toolkit import as_contexts, dumps_checked, loads_checked
 
 __all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from opboost.design import stacked_design
+from opboost.api.design import stacked_design
 
 __all__ = ["ACTION_DESIGNS", "design_rows", "stacked_dataset"]
 
@@ -33,7 +33,7 @@ def design_rows(X: Any, n_actions: int, design: str) -> Any:
 
 
 def _dense_stacked_rows(X: np.ndarray, n_actions: int, dtype: Any, onehot: bool) -> np.ndarray:
-    """The rows of :func:`opboost.design.stacked_design` for dense ``X``, written straight into
+    """The rows of :func:`opboost.api.design.stacked_design` for dense ``X``, written straight into
     one preallocated (m, K, width) array (no index arrays, no scipy): the same values, faster
     (about 5x for one context, where it is a large part of serving one prediction)."""
     m, d = X.shape

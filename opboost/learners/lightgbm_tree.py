@@ -38,21 +38,21 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost._validation import check_choice, check_scalar
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import (
-    ACTION_DESIGNS,
-    design_rows,
-    stacked_dataset,
-)
-from opboost.learners.toolkit import (
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.api.learner_toolkit import (
     HESSIAN_UNITS,
     as_contexts,
     learner_seed,
     prepare_inputs,
     wls_terms,
+)
+from opboost.api.validation import check_choice, check_scalar
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_rows import (
+    ACTION_DESIGNS,
+    design_rows,
+    stacked_dataset,
 )
 
 __all__ = [

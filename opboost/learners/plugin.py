@@ -6,7 +6,7 @@ neither scikit-learn's trees nor lightgbm.
 
 from __future__ import annotations
 
-from opboost.hookspecs import hookimpl
+from opboost.api.hookspecs import hookimpl
 
 
 @hookimpl

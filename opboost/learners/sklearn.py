@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from opboost._validation import check_choice, check_scalar
-from opboost.design import stacked_design
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
+from opboost.api.design import stacked_design
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.api.validation import check_choice, check_scalar
 from opboost.learners.sklearn_ensemble import (
     ACTION_DESIGNS,
     InMemoryModel,

@@ -1,6 +1,6 @@
 """Boosting objectives: risks, gradients, base-learning problems and closed-form steps."""
 
-from opboost.objectives.base import REDUCTIONS, Objective, RoundState, log_softmax, softmax
+from opboost.api.objective import REDUCTIONS, Objective, RoundState, log_softmax, softmax
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
 from opboost.objectives.variance import SNIPSObjective, VariancePenalised

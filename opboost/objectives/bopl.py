@@ -15,8 +15,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost._numeric import dot
-from opboost.objectives.base import ActionState, Objective, RoundState
+from opboost.api.numeric import dot
+from opboost.api.objective import ActionState, Objective, RoundState
 
 __all__ = ["BOPL"]
 

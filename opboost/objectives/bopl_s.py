@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost.objectives.base import ActionState, Objective, RoundState
+from opboost.api.objective import ActionState, Objective, RoundState
 
 __all__ = ["BOPLS"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opboost.hookspecs import hookimpl
+from opboost.api.hookspecs import hookimpl
 
 
 @hookimpl

@@ -36,10 +36,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost._numeric import dot
-from opboost._validation import check_scalar
-from opboost.data import LoggedBandit
-from opboost.objectives.base import Objective, RoundState, _check_inputs, policy_terms, softmax
+from opboost.api.data import LoggedBandit
+from opboost.api.numeric import dot
+from opboost.api.objective import Objective, RoundState, _check_inputs, policy_terms, softmax
+from opboost.api.validation import check_scalar
 
 __all__ = ["SNIPSObjective", "VariancePenalised"]
 

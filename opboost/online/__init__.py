@@ -1,15 +1,16 @@
-"""Online boosting with bandit or loss feedback.
+"""Online boosting algorithms with bandit or loss feedback.
 
 Contextual-bandit feedback (the reward of the chosen action only): ``chen_bandit_boost``
-(Chen, Lin & Lu 2014) and the baselines ``banditron`` and ``conservative_ova``, run with
-:func:`run_bandit` through a label-hiding :class:`BanditEnvironment`.
+(Chen, Lin & Lu 2014) and the baselines ``banditron`` and ``conservative_ova``.
 
 Loss-value feedback (noisy multi-point bandit feedback on a convex loss):
 ``brukhim_hazan`` (Brukhim & Hazan 2021, Algorithm 2), the baselines ``n_fkm``, ``ogd`` and
-``ogb``, and ``oco_boost`` (Brukhim et al. 2020, Algorithm 4), run with
-:func:`run_loss_feedback` through a label-hiding :class:`LossEnvironment`.
+``ogb``, and ``oco_boost`` (Brukhim et al. 2020, Algorithm 4).
 
-Submodules load lazily, so ``import opboost.online`` stays light (no river).
+The interfaces they implement are in :mod:`opboost.api` (``OnlineLearner``,
+``BanditLearner``, ``LossFeedbackLearner``); the environments and runners that simulate
+their streams are in :mod:`opboost.simulation`. Submodules load lazily, so
+``import opboost.online`` stays light (no river).
 """
 
 from __future__ import annotations
@@ -18,38 +19,17 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "BanditEnvironment",
-    "BanditLearner",
-    "BanditRunResult",
     "Banditron",
+    "BrukhimHazanBoost",
     "ChenBanditBoost",
     "ConservativeOVA",
-    "HiddenLabelError",
-    # loss feedback
-    "LossEnvironment",
-    "LossFeedbackLearner",
-    "LossRunResult",
-    "OnlineLearner",
-    "run_bandit",
-    "run_loss_feedback",
 ]
 
 _LAZY: dict[str, tuple[str, str]] = {
-    "OnlineLearner": ("opboost.online.base", "OnlineLearner"),
-    # contextual-bandit feedback
-    "BanditLearner": ("opboost.online.bandit", "BanditLearner"),
-    "BanditEnvironment": ("opboost.online.environment", "BanditEnvironment"),
-    "HiddenLabelError": ("opboost.online.environment", "HiddenLabelError"),
     "Banditron": ("opboost.online.banditron", "Banditron"),
+    "BrukhimHazanBoost": ("opboost.online.brukhim_hazan", "BrukhimHazanBoost"),
     "ChenBanditBoost": ("opboost.online.chen_bandit_boost", "ChenBanditBoost"),
     "ConservativeOVA": ("opboost.online.conservative_ova", "ConservativeOVA"),
-    "BanditRunResult": ("opboost.online.results", "BanditRunResult"),
-    "run_bandit": ("opboost.online.runners", "run_bandit"),
-    # loss feedback
-    "LossFeedbackLearner": ("opboost.online.loss_feedback", "LossFeedbackLearner"),
-    "LossEnvironment": ("opboost.online.loss_feedback", "LossEnvironment"),
-    "LossRunResult": ("opboost.online.loss_runner", "LossRunResult"),
-    "run_loss_feedback": ("opboost.online.loss_runner", "run_loss_feedback"),
 }
 
 

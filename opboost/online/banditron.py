@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_random_state, check_scalar
-from opboost.online.bandit import BanditLearner, as_context
+from opboost.api.bandit import BanditLearner, as_context
+from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["Banditron"]
 

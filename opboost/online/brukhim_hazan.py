@@ -28,16 +28,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_choice, check_random_state, check_scalar
-from opboost.exceptions import InvalidParameterError
-from opboost.online.fkm import LinearBank, check_fkm_params
-from opboost.online.loss_feedback import (
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.loss_feedback import (
     LossFeedbackLearner,
-    as_vector,
     project,
     sample_unit_sphere,
     spherical_gradient,
 )
+from opboost.api.online import as_context
+from opboost.api.validation import check_choice, check_random_state, check_scalar
+from opboost.online.fkm import LinearBank, check_fkm_params
 
 __all__ = ["BrukhimHazanBoost", "RiverBank", "frank_wolfe_iterates"]
 
@@ -117,7 +117,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
     Examples
     --------
     >>> import numpy as np
-    >>> from opboost.online.loss_feedback import LossEnvironment
+    >>> from opboost.simulation.loss_environment import LossEnvironment
     >>> env = LossEnvironment(np.array([0.5, 0.2]), noise=0.1, random_state=0)
     >>> booster = BrukhimHazanBoost(n_learners=3, random_state=0)
     >>> x = np.array([1.0, -1.0])
@@ -220,7 +220,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         self._directions: np.ndarray | None = None
 
     def _x(self, x: Any) -> np.ndarray:
-        x = as_vector(x, getattr(self, "_n_features", None), type(self).__name__)
+        x = as_context(x, getattr(self, "_n_features", None), type(self).__name__)
         if not hasattr(self, "_bank"):
             self._init(x)
         return x

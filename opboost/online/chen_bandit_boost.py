@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_random_state, check_scalar
-from opboost.online.bandit import BanditLearner, as_context
+from opboost.api.bandit import BanditLearner, as_context
+from opboost.api.validation import check_random_state, check_scalar
 from opboost.online.weak_learners import make_bank
 
 __all__ = ["ChenBanditBoost", "example_weights"]

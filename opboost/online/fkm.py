@@ -21,14 +21,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_choice, check_random_state, check_scalar
-from opboost.online.loss_feedback import (
+from opboost.api.loss_feedback import (
     LossFeedbackLearner,
-    as_vector,
     project,
     sample_unit_sphere,
     spherical_gradient,
 )
+from opboost.api.online import as_context
+from opboost.api.validation import check_choice, check_random_state, check_scalar
 
 __all__ = ["NFKM", "LinearBank"]
 
@@ -190,7 +190,7 @@ class NFKM(LossFeedbackLearner):
 
     def _x(self, x: Any) -> np.ndarray:
         bank = getattr(self, "_bank", None)
-        x = as_vector(x, None if bank is None else bank.W.shape[2] - 1, "NFKM")
+        x = as_context(x, None if bank is None else bank.W.shape[2] - 1, "NFKM")
         if bank is None:
             self._init(x)
         return x

@@ -30,10 +30,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_choice, check_fitted, check_random_state, check_scalar
-from opboost.exceptions import InvalidParameterError
-from opboost.online.base import OnlineLearner
-from opboost.online.loss_feedback import as_vector
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.online import OnlineLearner, as_context
+from opboost.api.validation import check_choice, check_fitted, check_random_state, check_scalar
 
 __all__ = ["OCOBoost", "randomized_vote"]
 
@@ -179,7 +178,7 @@ class OCOBoost(OnlineLearner):
 
     def _x(self, x: Any) -> np.ndarray:
         W = getattr(self, "_W", None)
-        x = as_vector(x, None if W is None else W.shape[1] - 1, "OCOBoost")
+        x = as_context(x, None if W is None else W.shape[1] - 1, "OCOBoost")
         if W is None:
             self._validate()
             self._W = np.zeros((self.n_learners, x.shape[0] + 1))

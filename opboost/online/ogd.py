@@ -2,7 +2,7 @@
 boosting (OGB, Beygelzimer, Hazan, Kale & Luo 2015, Algorithm 2).
 
 Both see the whole loss of the round after predicting (``information = "full"``): the
-runner passes a :class:`~opboost.online.loss_feedback.RevealedLoss`, and the learners use
+runner passes a :class:`~opboost.api.loss_feedback.FullLoss`, and the learners use
 its exact gradient, never the label.
 
 - :class:`OGD` (``"ogd"``): one linear model ``ŷ = Π_K(W [x, 1])``, step
@@ -18,18 +18,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_scalar
+from opboost.api.loss_feedback import FullLoss, LossFeedbackLearner
+from opboost.api.online import as_context
+from opboost.api.validation import check_scalar
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.online.fkm import LinearBank, check_fkm_params
-from opboost.online.loss_feedback import LossFeedbackLearner, RevealedLoss, as_vector
 
 __all__ = ["OGB", "OGD"]
 
 
-def _check_revealed(owner: str, feedback: Any) -> RevealedLoss:
-    if not isinstance(feedback, RevealedLoss):
+def _check_revealed(owner: str, feedback: Any) -> FullLoss:
+    if not isinstance(feedback, FullLoss):
         raise TypeError(
-            f"{owner}.learn_one: feedback must be a RevealedLoss (full information). Got "
+            f"{owner}.learn_one: feedback must be a revealed loss (a FullLoss such as "
+            f"RevealedLoss: full information). Got "
             f"{type(feedback).__name__}; pass env.reveal(t), or use a bandit learner."
         )
     return feedback
@@ -72,7 +74,7 @@ class OGD(LossFeedbackLearner):
 
     def _x(self, x: Any) -> np.ndarray:
         bank = getattr(self, "_bank", None)
-        x = as_vector(x, None if bank is None else bank.W.shape[2] - 1, "OGD")
+        x = as_context(x, None if bank is None else bank.W.shape[2] - 1, "OGD")
         if bank is None:
             check_fkm_params(self, smoothing=False)
             self._check_label_params()
@@ -94,7 +96,7 @@ class OGD(LossFeedbackLearner):
         x = self._x(x)
         return self._bank.predict(x)[0]
 
-    def learn_one(self, x: np.ndarray, feedback: RevealedLoss) -> None:
+    def learn_one(self, x: np.ndarray, feedback: FullLoss) -> None:
         """One gradient step with ``∇l_t(ŷ)`` from the revealed loss."""
         x = self._x(x)
         grad = _check_revealed("OGD", feedback).gradient(self._bank.predict(x)[0])
@@ -118,7 +120,7 @@ class OGB(BrukhimHazanBoost):
     def query_one(self, x: np.ndarray) -> np.ndarray:
         return LossFeedbackLearner.query_one(self, x)
 
-    def learn_one(self, x: np.ndarray, feedback: RevealedLoss) -> None:
+    def learn_one(self, x: np.ndarray, feedback: FullLoss) -> None:
         """Pass the exact ``∇l_t(y^{i-1})`` (N, m) to the N learners as linear losses."""
         revealed = _check_revealed("OGB", feedback)
         iterates = self.iterates_one(x)

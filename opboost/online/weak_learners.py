@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.exceptions import InvalidParameterError
+from opboost.api.exceptions import InvalidParameterError
 
 __all__ = [
     "BANKS",

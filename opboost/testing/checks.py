@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.component import KINDS, Component, clone
+from opboost.api.component import KINDS, Component, clone
 
 __all__ = ["all_checks", "parametrize_with_checks"]
 
@@ -25,7 +25,7 @@ def _instance(cls: type[Component], **overrides: Any) -> Component:
 
 
 def _small_logged(n: int = 60, d: int = 4, k: int = 3, seed: int = 0):
-    from opboost.data import LoggedBandit
+    from opboost.api.data import LoggedBandit
 
     rng = np.random.default_rng(seed)
     probs = rng.dirichlet(np.ones(k), size=n)
@@ -138,7 +138,7 @@ def check_estimator_coefficients(cls: type[Component]) -> None:
 
 def check_base_learner_round_and_save(cls: type[Component]) -> None:
     """One round returns (n, K) f; the ensemble predicts alpha*f and survives dumps/loads."""
-    from opboost.learners.base import BaseProblem
+    from opboost.api.learner import BaseProblem
 
     data = _small_logged(n=80)
     rng = np.random.default_rng(1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opboost.component import KINDS
+from opboost.api.component import KINDS
 from opboost.registry import get_registry
 from opboost.testing import parametrize_with_checks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 
-from opboost.cli import main
+from opboost.compose.cli import main
 
 CONFIG = """
 [data]
@@ -79,10 +79,10 @@ def test_packaged_quickstart_config_matches_the_example():
     """The packaged quickstart config is the same file as examples/quickstart.toml."""
     from pathlib import Path
 
-    from opboost.quickstart import quickstart_config
+    from opboost.compose.quickstart import quickstart_config
 
     example = Path(__file__).parents[2] / "examples" / "quickstart.toml"
-    packaged = Path(__file__).parents[2] / "opboost" / "configs" / "quickstart.toml"
+    packaged = Path(__file__).parents[2] / "opboost" / "compose" / "configs" / "quickstart.toml"
     assert packaged.read_text() == example.read_text()
     config = quickstart_config(n_seeds=2, n_rounds=7, n_jobs=1)
     assert config.experiment["seeds"] == [0, 1]

@@ -27,7 +27,7 @@ from opboost.callbacks import Checkpoint, History
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
 from opboost.dask.partitions import predict_rows
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The
 #: first rounds grow the same trees (to float precision); at round 4 a near tie between two

@@ -8,7 +8,7 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 from opboost import Booster, load_policy
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.datasets.bundled import Diabetes
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.online.fkm import NFKM
-from opboost.online.loss_runner import run_loss_feedback
+from opboost.simulation.datasets.bundled import Diabetes
+from opboost.simulation.loss_runner import run_loss_feedback
 
 SEEDS = range(5)
 #: Matched hyper-parameters: same N queries per round, δ and step schedule for both.

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.datasets.bundled import Digits
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA, run_bandit
+from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.simulation import run_bandit
+from opboost.simulation.datasets.bundled import Digits
 
 
 def test_chen_beats_banditron_and_uniform_on_digits():

@@ -40,9 +40,10 @@ def fake_plugins(monkeypatch: pytest.MonkeyPatch, clean_registry: None) -> Calla
     """Install fake plugins: ``add(entry_name, module, dist="opboost-fake", version="1.0")``.
 
     ``module`` is a module object (registered in sys.modules) or a dotted import path that
-    may fail to import. Only these fake distributions are visible to the registry.
+    may fail to import. Only these fake distributions and opboost itself (the built-in
+    plugins) are visible to the registry.
     """
-    dists: list[FakeDistribution] = []
+    dists: list = [importlib.metadata.distribution("opboost")]  # the built-ins stay
     monkeypatch.setattr(importlib.metadata, "distributions", lambda: list(dists))
 
     def add(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from opboost import hookspecs
+from opboost.api import hookspecs
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 

@@ -26,7 +26,7 @@ tinyplug = "opboost_tinyplug.plugin"
 PLUGIN = '''\
 """A tiny opboost plugin: one estimator."""
 from opboost import hookimpl
-from opboost.estimators.base import Estimator
+from opboost.api.estimator import Estimator
 
 
 class HalfIPS(Estimator):
@@ -98,7 +98,7 @@ def test_installed_plugin_in_available(installed_plugin: Path):
 
 def test_installed_plugin_in_cli_listing(installed_plugin: Path):
     """`opboost plugins` lists the plugin with its version, distribution and components."""
-    out = run_python("from opboost.cli import main; main(['plugins'])", installed_plugin)
+    out = run_python("from opboost.compose.cli import main; main(['plugins'])", installed_plugin)
     assert "tinyplug  (opboost-tinyplug 0.0.7, entry point)" in out
     assert "    estimator: half_ips" in out
     assert "    estimator: ips, truncated_ips" in out or "estimator: ips, truncated_ips," in out

@@ -9,9 +9,9 @@ import types
 import pytest
 
 import opboost
-from opboost.estimators.base import Estimator
-from opboost.exceptions import InvalidParameterError, PluginError
-from opboost.hookspecs import hookimpl
+from opboost.api.estimator import Estimator
+from opboost.api.exceptions import InvalidParameterError, PluginError
+from opboost.api.hookspecs import hookimpl
 from opboost.registry import UnknownComponentError, get_registry
 
 
@@ -91,11 +91,11 @@ def test_registry_unknown_kind(clean_registry):
 
 
 def test_registry_external_component_hint(clean_registry, monkeypatch):
-    """A component of a known separate package says which package to install."""
+    """An unknown name says plugin packages must be installed; the registry names none."""
     monkeypatch.setenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "1")  # as if opboost-xgboost is absent
     with pytest.raises(
         UnknownComponentError,
-        match=r"provided by the package opboost-xgboost, which is not installed",
+        match=r"A base_learner from a plugin package appears once that package is installed",
     ):
         get_registry().get("base_learner", "xgboost_tree")
 
@@ -156,7 +156,7 @@ def test_registry_import_failure_names_entry_point(fake_plugins):
     fake_plugins("broken", "opboost_no_such_module_xyz", dist="opboost-broken", version="9.9")
     with pytest.raises(
         PluginError,
-        match=r"Could not import the opboost plugin entry point 'broken' = "
+        match=r"Could not load the opboost plugin entry point 'broken' = "
         r"'opboost_no_such_module_xyz' of opboost-broken 9\.9: ModuleNotFoundError",
     ):
         get_registry()

@@ -17,7 +17,7 @@ PLUGIN = "opboost.testing.pytest_plugin"
 INNER_TESTS = """
 from typing import ClassVar
 
-from opboost.estimators.base import Estimator
+from opboost.api.estimator import Estimator
 from opboost.testing.pytest_plugin import parametrize_with_checks
 
 
@@ -97,7 +97,7 @@ def test_registry_fixture_direct(monkeypatch):
 
 
 def _half_ips() -> type:
-    from opboost.estimators.base import Estimator
+    from opboost.api.estimator import Estimator
 
     class HalfIPS(Estimator):
         name = "half_ips"

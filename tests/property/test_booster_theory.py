@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from opboost.api.data import LoggedBandit
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.booster import Booster
-from opboost.data import LoggedBandit
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
 from opboost.objectives import BOPL, BOPLS
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from opboost.api.loss_feedback import sample_unit_sphere, spherical_gradient
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
-from opboost.online.loss_feedback import LossEnvironment, sample_unit_sphere, spherical_gradient
-from opboost.online.loss_runner import run_loss_feedback
+from opboost.simulation.loss_environment import LossEnvironment
+from opboost.simulation.loss_runner import run_loss_feedback
 
 
 def _train(booster, m, n=150, d=4, seed=0):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.online import ChenBanditBoost, run_bandit
+from opboost.online import ChenBanditBoost
 from opboost.online.chen_bandit_boost import example_weights
+from opboost.simulation import run_bandit
 
 
 def _recording_learner(delta: float, seed: int) -> tuple[ChenBanditBoost, list]:

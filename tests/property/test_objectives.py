@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from objective_problems import make_problem, numeric_gradient
 
-from opboost.exceptions import InvalidParameterError
+from opboost.api.exceptions import InvalidParameterError
 from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from objective_problems import make_problem, numeric_gradient
 
+from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.snips import SNIPS
-from opboost.exceptions import InvalidParameterError
 from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 

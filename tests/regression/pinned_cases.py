@@ -47,8 +47,8 @@ BOOSTER_VARIANTS = {
 
 def logs():
     """(train logs, test contexts): 600 logged digits rows and 200 held-out contexts."""
-    from opboost.datasets.bundled import Digits
-    from opboost.simulate import supervised_to_bandit
+    from opboost.simulation.datasets.bundled import Digits
+    from opboost.simulation.supervised import supervised_to_bandit
 
     data = Digits().load()
     sim = supervised_to_bandit(data.X[:800], data.y[:800], n_actions=10, random_state=0)

@@ -10,9 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 from opboost import Booster
-from opboost.config import parse_config
-from opboost.data import LoggedBandit
-from opboost.exceptions import ConfigError, InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import ConfigError, InvalidParameterError
+from opboost.compose.config import parse_config
 
 N, K = 6, 3
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.data import LoggedBandit
-from opboost.exceptions import OpboostWarning
-from opboost.hookspecs import hookimpl
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import OpboostWarning
+from opboost.api.hookspecs import hookimpl
 from opboost.registry import get_registry, reset_registry
 
 BUILTIN_BASE_LEARNERS = {"lightgbm_tree", "sklearn_tree"}
@@ -98,7 +98,7 @@ def test_plugin_failing_at_import_is_skipped_with_warning_builtins_still_load(
 def test_failing_plugin_does_not_hide_the_healthy_ones(plugin_env, monkeypatch):
     """Next to a broken plugin, a healthy plugin's components are still registered."""
     _failing(plugin_env, monkeypatch, "raises_import_error")
-    from opboost.estimators.base import Estimator
+    from opboost.api.estimator import Estimator
 
     class Healthy(Estimator):
         name = "healthy_ips"

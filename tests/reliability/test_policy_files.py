@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.data import LoggedBandit
+from opboost.api.data import LoggedBandit
 from opboost.policy import ConstantPolicy, load_policy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals, symlinks, FIFOs")

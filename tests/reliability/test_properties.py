@@ -15,9 +15,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opboost.config import parse_config
-from opboost.data import LoggedBandit
-from opboost.exceptions import ConfigError
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import ConfigError
+from opboost.compose.config import parse_config
 
 FIELDS = ("contexts", "actions", "propensities", "rewards", "n_actions")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,7 +125,7 @@ CHILD = textwrap.dedent(
     import hashlib, json, random, sys, traceback
     import numpy as np
     import opboost
-    from opboost.data import LoggedBandit
+    from opboost.api.data import LoggedBandit
     from opboost.policy import load_policy
 
     rng = np.random.default_rng(0)

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from opboost.config import parse_config
-from opboost.exceptions import OpboostWarning
-from opboost.study import LOCK_NAME, StudyError, StudyLockedError, run_study
+from opboost.api.exceptions import OpboostWarning
+from opboost.compose.config import parse_config
+from opboost.compose.study import LOCK_NAME, StudyError, StudyLockedError, run_study
 
 PLUGIN = """
 import os
@@ -34,9 +34,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost.datasets.base import Dataset, SupervisedData
-from opboost.hookspecs import hookimpl
-from opboost.policy_learners import PolicyLearner
+from opboost.api.dataset import Dataset, SupervisedData
+from opboost.api.hookspecs import hookimpl
+from opboost.api.policy_learner import PolicyLearner
 
 
 class DurabilityData(Dataset):
@@ -155,7 +155,7 @@ def test_concurrent_studies_on_one_out_dir_second_refuses(plugin, tmp_path, caps
     """While a study runs on --out, a second run_study (and `opboost study`) on the same
     directory is refused with the directory, the owner's pid and what to do if it is dead;
     the first study finishes normally and releases the lock."""
-    from opboost.cli import main
+    from opboost.compose.cli import main
 
     out = tmp_path / "out"
     first: dict = {}
@@ -199,7 +199,7 @@ def test_stale_lock_of_a_dead_process_is_taken_over(plugin, tmp_path):
 def test_atomic_writes_use_unique_temporary_files(plugin, tmp_path, monkeypatch):
     """Two writers of the same file never share a temporary file: every temporary name
     differs and none is left behind."""
-    import opboost.study as study_module
+    import opboost.compose.study as study_module
 
     names: list[str] = []
     real = os.replace
@@ -240,13 +240,13 @@ def test_non_finite_config_values_are_written_as_null_with_a_note(plugin, tmp_pa
 def test_summary_writer_failure_keeps_every_trial_and_resumes(plugin, tmp_path, monkeypatch):
     """When writing results.md fails, the error names it and the trials directory, the other
     outputs and every per-trial file are written, and a re-run resumes every trial."""
-    import opboost.report
+    import opboost.compose.report
 
     def broken(*args, **kwargs):
         raise RuntimeError("no space left on device (simulated)")
 
     with monkeypatch.context() as m:
-        m.setattr(opboost.report, "markdown_table", broken)
+        m.setattr(opboost.compose.report, "markdown_table", broken)
         with pytest.raises(StudyError) as info:
             study(raw_config(), tmp_path, plots=False)
     message = str(info.value)
@@ -266,7 +266,7 @@ def test_failing_trial_with_n_jobs_2_keeps_every_other_trial(plugin, tmp_path, c
     """`opboost study --n-jobs 2` where one algorithm raises at fit: every other trial is
     kept and written, the failures are recorded with their traceback and marked in
     results.md, the command exits 1; a re-run retries only the failed trials."""
-    from opboost.cli import main
+    from opboost.compose.cli import main
 
     path = toml(
         tmp_path / "s.toml",
@@ -303,7 +303,7 @@ def test_failing_trial_with_n_jobs_2_keeps_every_other_trial(plugin, tmp_path, c
 
 
 def parse_config_file(path: Path) -> dict:
-    from opboost.config import load_config
+    from opboost.compose.config import load_config
 
     return {"raw": load_config(path).raw}
 
@@ -383,7 +383,7 @@ def test_workers_die_with_the_study(plugin, tmp_path):
         """,
         seeds=(0,),
     )
-    code = "import sys; from opboost.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from opboost.compose.cli import main; sys.exit(main(sys.argv[1:]))"
     runs = {}
     try:
         for sig in (signal.SIGKILL, signal.SIGTERM):

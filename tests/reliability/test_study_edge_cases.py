@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_study_durability import plugin, plugin_dir, raw_config, study, toml
 
-from opboost.study import LOCK_NAME, comparable
+from opboost.compose.study import LOCK_NAME, comparable
 
 __all__ = ["plugin", "plugin_dir"]  # fixtures used by the tests below
 
@@ -148,9 +148,9 @@ def test_malformed_trial_files_are_rerun_with_a_note_naming_them(plugin, tmp_pat
 
 
 def _fail_writes(monkeypatch, error: OSError, after: int = 0) -> list[Path]:
-    """Every atomic write of opboost.study after the first ``after`` raises ``error`` (as a
+    """Every atomic write of opboost.compose.study after the first ``after`` raises ``error`` (as a
     read-only or full disk would; tests run as root, where chmod does not stop writes)."""
-    import opboost.study as study_module
+    import opboost.compose.study as study_module
 
     real = study_module._write_text
     attempted: list[Path] = []
@@ -171,7 +171,7 @@ def test_read_only_out_is_a_clean_error_naming_it_and_keeps_trials(
     """`opboost study` on a read-only --out (the lock cannot be created, nothing can be
     written) prints `opboost: error: ...` naming the directory and exits 2, no traceback;
     the trials stored there before are untouched and a later writable run resumes them."""
-    from opboost.cli import main
+    from opboost.compose.cli import main
 
     out = tmp_path / "out"
     path = toml(tmp_path / "s.toml", "")
@@ -217,7 +217,7 @@ def test_disk_full_during_study_is_a_clean_error_and_keeps_finished_trials(
     """The disk fills up (ENOSPC) after two trial files: `opboost study` prints `opboost:
     error: ...` naming the file that could not be written and exits 2; the two stored
     trials are complete and a re-run resumes them and gives an undisturbed study's numbers."""
-    from opboost.cli import main
+    from opboost.compose.cli import main
 
     path = toml(tmp_path / "s.toml", '[[algorithms]]\nlabel = "c"\nbaseline = "best_constant"\n')
     reference = tmp_path / "reference"
@@ -250,8 +250,9 @@ def test_disk_full_during_study_is_a_clean_error_and_keeps_finished_trials(
 LAUNCHER = r"""
 import os, sys
 import opboost
-from opboost.cli import main
-import opboost.study, opboost.experiment, opboost.trial_data, opboost.report
+from opboost.compose.cli import main
+import opboost.compose.study, opboost.compose.experiment
+import opboost.compose.trial_data, opboost.compose.report
 opboost.get_registry()
 
 print("launcher ready", flush=True)

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.data import LoggedBandit
-from opboost.datasets.base import Dataset, SupervisedData
-from opboost.hookspecs import hookimpl
+from opboost.api.data import LoggedBandit
+from opboost.api.dataset import Dataset, SupervisedData
+from opboost.api.hookspecs import hookimpl
 from opboost.registry import reset_registry
 
 

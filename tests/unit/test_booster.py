@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from opboost import Booster, NotFittedError
-from opboost.data import LoggedBandit
-from opboost.estimators.base import Estimator
-from opboost.exceptions import InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import Estimator
+from opboost.api.exceptions import InvalidParameterError
 from opboost.learners.sklearn import SklearnTree
 from opboost.objectives import BOPL, BOPLS
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost._validation import check_random_state
-from opboost.data import LoggedBandit
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.validation import check_random_state
 from opboost.estimators.direct import DirectMethod
-from opboost.exceptions import InvalidParameterError
 from opboost.fit_state import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}
 

@@ -10,8 +10,8 @@ import pytest
 
 import opboost
 from opboost import Booster
+from opboost.api.exceptions import InvalidParameterError
 from opboost.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
-from opboost.exceptions import InvalidParameterError
 
 
 class Kill(Callback):

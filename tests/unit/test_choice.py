@@ -10,9 +10,9 @@ from action_only_data import action_only_log
 from sklearn.model_selection import train_test_split
 
 from opboost import Booster, PolicyChoice, load_policy
-from opboost.exceptions import InvalidParameterError
+from opboost.api.exceptions import InvalidParameterError
 from opboost.policy import ConstantPolicy, Policy
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 FAST = {"n_rounds": 30, "base_learner_params": {"num_threads": 1}}
 

@@ -8,9 +8,9 @@ import tomllib
 import pytest
 import tomli_w
 
-from opboost.config import dumps_resolved, load_config, parse_config, resolved_config
-from opboost.exceptions import ConfigError
-from opboost.search import apply_overrides, select_candidate
+from opboost.api.exceptions import ConfigError
+from opboost.compose.config import dumps_resolved, load_config, parse_config, resolved_config
+from opboost.compose.search import apply_overrides, select_candidate
 
 BASE = {
     "data": {"name": "wine"},
@@ -75,7 +75,8 @@ def test_misspelt_plugin_name_suggests_closest():
     with pytest.raises(
         ConfigError,
         match=r"^c\.toml \[algorithms\[1\]\.objective\.name\]: Unknown objective 'bopl_z'\. "
-        r"Known: bopl \(opboost .*\), bopl_s \(opboost .*\)\. Did you mean 'bopl_s' or 'bopl'\?$",
+        r"Known: bopl \(opboost .*\), bopl_s \(opboost .*\)\. "
+        r"Did you mean 'bopl_s' or 'bopl'\? A .*$",
     ):
         parse_config(raw, file="c.toml")
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
 
 N, K = 6, 3
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.baselines import RewardRegression
-from opboost.design import action_rows, stacked_design
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.api.design import action_rows, stacked_design
+from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 
 def test_stacked_design_rows_are_context_then_onehot():

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.estimators.base import check_action_probs
+from opboost.api.estimator import check_action_probs
+from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.direct import DirectMethod, DoublyRobust
 from opboost.estimators.ips import IPS, TruncatedIPS
 from opboost.estimators.snips import SNIPS
-from opboost.exceptions import InvalidParameterError
 
 ESTIMATORS = [
     pytest.param(IPS, id="ips"),

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseProblem
-from opboost.learners.toolkit import (
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
+from opboost.api.learner_toolkit import (
     as_contexts,
     dumps_checked,
     learner_seed,

@@ -7,8 +7,8 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from opboost import Booster, load_policy
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseProblem
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.learners.lightgbm_classifier import LightGBMTreeClassifier
 from opboost.learners.lightgbm_rows import design_rows
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.design import action_rows
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseProblem
+from opboost.api.design import action_rows
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import ROW_WISE_MAX_BINS, LightGBMTree, histogram_layout

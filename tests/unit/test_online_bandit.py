@@ -8,18 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from opboost.datasets.uci_classification import DNA, Car, Connect4, Nursery
-from opboost.exceptions import InvalidParameterError
-from opboost.online import (
-    BanditEnvironment,
-    Banditron,
-    ChenBanditBoost,
-    ConservativeOVA,
-    HiddenLabelError,
-    run_bandit,
-)
+from opboost.api.exceptions import InvalidParameterError
+from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
 from opboost.online.chen_bandit_boost import example_weights
 from opboost.online.weak_learners import GaussianNBBank, PerceptronBank, make_bank
+from opboost.simulation import BanditEnvironment, HiddenLabelError, run_bandit
+from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
 
 
 def _blobs(n: int = 300, k: int = 3, d: int = 4, seed: int = 0):

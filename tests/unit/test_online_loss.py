@@ -9,14 +9,15 @@ import sys
 import numpy as np
 import pytest
 
-from opboost.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
-from opboost.exceptions import InvalidParameterError
+from opboost.api.exceptions import HiddenLabelError, InvalidParameterError
+from opboost.api.loss_feedback import project
 from opboost.online.brukhim_hazan import BrukhimHazanBoost, frank_wolfe_iterates
 from opboost.online.fkm import NFKM
-from opboost.online.loss_feedback import HiddenLabelError, LossEnvironment, project
-from opboost.online.loss_runner import run_loss_feedback
 from opboost.online.oco_boost import OCOBoost
 from opboost.online.ogd import OGB, OGD
+from opboost.simulation.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
+from opboost.simulation.loss_environment import LossEnvironment
+from opboost.simulation.loss_runner import run_loss_feedback
 
 
 def _stream(n=200, d=4, seed=0):
@@ -73,7 +74,7 @@ def test_runner_never_reads_labels_outside_loss(monkeypatch):
     """A full run reads labels only through loss()/evaluate() (the store stays sealed)."""
     X, y = _stream(50)
     opened = []
-    from opboost.online import loss_feedback as lf
+    from opboost.simulation import loss_environment as lf
 
     original = lf._SealedLabels.unsealed
 

@@ -11,7 +11,7 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, LoggedBandit, load_policy
-from opboost.experiment import staged_rewards
+from opboost.compose.experiment import staged_rewards
 from opboost.policy import CONSTANT_FORMAT, CONSTANT_FORMAT_VERSION, Policy
 from opboost.selection import ConstantPolicy
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.datasets.arff import meka_label_count, read_arff
-from opboost.datasets.covertype import Covertype
-from opboost.datasets.fashion_mnist import FashionMNIST, read_idx
-from opboost.datasets.multilabel import TMC2007_500, Scene
 from opboost.registry import make
-from opboost.simulate import reward_table
+from opboost.simulation.datasets.arff import meka_label_count, read_arff
+from opboost.simulation.datasets.covertype import Covertype
+from opboost.simulation.datasets.fashion_mnist import FashionMNIST, read_idx
+from opboost.simulation.datasets.multilabel import TMC2007_500, Scene
+from opboost.simulation.supervised import reward_table
 
 
 def _idx(path, array: np.ndarray) -> None:

@@ -9,11 +9,11 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, load_policy
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
 from opboost.callbacks import Callback, EarlyStopping
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
 from opboost.selection import ConstantPolicy, HoldoutScorer, constant_action_values
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.design import stacked_design
-from opboost.exceptions import InvalidParameterError
+from opboost.api.design import stacked_design
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.learners import lightgbm_ensemble
-from opboost.learners.base import BaseProblem
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import LightGBMTree

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.exceptions import InvalidParameterError
-from opboost.simulate import (
+from opboost.api.exceptions import InvalidParameterError
+from opboost.simulation.supervised import (
     SoftmaxLoggingPolicy,
     expected_reward,
     partial_credit,

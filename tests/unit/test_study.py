@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from action_only_data import registered_action_only
 
-from opboost.config import parse_config
-from opboost.experiment import run_trial
-from opboost.study import comparable, plan_trials, run_study
-from opboost.trial_data import prepare_trial
+from opboost.compose.config import parse_config
+from opboost.compose.experiment import run_trial
+from opboost.compose.study import comparable, plan_trials, run_study
+from opboost.compose.trial_data import prepare_trial
 
 RAW = {
     "data": {"name": "wine"},
@@ -224,7 +224,7 @@ def test_study_records_fallback_trials(action_only_registry, tmp_path):
 
 def test_cli_run_prints_the_fallback(action_only_registry, tmp_path, capsys):
     """`opboost run` of a trial that fell back prints its action and the fallback."""
-    from opboost.cli import main
+    from opboost.compose.cli import main
 
     path = tmp_path / "fallback.toml"
     path.write_text(

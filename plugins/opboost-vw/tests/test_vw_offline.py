@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from opboost_vw.offline import VWOfflinePolicy
 
-from opboost.datasets.bundled import Digits
-from opboost.exceptions import InvalidParameterError, NotFittedError
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.api.exceptions import InvalidParameterError, NotFittedError
+from opboost.simulation.datasets.bundled import Digits
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from opboost_vw.explore import VWCBExplore
 
-from opboost.datasets.bundled import Digits
-from opboost.online import run_bandit
+from opboost.simulation import run_bandit
+from opboost.simulation.datasets.bundled import Digits
 
 
 @pytest.mark.parametrize(

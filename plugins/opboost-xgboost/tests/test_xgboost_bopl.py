@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from opboost import Booster
-from opboost.datasets.bundled import Digits
-from opboost.simulate import expected_reward, supervised_to_bandit
+from opboost.simulation.datasets.bundled import Digits
+from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 
 def test_xgboost_bopl_s_beats_logging_policy_on_digits():

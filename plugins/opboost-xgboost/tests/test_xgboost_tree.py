@@ -8,8 +8,8 @@ import scipy.sparse as sp
 import xgboost as xgb
 from opboost_xgboost.tree import FORMAT, XGBoostEnsemble, XGBoostTree, _stacked
 
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseProblem
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 
 N, D, K = 60, 4, 3
 

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._validation import check_choice, check_random_state, check_scalar
-from opboost.online.bandit import BanditLearner, as_context
+from opboost.api.bandit import BanditLearner, as_context
+from opboost.api.validation import check_choice, check_random_state, check_scalar
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["CB_TYPES", "EXPLORATIONS", "VWCBExplore"]

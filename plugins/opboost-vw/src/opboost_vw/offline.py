@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from opboost._validation import check_choice, check_fitted, check_random_state, check_scalar
-from opboost.data import LoggedBandit
-from opboost.exceptions import InvalidParameterError
-from opboost.policy_learners import PolicyLearner
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.policy_learner import PolicyLearner
+from opboost.api.validation import check_choice, check_fitted, check_random_state, check_scalar
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["OFFLINE_CB_TYPES", "VWOfflinePolicy"]

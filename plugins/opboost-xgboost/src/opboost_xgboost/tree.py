@@ -39,11 +39,10 @@ import numpy as np
 import scipy.sparse as sp
 import xgboost as xgb
 
-from opboost._validation import check_choice, check_scalar
-from opboost.design import stacked_design
-from opboost.exceptions import InvalidParameterError
-from opboost.learners.base import BaseLearner, BaseProblem, Ensemble
-from opboost.learners.toolkit import (
+from opboost.api.design import stacked_design
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.api.learner_toolkit import (
     HESSIAN_UNITS,
     as_contexts,
     dumps_checked,
@@ -52,6 +51,7 @@ from opboost.learners.toolkit import (
     prepare_inputs,
     wls_terms,
 )
+from opboost.api.validation import check_choice, check_scalar
 
 __all__ = ["FORMAT", "TREE_METHODS", "XGBoostEnsemble", "XGBoostTree"]
 

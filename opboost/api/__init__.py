@@ -1,0 +1,114 @@
+"""The opboost plugin SDK: every interface a plugin implements or uses, in one place.
+
+Core (the booster, registry, policies) and the algorithms (objectives, estimators, learners,
+online learners) both build on this package and on nothing of each other; a third-party
+plugin imports only from here (and from :mod:`opboost.testing` in its tests).
+
+========================  =================================================================
+module                    what it holds
+========================  =================================================================
+``component``             :class:`Component` (the base of every plugin class) and the kinds
+``hookspecs``             the pluggy hook specifications and ``hookimpl``
+``exceptions``            the error and warning classes
+``validation``            parameter checks with the project's messages
+``data``                  :class:`LoggedBandit`, the logged-feedback data model
+``design``                the stacked (x, a) design of the regression reduction
+``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
+``estimator``             :class:`Estimator`, :class:`Interval`
+``learner``               :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`
+``learner_toolkit``       helpers for base learners (inputs, seeds, checked model text)
+``online``, ``bandit``,   :class:`OnlineLearner`, :class:`BanditLearner`,
+``loss_feedback``         :class:`LossFeedbackLearner`
+``policy_learner``        :class:`PolicyLearner`
+``callback``              :class:`Callback`, :class:`RoundEnv`
+``dataset``               :class:`Dataset`, :class:`SupervisedData`
+========================  =================================================================
+
+Names load lazily: ``from opboost.api import BaseLearner`` imports only what it needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    "Component": "opboost.api.component",
+    "KINDS": "opboost.api.component",
+    "clone": "opboost.api.component",
+    "HOOKS": "opboost.api.hookspecs",
+    "PROJECT_NAME": "opboost.api.hookspecs",
+    "hookimpl": "opboost.api.hookspecs",
+    "ConfigError": "opboost.api.exceptions",
+    "HiddenLabelError": "opboost.api.exceptions",
+    "InvalidParameterError": "opboost.api.exceptions",
+    "NotFittedError": "opboost.api.exceptions",
+    "OpboostError": "opboost.api.exceptions",
+    "OpboostWarning": "opboost.api.exceptions",
+    "PluginError": "opboost.api.exceptions",
+    "check_choice": "opboost.api.validation",
+    "check_fitted": "opboost.api.validation",
+    "check_random_state": "opboost.api.validation",
+    "check_scalar": "opboost.api.validation",
+    "dot": "opboost.api.numeric",
+    "row_sums": "opboost.api.numeric",
+    "LoggedBandit": "opboost.api.data",
+    "ENCODINGS": "opboost.api.design",
+    "action_rows": "opboost.api.design",
+    "stacked_design": "opboost.api.design",
+    "ActionState": "opboost.api.objective",
+    "Objective": "opboost.api.objective",
+    "REDUCTIONS": "opboost.api.objective",
+    "RoundState": "opboost.api.objective",
+    "closed_form_step": "opboost.api.objective",
+    "log_softmax": "opboost.api.objective",
+    "policy_terms": "opboost.api.objective",
+    "softmax": "opboost.api.objective",
+    "Estimator": "opboost.api.estimator",
+    "Interval": "opboost.api.estimator",
+    "check_action_probs": "opboost.api.estimator",
+    "BaseLearner": "opboost.api.learner",
+    "BaseProblem": "opboost.api.learner",
+    "Ensemble": "opboost.api.learner",
+    "HESSIAN_UNITS": "opboost.api.learner_toolkit",
+    "as_contexts": "opboost.api.learner_toolkit",
+    "dumps_checked": "opboost.api.learner_toolkit",
+    "learner_seed": "opboost.api.learner_toolkit",
+    "loads_checked": "opboost.api.learner_toolkit",
+    "prepare_inputs": "opboost.api.learner_toolkit",
+    "wls_terms": "opboost.api.learner_toolkit",
+    "OnlineLearner": "opboost.api.online",
+    "as_context": "opboost.api.online",
+    "BanditLearner": "opboost.api.bandit",
+    "FullLoss": "opboost.api.loss_feedback",
+    "LABEL_SETS": "opboost.api.loss_feedback",
+    "LOSSES": "opboost.api.loss_feedback",
+    "LossFeedbackLearner": "opboost.api.loss_feedback",
+    "project": "opboost.api.loss_feedback",
+    "sample_unit_sphere": "opboost.api.loss_feedback",
+    "spherical_gradient": "opboost.api.loss_feedback",
+    "PolicyLearner": "opboost.api.policy_learner",
+    "Callback": "opboost.api.callback",
+    "HistoryView": "opboost.api.callback",
+    "RoundEnv": "opboost.api.callback",
+    "DATA_ENV": "opboost.api.dataset",
+    "Dataset": "opboost.api.dataset",
+    "SupervisedData": "opboost.api.dataset",
+    "find_file": "opboost.api.dataset",
+    "resolve_data_dir": "opboost.api.dataset",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'opboost.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

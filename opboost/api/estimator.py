@@ -1,0 +1,162 @@
+"""Base class of off-policy estimators.
+
+An estimator has two roles:
+
+* training coefficients for the boosting objectives (``coefficients``), where the
+  estimator defines them: one per row (IPS: r_i / p_i; truncated IPS: r_i * min(1/p_i, M))
+  or one per row and action (DR, DM: an (n, K) matrix Gamma);
+* the value of any policy on logged data (``estimate_value``) and a confidence interval
+  (``estimate_interval``), from per-example contributions (``round_values``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy import stats
+
+from opboost.api.component import Component
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+
+__all__ = ["Estimator", "Interval", "check_action_probs"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a two-sided confidence interval at ``level``."""
+
+    value: float
+    low: float
+    high: float
+    level: float = 0.95
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str) -> np.ndarray:
+    """The evaluated policy's (n, K) action probabilities on ``data``, from any of:
+
+    * an (n, K) matrix of probabilities (rows of ``data`` x actions);
+    * an (n,) integer array of actions, a deterministic policy (converted to one-hot rows);
+    * Open Bandit Pipeline's (n, K, 1) ``action_dist`` (one slot; squeezed).
+
+    Wrong shapes, non-integer or out-of-range actions and negative or non-finite
+    probabilities raise ``InvalidParameterError`` naming ``owner`` and the first bad row.
+    """
+    n, k = len(data), data.n_actions
+    expected = (n, k)
+    accepted = (
+        f"pass an (n, K) = {expected} matrix of action probabilities, an ({n},) integer array "
+        f"of actions (a deterministic policy) or obp's ({n}, {k}, 1) action_dist"
+    )
+    raw = np.asarray(action_probs)
+    if raw.ndim == 1:
+        return _one_hot(raw, n, k, owner, accepted)
+    if raw.ndim == 3:
+        if raw.shape[:2] != expected or raw.shape[2] != 1:
+            slots = (
+                f"; {raw.shape[2]} slots (obp's len_list) are not supported, pass one slot "
+                f"(action_dist[:, :, [0]])"
+                if raw.shape[:2] == expected
+                else ""
+            )
+            raise InvalidParameterError(
+                f"{owner}: action_probs of shape {raw.shape} does not fit the data{slots}; "
+                f"{accepted}."
+            )
+        raw = raw[:, :, 0]
+    if raw.dtype.kind not in "biuf":
+        raise InvalidParameterError(
+            f"{owner}: action_probs must be numeric. Got dtype {raw.dtype}; {accepted}."
+        )
+    probs = np.asarray(raw, dtype=np.float64)
+    if probs.shape != expected:
+        raise InvalidParameterError(
+            f"{owner}: action_probs must have shape {expected} (rows of data x actions). "
+            f"Got {probs.shape}; {accepted}."
+        )
+    if not np.all(np.isfinite(probs)) or probs.min() < 0:
+        i = int(np.argwhere(~np.isfinite(probs) | (probs < 0))[0, 0])
+        raise InvalidParameterError(
+            f"{owner}: action_probs must be finite and >= 0; row {i} is {probs[i].tolist()}."
+        )
+    return probs
+
+
+def _one_hot(actions: np.ndarray, n: int, k: int, owner: str, accepted: str) -> np.ndarray:
+    """One-hot (n, K) rows of a deterministic policy's (n,) integer ``actions``."""
+    if actions.shape != (n,):
+        raise InvalidParameterError(
+            f"{owner}: 1-D action_probs are read as one action per row and need shape "
+            f"({n},). Got {actions.shape}; {accepted}."
+        )
+    if actions.dtype.kind not in "iu":
+        raise InvalidParameterError(
+            f"{owner}: 1-D action_probs are read as actions and must be integers in "
+            f"[0, {k}). Got dtype {actions.dtype}; cast actions with .astype(int), or {accepted}."
+        )
+    bad = (actions < 0) | (actions >= k)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidParameterError(
+            f"{owner}: action {int(actions[i])} at row {i} is out of range; actions must be in "
+            f"[0, {k}) for n_actions={k}."
+        )
+    probs = np.zeros((n, k))
+    probs[np.arange(n), actions.astype(np.int64)] = 1.0
+    return probs
+
+
+def normal_interval(values: np.ndarray, level: float) -> Interval:
+    """Mean of ``values`` with a Student-t interval from their standard error."""
+    n = len(values)
+    mean = float(np.mean(values))
+    if n < 2:
+        return Interval(mean, -np.inf, np.inf, level)
+    se = float(np.std(values, ddof=1) / np.sqrt(n))
+    q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
+    return Interval(mean, mean - q * se, mean + q * se, level)
+
+
+class Estimator(Component):
+    """Off-policy estimator. Subclasses implement ``round_values`` (and ``coefficients``
+    when they can drive training; set ``supports_training = True`` then)."""
+
+    kind: ClassVar[str] = "estimator"
+    #: Whether ``coefficients`` is defined, i.e. whether the booster can train with it.
+    supports_training: ClassVar[bool] = False
+
+    def coefficients(self, data: LoggedBandit) -> np.ndarray:
+        """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)
+        whose value estimate is V(pi) = (1/n) sum_i <pi(x_i), Gamma_i> (doubly robust
+        training; objectives with ``supports_action_coefficients`` take them)."""
+        raise InvalidParameterError(
+            f"The estimator {self.name!r} gives no training coefficients, so the booster "
+            f"cannot train with it; use estimator='ips' or 'truncated_ips' for training "
+            f"and {self.name!r} for evaluation."
+        )
+
+    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
+        """Per-example contributions whose mean is the value estimate, shape (n,).
+
+        ``action_probs`` everywhere (here, ``estimate_value``, ``estimate_interval``) is an
+        (n, K) matrix of the evaluated policy's probabilities, an (n,) integer array of its
+        actions (a deterministic policy) or obp's (n, K, 1) ``action_dist``; subclasses read
+        it through :func:`check_action_probs`."""
+        raise NotImplementedError
+
+    def estimate_value(self, data: LoggedBandit, action_probs: np.ndarray) -> float:
+        """Estimated expected reward of the policy with ``action_probs`` on ``data`` ((n, K)
+        probabilities, (n,) integer actions or (n, K, 1); see ``round_values``)."""
+        return float(np.mean(self.round_values(data, action_probs)))
+
+    def estimate_interval(
+        self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
+    ) -> Interval:
+        """Value estimate with a (1 - alpha) confidence interval (Student-t on round values)."""
+        return normal_interval(self.round_values(data, action_probs), 1 - alpha)

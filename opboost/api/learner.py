@@ -1,0 +1,101 @@
+"""Base learner contract: how the booster's rounds meet a concrete learner.
+
+Per fit, the booster calls ``prepare`` once, then per round::
+
+    f = learner.fit_round(problem)     # (n, K) predictions of the new f_t on training rows
+    alpha = objective.step(...)        # closed-form step
+    learner.commit_round(alpha)        # F <- F + alpha f_t (alpha 0: drop the round)
+
+and at the end ``learner.ensemble()`` returns the fitted :class:`Ensemble`, a self-contained
+model F(x) = sum_t alpha_t f_t(x) that predicts, serialises to text and loads without the
+training data (and without pickle).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost.api.component import Component
+
+__all__ = ["BaseLearner", "BaseProblem", "Ensemble"]
+
+
+@dataclass(frozen=True, eq=False)
+class BaseProblem:
+    """One round's base-learning problem over the n x K (example, action) pairs.
+
+    ``reduction`` "regression": fit f by weighted least squares to ``targets`` (n, K) with
+    ``weights`` (n, K) >= 0. "classification": ``targets`` are +-1 labels, minimise the
+    weighted 0-1 error; f takes values in {-1, +1}.
+    """
+
+    reduction: str
+    targets: np.ndarray
+    weights: np.ndarray
+
+
+class Ensemble(ABC):
+    """A fitted additive score model over K actions.
+
+    ``format`` names the serialisation; ``dumps`` gives text (JSON or a model's own text
+    format), ``loads`` rebuilds from it and must never execute code from the file.
+    """
+
+    format: ClassVar[str] = ""
+    n_actions: int
+    n_rounds: int
+
+    @abstractmethod
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores F(X), shape (m, K)."""
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """Yield the cumulative scores (m, K) after each round (optional; for learning curves)."""
+        raise NotImplementedError(f"{type(self).__name__} does not expose its rounds.")
+
+    @abstractmethod
+    def dumps(self) -> str:
+        """Text serialisation."""
+
+    @classmethod
+    @abstractmethod
+    def loads(cls, text: str) -> Ensemble:
+        """Inverse of ``dumps``; raises ValueError on foreign or corrupted text."""
+
+
+class BaseLearner(Component, ABC):
+    """Fits one base predictor per boosting round and accumulates the ensemble."""
+
+    kind: ClassVar[str] = "base_learner"
+    #: The reduction this learner solves: "regression" or "classification".
+    reduction: ClassVar[str] = "regression"
+    #: The Ensemble subclass this learner produces (used by ``load_policy``).
+    ensemble_class: ClassVar[type[Ensemble]]
+
+    @abstractmethod
+    def prepare(
+        self,
+        contexts: Any,
+        n_actions: int,
+        *,
+        random_state: Any = None,
+        init_scores: np.ndarray | None = None,
+    ) -> None:
+        """Build per-fit structures once; ``contexts`` (n, d) dense or CSR."""
+
+    @abstractmethod
+    def fit_round(self, problem: BaseProblem) -> np.ndarray:
+        """Fit f_t to ``problem``; return f_t on the prepared rows, shape (n, K)."""
+
+    @abstractmethod
+    def commit_round(self, alpha: float) -> None:
+        """Add the last fitted f_t to the ensemble with weight ``alpha``."""
+
+    @abstractmethod
+    def ensemble(self) -> Ensemble:
+        """The ensemble of committed rounds."""

@@ -1,0 +1,284 @@
+"""Label-free choice among policy learners: fit candidates on part of the logs, score each on
+the held-out part with doubly robust estimates, keep the best and refit it on all the logs.
+
+:class:`PolicyChoice` (kind "policy_learner", name "policy_choice") is the one call a user
+makes when they do not know in advance which learner suits their logs: boosted policies with
+IPS or DR coefficients, a LightGBM reward model acting greedily, or the best constant action.
+Every candidate sees the same training part; the held-out part scores the greedy (argmax)
+policy of each, row by row, with the DR estimator (:class:`opboost.selection.HoldoutScorer`,
+its reward model cross-fitted on the held-out rows once).
+
+The rule is a sequence of paired challenges. The first candidate (the best constant action,
+by default) is the incumbent; each later candidate replaces it only when its paired advantage
+(the mean of the row-by-row DR differences) has a one-sided lower confidence bound above 0
+(``confidence``, 0.9). Differences of two policies on the same rows vary far less than either
+value, so the rule switches when the logs show a real gain and otherwise keeps the earlier,
+simpler candidate; with the constant action first it is also the safety test (a learned policy
+ships only when it beats the constant action). Measured against picking the highest estimate:
+less regret on 8 of 11 data sets, 0.075 against 0.133 summed over them (docs/results.md). The
+chosen candidate is refitted on all the logs; every candidate's scores are kept in
+``scores_`` and in the saved policy's metadata (``metadata["choice"]``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import clone
+
+from opboost.api.data import LoggedBandit
+from opboost.api.estimator import normal_interval
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.policy_learner import PolicyLearner
+from opboost.api.validation import check_fitted, check_random_state, check_scalar
+from opboost.booster_checks import (
+    check_data,
+    check_X,
+    feature_names_of,
+    record_features,
+    split_holdout,
+)
+
+__all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
+
+#: The name of the best-constant-action candidate (chosen on the logs by SNIPS).
+CONSTANT = "constant"
+#: Built-in candidates by name: Booster parameters, or a policy learner's registry name.
+CANDIDATES: dict[str, Any] = {
+    "bopl_s_ips": {"objective": "bopl_s", "estimator": "ips"},
+    "bopl_s_dr": {"objective": "bopl_s", "estimator": "dr"},
+    "bopl_s_dr_rm": {"objective": "bopl_s", "estimator": "dr", "warm_start": "reward_model"},
+    "reward_regression": "reward_regression",
+    CONSTANT: CONSTANT,
+}
+#: What ``PolicyChoice()`` compares, in challenge order.
+DEFAULT_CANDIDATES: tuple[str, ...] = (CONSTANT, "bopl_s_ips", "bopl_s_dr", "reward_regression")
+
+
+class PolicyChoice(PolicyLearner):
+    """Choose among policy learners on held-out logs, without labels; refit the best.
+
+    Parameters
+    ----------
+    candidates : None (``DEFAULT_CANDIDATES``), a sequence of built-in names
+        (:data:`CANDIDATES`), or a mapping name -> unfitted learner (an ``opboost.Booster``,
+        a policy learner, or "constant"), in challenge order: the first is the incumbent.
+        Learners are cloned; a ``random_state`` parameter is set to the choice's seed.
+    validation_fraction : fraction in (0, 1) of the logs held out for scoring (seeded).
+    confidence : in (0.5, 1), the one-sided confidence a challenger's paired advantage over
+        the incumbent needs to replace it (default 0.9).
+    refit : True (default) refits the chosen candidate on all the logs; False keeps the fit
+        on the training part.
+    booster_params : extra parameters for every Booster candidate built from a name (e.g.
+        ``{"n_rounds": 50, "base_learner_params": {"num_threads": 1}}``).
+    random_state : seed of the split, the candidates and the DR reward model.
+
+    Fitted attributes: ``policy_`` (the chosen, refitted policy: an ``opboost.policy.Policy``
+    or ``ConstantPolicy`` when the candidate can export one, else the fitted learner),
+    ``chosen_`` (name), ``scores_`` (name -> dict of value, low, high, fit_seconds),
+    ``challenges_`` (challenger -> dict of incumbent, paired advantage, its lower bound and
+    whether it won), ``n_actions_``.
+    """
+
+    name: ClassVar[str] = "policy_choice"
+
+    def __init__(
+        self,
+        *,
+        candidates: Sequence[str] | Mapping[str, Any] | None = None,
+        validation_fraction: float = 0.2,
+        confidence: float = 0.9,
+        refit: bool = True,
+        booster_params: Mapping[str, Any] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.candidates = candidates
+        self.validation_fraction = validation_fraction
+        self.confidence = confidence
+        self.refit = refit
+        self.booster_params = booster_params
+        self.random_state = random_state
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        fast = {"n_rounds": 3, "base_learner_params": {"num_threads": 1}}
+        return {"candidates": [CONSTANT, "bopl_s_ips"], "booster_params": fast}
+
+    # --- composition -----------------------------------------------------------------------
+
+    def _learners(self) -> dict[str, Any]:
+        """Unfitted learners by name ("constant" stays a string)."""
+        spec = DEFAULT_CANDIDATES if self.candidates is None else self.candidates
+        if isinstance(spec, str) or not isinstance(spec, Sequence | Mapping) or not spec:
+            raise InvalidParameterError(
+                f"The 'candidates' parameter of PolicyChoice must be None, a non-empty list "
+                f"of names from {sorted(CANDIDATES)} or a dict name -> learner. Got {spec!r}."
+            )
+        if isinstance(spec, Mapping):
+            return {str(k): v if isinstance(v, str) else clone(v) for k, v in spec.items()}
+        unknown = [name for name in spec if name not in CANDIDATES]
+        if unknown:
+            raise InvalidParameterError(
+                f"The 'candidates' parameter of PolicyChoice: unknown candidate(s) {unknown}; "
+                f"the built-in names are {sorted(CANDIDATES)}, or pass a dict name -> learner."
+            )
+        return {name: self._builtin(name) for name in spec}
+
+    def _builtin(self, name: str) -> Any:
+        from opboost.booster import Booster
+        from opboost.registry import make
+
+        entry = CANDIDATES[name]
+        if isinstance(entry, Mapping):
+            return Booster(**{**entry, **dict(self.booster_params or {})})
+        return entry if entry == CONSTANT else make("policy_learner", entry)
+
+    def _check_params(self) -> None:
+        check_scalar(
+            self.validation_fraction,
+            "validation_fraction",
+            "PolicyChoice",
+            low=0.0,
+            high=1.0,
+            low_inclusive=False,
+            high_inclusive=False,
+            fix="use a fraction such as 0.2",
+        )
+        check_scalar(
+            self.confidence,
+            "confidence",
+            "PolicyChoice",
+            low=0.5,
+            high=1.0,
+            low_inclusive=False,
+            high_inclusive=False,
+            fix="use a one-sided confidence such as 0.9",
+        )
+
+    # --- fitting ---------------------------------------------------------------------------
+
+    def fit(
+        self, data: LoggedBandit, *, feature_names: Sequence[str] | None = None
+    ) -> PolicyChoice:
+        """Fit every candidate on the training part, score it on the held-out part, refit the
+        chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
+        ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
+        carry names): prediction then matches DataFrame columns by name."""
+        from opboost.selection import HoldoutScorer, action_probs
+
+        check_data(data, "data")
+        record_features(self, data.n_features, feature_names_of(data, feature_names))
+        self._check_params()
+        learners = self._learners()
+        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+        train, holdout = split_holdout(data, self.validation_fraction, seed)
+        scorer = HoldoutScorer(holdout, "dr", random_state=seed)
+        scores, fitted, values = {}, {}, {}
+        for name, learner in learners.items():
+            start = time.perf_counter()
+            model = _fit(learner, train, seed)
+            seconds = time.perf_counter() - start
+            probs = action_probs(_scores(model, holdout.contexts, data.n_actions), "argmax")
+            values[name] = scorer.dr_values(probs)
+            interval = normal_interval(values[name], 0.95)
+            scores[name] = {
+                "value": interval.value,
+                "low": interval.low,
+                "high": interval.high,
+                "fit_seconds": seconds,
+            }
+            fitted[name] = model
+        chosen, challenges = None, {}
+        for name in learners:
+            if chosen is None:
+                chosen = name
+                continue
+            # one-sided lower bound at ``confidence`` = two-sided interval at 2 confidence - 1
+            paired = normal_interval(values[name] - values[chosen], 2 * self.confidence - 1)
+            won = bool(paired.low > 0)
+            challenges[name] = {
+                "incumbent": chosen,
+                "advantage": paired.value,
+                "low": paired.low,
+                "won": won,
+            }
+            if won:
+                chosen = name
+        model = _fit(learners[chosen], data, seed) if self.refit else fitted[chosen]
+        self.chosen_, self.scores_, self.n_actions_ = chosen, scores, data.n_actions
+        self.challenges_ = challenges
+        self.policy_ = _as_policy(model, data.n_actions)
+        record = {
+            "chosen": chosen,
+            "selection": "dr",
+            "validation_fraction": self.validation_fraction,
+            "n_holdout": len(holdout),
+            "refit": bool(self.refit),
+            "confidence": self.confidence,
+            "scores": scores,
+            "challenges": challenges,
+        }
+        metadata = getattr(self.policy_, "metadata", None)
+        if isinstance(metadata, dict):
+            metadata["choice"] = record
+        return self
+
+    # --- prediction ------------------------------------------------------------------------
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores of the chosen policy, shape (m, K)."""
+        check_fitted(self, "policy_")
+        return _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The chosen policy's actions, shape (m,)."""
+        check_fitted(self, "policy_")
+        return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
+
+    def save(self, path: Any) -> Any:
+        """Save the chosen policy (with every candidate's scores in its metadata)."""
+        check_fitted(self, "policy_")
+        save = getattr(self.policy_, "save", None)
+        if save is None:
+            raise InvalidParameterError(
+                f"PolicyChoice chose {self.chosen_!r}, a {type(self.policy_).__name__} that "
+                f"cannot export a saveable policy; give it a to_policy() method or choose "
+                f"among savable candidates."
+            )
+        return save(path)
+
+
+def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:
+    """A fitted copy of ``learner`` (the best constant action for "constant")."""
+    from opboost.selection import ConstantPolicy, constant_action_values
+
+    if isinstance(learner, str):
+        action = int(np.nanargmax(constant_action_values(data)))
+        return ConstantPolicy(action, data.n_actions)
+    model = clone(learner)
+    if "random_state" in model.get_params(deep=False):
+        model.set_params(random_state=seed)
+    return model.fit(data)
+
+
+def _scores(model: Any, X: Any, n_actions: int) -> np.ndarray:
+    scores = np.asarray(model.decision_function(X), dtype=np.float64)
+    if scores.shape != (X.shape[0], n_actions):
+        raise InvalidParameterError(
+            f"PolicyChoice: candidate {type(model).__name__} returned scores of shape "
+            f"{scores.shape}; expected {(X.shape[0], n_actions)}."
+        )
+    return scores
+
+
+def _as_policy(model: Any, n_actions: int) -> Any:
+    """The saveable policy of a fitted candidate: a Booster's ``policy_``, a learner's
+    ``to_policy()``, a ConstantPolicy as it is; else the fitted learner itself."""
+    policy = getattr(model, "policy_", None)
+    if policy is not None:
+        return policy
+    to_policy = getattr(model, "to_policy", None)
+    return to_policy() if to_policy is not None else model

@@ -1,0 +1,13 @@
+"""Built-in policy learners, registered through the same hook a third-party plugin uses."""
+
+from __future__ import annotations
+
+from opboost.api.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_policy_learners():
+    from opboost.policy_learners.choice import PolicyChoice
+    from opboost.policy_learners.reward_regression import RewardRegression
+
+    return [RewardRegression, PolicyChoice]

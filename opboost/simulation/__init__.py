@@ -1,0 +1,53 @@
+"""Simulation: supervised data turned into bandit logs and streams, label-hiding environments,
+the online runners and the data set loaders. Algorithms never import it.
+
+Submodules load lazily, so ``import opboost.simulation`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "BanditEnvironment",
+    "BanditRunResult",
+    "HiddenLabelError",
+    "LossEnvironment",
+    "LossRunResult",
+    "SimulatedBandit",
+    "SoftmaxLoggingPolicy",
+    "expected_reward",
+    "reward_table",
+    "run_bandit",
+    "run_loss_feedback",
+    "supervised_to_bandit",
+]
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "BanditEnvironment": ("opboost.simulation.environment", "BanditEnvironment"),
+    "BanditRunResult": ("opboost.simulation.results", "BanditRunResult"),
+    "HiddenLabelError": ("opboost.api.exceptions", "HiddenLabelError"),
+    "LossEnvironment": ("opboost.simulation.loss_environment", "LossEnvironment"),
+    "LossRunResult": ("opboost.simulation.loss_runner", "LossRunResult"),
+    "SimulatedBandit": ("opboost.simulation.supervised", "SimulatedBandit"),
+    "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
+    "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
+    "reward_table": ("opboost.simulation.supervised", "reward_table"),
+    "run_bandit": ("opboost.simulation.runners", "run_bandit"),
+    "run_loss_feedback": ("opboost.simulation.loss_runner", "run_loss_feedback"),
+    "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module_name, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module_name), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'opboost.simulation' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
