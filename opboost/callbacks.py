@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._files import fsync_dir, write_atomic
 from opboost.api.callback import Callback, RoundEnv
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.files import fsync_dir, write_atomic
 from opboost.api.hookspecs import hookimpl
 from opboost.api.validation import check_choice, check_scalar
 

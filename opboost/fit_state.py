@@ -19,11 +19,12 @@ import numpy as np
 from opboost.api.callback import HistoryView, RoundEnv
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.files import json_params
 from opboost.api.numeric import dot
 from opboost.api.objective import centre_rows, softmax
 from opboost.api.validation import check_random_state
 from opboost.booster_checks import check_f
-from opboost.policy import Policy, _json_safe
+from opboost.policy import Policy
 
 __all__ = ["FitState", "policy_metadata", "policy_values"]
 
@@ -119,7 +120,7 @@ class FitState:
                 spec[key] = getattr(b, key)
         if b.warm_start is not None:
             spec["warm_start_prob"] = b.warm_start_prob
-        h.update(json.dumps(_json_safe(spec), sort_keys=True).encode())
+        h.update(json.dumps(json_params(spec), sort_keys=True).encode())
         return h.hexdigest()
 
     def restore(self, ckpt: Mapping[str, Any]) -> None:

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost._files import fsync_dir, write_atomic
+from opboost.api.files import fsync_dir, json_params, write_atomic
 from opboost.api.learner import Ensemble
 from opboost.api.objective import softmax
 
@@ -94,19 +94,6 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not block
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
 
-def _json_safe(value: Any) -> Any:
-    """Parameters as JSON: scalars, lists and dicts as they are, anything else as its repr."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    return repr(value)
-
-
 class Policy:
     """A fitted ensemble policy over ``n_actions`` actions.
 
@@ -119,7 +106,7 @@ class Policy:
     ):
         self.ensemble = ensemble
         self.n_actions = int(n_actions)
-        self.metadata = _json_safe(dict(metadata or {}))
+        self.metadata = json_params(dict(metadata or {}))
 
     @property
     def n_rounds(self) -> int:

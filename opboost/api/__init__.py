@@ -11,6 +11,7 @@ module                    what it holds
 ``hookspecs``             the pluggy hook specifications and ``hookimpl``
 ``exceptions``            the error and warning classes
 ``validation``            parameter checks with the project's messages
+``files``                 crash-safe writes and JSON-safe values
 ``data``                  :class:`LoggedBandit`, the logged-feedback data model
 ``design``                the stacked (x, a) design of the regression reduction
 ``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
@@ -33,6 +34,10 @@ import importlib
 from typing import Any
 
 _LAZY: dict[str, str] = {
+    "fsync_dir": "opboost.api.files",
+    "json_params": "opboost.api.files",
+    "json_safe": "opboost.api.files",
+    "write_atomic": "opboost.api.files",
     "Component": "opboost.api.component",
     "KINDS": "opboost.api.component",
     "clone": "opboost.api.component",

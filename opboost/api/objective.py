@@ -177,7 +177,7 @@ _PER_ROW_ONLY = (
 )
 
 
-def _check_inputs(
+def check_inputs(
     scores: np.ndarray, data: LoggedBandit, coef: np.ndarray, owner: str, matrix: bool = False
 ):
     scores = np.asarray(scores, dtype=np.float64)
@@ -247,7 +247,7 @@ class Objective(Component):
         ``centred=True`` says Gamma is already :func:`centre_rows`-ed, so a fit that centres it
         once skips the per-round median (18 ms a round at 100,000 x 10).
         """
-        scores, coef = _check_inputs(
+        scores, coef = check_inputs(
             scores, data, coef, type(self).__name__, matrix=self.supports_action_coefficients
         )
         actions = np.asarray(data.actions)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost._files import json_safe
+from opboost.api.files import json_safe
 from opboost.compose.trial_data import TrialData, dense
 from opboost.registry import get_registry
 from opboost.simulation.supervised import expected_reward

@@ -68,8 +68,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from opboost._files import json_safe, write_atomic
 from opboost.api.exceptions import ConfigError, OpboostError, OpboostWarning
+from opboost.api.files import json_safe, write_atomic
 from opboost.compose.config import ExperimentConfig, parse_algorithm, parse_config, resolved_config
 
 try:  # POSIX: the study lock is an flock, released by the kernel when its owner dies

@@ -38,7 +38,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.numeric import dot
-from opboost.api.objective import Objective, RoundState, _check_inputs, policy_terms, softmax
+from opboost.api.objective import Objective, RoundState, check_inputs, policy_terms, softmax
 from opboost.api.validation import check_scalar
 
 __all__ = ["SNIPSObjective", "VariancePenalised"]
@@ -77,7 +77,7 @@ class _EffectiveCoefObjective(Objective):
         """The exact risk and the effective coefficients c' (n,) at pi_logged (n,)."""
 
     def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
-        scores, coef = _check_inputs(scores, data, coef, type(self).__name__)
+        scores, coef = check_inputs(scores, data, coef, type(self).__name__)
         self._check_params()
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)

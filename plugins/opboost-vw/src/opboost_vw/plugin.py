@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opboost import hookimpl
+from opboost.api import hookimpl
 
 
 @hookimpl

@@ -6,7 +6,7 @@ plugin is loaded (and ``OPBOOST_DISABLED_PLUGINS=xgboost`` skips it entirely).
 
 from __future__ import annotations
 
-from opboost import hookimpl
+from opboost.api import hookimpl
 
 
 @hookimpl

@@ -12,10 +12,13 @@ import contextlib
 import math
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fsync_dir", "json_safe", "write_atomic"]
+import numpy as np
+
+__all__ = ["fsync_dir", "json_params", "json_safe", "write_atomic"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
@@ -77,3 +80,16 @@ def json_safe(obj: Any, path: str = "", notes: list[dict[str, str]] | None = Non
     if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0:
         return json_safe(obj.item(), path, notes)  # numpy scalars
     return obj
+
+
+def json_params(value: Any) -> Any:
+    """Parameters as JSON: scalars, lists and dicts as they are, anything else as its repr."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list | tuple):
+        return [json_params(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): json_params(v) for k, v in value.items()}
+    return repr(value)

@@ -1,0 +1,64 @@
+"""The layers of docs/architecture.md hold: import-linter's contracts (pyproject.toml), no
+private names across modules, plugins that import only the SDK, and the size limits."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+PACKAGE = ROOT / "opboost"
+PLUGIN_SOURCES = sorted((ROOT / "plugins").glob("*/src"))
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, imported names) of every import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module, [alias.name for alias in node.names]))
+    return found
+
+
+def test_import_linter_contracts_are_kept():
+    """Every contract of [tool.importlinter] in pyproject.toml is kept."""
+    from importlinter import cli
+
+    code = cli.lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    assert code == 0, "lint-imports found a broken layer contract (run `lint-imports`)"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A leading underscore is private to its module: nobody else imports it."""
+    offences = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, module, names in _imports(path):
+            if not module.startswith("opboost"):
+                continue
+            private_module = [p for p in module.split(".") if p.startswith("_")]
+            private_names = [n for n in names if n.startswith("_") and n != "__version__"]
+            if private_module or private_names:
+                offences.append(f"{path.relative_to(ROOT)}:{line} {module} {private_names}")
+    assert offences == []
+
+
+@pytest.mark.parametrize("source", PLUGIN_SOURCES, ids=lambda p: p.parent.name)
+def test_plugins_import_only_the_sdk(source):
+    """The plugins in plugins/ use opboost only through opboost.api (and opboost.testing)."""
+    offences = []
+    for path in sorted(source.rglob("*.py")):
+        for line, module, _ in _imports(path):
+            top = module.split(".")[0]
+            if top == "opboost" and not module.startswith(("opboost.api", "opboost.testing")):
+                offences.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert offences == []
