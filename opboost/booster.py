@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
+from opboost.api.callback import Callback
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_fitted, check_random_state, check_scalar
@@ -24,41 +25,17 @@ from opboost.booster_checks import (
     as_logged_bandit,
     check_callbacks,
     check_data,
-    check_f,
     check_regularisation,
     check_X,
     feature_names_of,
     record_features,
     split_holdout,
 )
-from opboost.callbacks import Callback
-from opboost.fit_state import FitState
+from opboost.engine import FitSettings, RemoteLogs, StepSettings, round_env, run_rounds
 
-__all__ = ["TOLERANCE", "Booster", "run_rounds"]
+__all__ = ["Booster"]
 
-#: Early stop when |alpha|, the gradient norm or max|f| falls below this (paper, appendix G).
-TOLERANCE = 1e-10
 _KINDS = {"objective": "objective", "estimator": "estimator", "base_learner": "base_learner"}
-
-
-def run_rounds(
-    fit: Any, n_rounds: int, callbacks: Sequence[Callback], run_round: Callable[[Any], Any]
-) -> None:
-    """Boost until ``n_rounds``, a stop inside ``run_round(fit)`` (it returns None after
-    setting ``fit.stop_reason``) or a callback's stop request; ``fit`` is a fit state with
-    ``round``, ``stop_reason`` and ``env(alpha=...)`` (in memory or distributed)."""
-    while fit.stop_reason is None:
-        if fit.round >= n_rounds:
-            fit.stop_reason = "n_rounds reached"
-            break
-        alpha = run_round(fit)
-        if alpha is None:
-            break
-        env = fit.env(alpha=alpha)
-        for cb in callbacks:
-            cb.on_round_end(env)
-        if env._stop and fit.stop_reason is None:
-            fit.stop_reason = env._stop[0]
 
 
 class Booster(BaseEstimator):
@@ -234,7 +211,9 @@ class Booster(BaseEstimator):
         component = clone(spec)
         return component.set_params(**params) if params else component
 
-    def _components(self):
+    def resolve_components(self) -> tuple[Any, Any, Any]:
+        """(objective, estimator, base learner) built from the parameters, checked to fit
+        together."""
         objective = self._resolve("objective")
         estimator = self._resolve("estimator")
         learner = self._resolve("base_learner")
@@ -288,19 +267,18 @@ class Booster(BaseEstimator):
         objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
 
-        ``X`` may also be an object with a ``fit_booster(booster, eval_data=...,
-        callbacks=...)`` method, such as :class:`opboost.dask.DaskLoggedBandit` (logs
-        partitioned across a Dask cluster, docs/dask.md), which then runs the fit.
+        ``X`` may also be logs that live elsewhere (:class:`opboost.engine.RemoteLogs`, such
+        as :class:`opboost.dask.DaskLoggedBandit`, docs/dask.md): they supply the engine, and
+        the same loop runs it.
         """
-        data = X
-        fit_elsewhere = getattr(data, "fit_booster", None)
-        if fit_elsewhere is not None:  # duck-typed: the core never imports opboost.dask
-            fit_elsewhere(self, eval_data=eval_data, callbacks=callbacks)
-            n_features = getattr(data, "n_features", None)
-            if isinstance(n_features, numbers.Integral):
-                record_features(self, int(n_features), feature_names)
-            return self
-        names = feature_names_of(X, feature_names)
+        if isinstance(X, RemoteLogs):
+            return self._fit_engine(X, None, eval_data, callbacks, feature_names)
+        data = self._logs(X, y, n_actions, feature_names, eval_data)
+        return self._fit_engine(data, data, eval_data, callbacks, feature_names)
+
+    def _logs(self, X, y, n_actions, feature_names, eval_data) -> LoggedBandit:
+        """The validated logs of ``fit``'s arguments; records the feature names."""
+        names, data = feature_names_of(X, feature_names), X
         if isinstance(X, LoggedBandit):
             if y is not None:
                 raise InvalidParameterError(
@@ -324,16 +302,67 @@ class Booster(BaseEstimator):
                     f"{eval_data.n_features} features but data has {data.n_actions} and "
                     f"{data.n_features}; evaluate on rows of the same problem."
                 )
+        return data
+
+    def _settings(self, seed: int) -> FitSettings:
+        step = StepSettings(self.scale, self.l2, self.learning_rate)
+        return FitSettings(
+            seed,
+            self.reward_shift,
+            self.warm_start,
+            self.warm_start_prob,
+            self.validation_fraction,
+            step,
+        )
+
+    def _fit_engine(self, logs, data, eval_data, callbacks, feature_names) -> Booster:
+        """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
+        set the fitted attributes."""
         self._check_params()
         callbacks = check_callbacks(callbacks)
-        objective, estimator, learner = self._components()
-        holdout, full_data = None, data
+        components = self.resolve_components()
+        holdout = None
+        if data is None:
+            seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+            fit = logs.make_engine(
+                components, self._settings(seed), eval_data=eval_data, callbacks=callbacks
+            )
+            if isinstance(logs.n_features, numbers.Integral):
+                record_features(self, int(logs.n_features), feature_names)
+        else:
+            fit, holdout = self._in_memory(data, eval_data, components, callbacks)
+        for cb in callbacks:
+            cb.on_fit_start(round_env(fit, self, self.n_rounds, float("nan")))
+        step = StepSettings(self.scale, self.l2, self.learning_rate)
+        run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
+        self.policy_ = fit.policy()
+        self.n_rounds_ = fit.round
+        self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
+        self.stop_reason_ = fit.stop_reason
+        for name, value in fit.fitted_attributes().items():
+            setattr(self, name, value)
+        if holdout is not None:
+            self._select(fit, logs)
+        alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
+        end = round_env(fit, self, self.n_rounds, alpha)
+        for cb in callbacks:
+            cb.on_fit_end(end)
+        return self
+
+    def _in_memory(self, data, eval_data, components, callbacks):
+        """(InMemoryFit ready for round 1, held-out logs or None)."""
+        from opboost.fit.checkpoint import restore
+        from opboost.fit.memory import InMemoryFit
+        from opboost.selection import RoundSelection
+
+        holdout = None
         if self.validation_fraction is not None:
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
-        fit = FitState(self, data, eval_data, objective, estimator, learner)
+        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+        fit = InMemoryFit(data, eval_data, components, self._settings(seed))
         for cb in callbacks:
-            restored = getattr(cb, "load_checkpoint", lambda: None)()
+            restored = cb.load_checkpoint()
             if restored is not None:
                 if holdout is not None:
                     raise InvalidParameterError(
@@ -341,26 +370,20 @@ class Booster(BaseEstimator):
                         "validation_fraction (the selection state is not checkpointed); "
                         "use validation_fraction=None or a new checkpoint directory."
                     )
-                fit.restore(restored)
+                restore(fit, restored)
                 break
         fit.begin()
         if holdout is not None:
-            fit.begin_selection(holdout)
-        for cb in callbacks:
-            cb.on_fit_start(fit.env(alpha=float("nan")))
-        run_rounds(fit, self.n_rounds, callbacks, self._run_round)
-        self.policy_ = fit.policy()
-        self.n_rounds_ = fit.round
-        self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
-        self.stop_reason_ = fit.stop_reason
-        if holdout is not None:
-            self.policy_, self.best_round_, self.selection_, self.fallback_ = fit.select()
-            if self.refit and self.fallback_ is None and self.best_round_ > 0:
-                self._refit(full_data)
-        end = fit.env(alpha=self.history_["alpha"][-1] if self.n_rounds_ else float("nan"))
-        for cb in callbacks:
-            cb.on_fit_end(end)
-        return self
+            fit.selection = RoundSelection(
+                fit, holdout, self.selection, self.selection_policy, safe=self.safe
+            )
+        return fit, holdout
+
+    def _select(self, fit, data: LoggedBandit) -> None:
+        """Keep the selected round (or the fallback); refit on all logs when asked."""
+        self.policy_, self.best_round_, self.selection_, self.fallback_ = fit.selection.select(fit)
+        if self.refit and self.fallback_ is None and self.best_round_ > 0:
+            self._refit(data)
 
     def _refit(self, data: LoggedBandit) -> None:
         """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds."""
@@ -370,38 +393,6 @@ class Booster(BaseEstimator):
         self.policy_ = full.fit(data).policy_
         self.policy_.metadata["selected_round"] = self.best_round_
         self.selection_["refit_rounds"] = full.n_rounds_
-
-    def _run_round(self, fit: FitState) -> float | None:
-        """One boosting round; returns alpha, or None after recording why it stopped."""
-        objective, state, t = fit.objective, fit.state, fit.round + 1
-        grad_norm = objective.gradient_norm_at(state)
-        if grad_norm < TOLERANCE:
-            fit.stop_reason = f"gradient norm < {TOLERANCE:g} at round {t}"
-            return None
-        f_values = fit.learner.fit_round(objective.problem_at(state, fit.learner.reduction))
-        f_values = check_f(f_values, state.g.shape, fit.learner)
-        if max(float(f_values.max()), -float(f_values.min())) < TOLERANCE:
-            fit.learner.commit_round(0.0)
-            fit.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
-            return None
-        factor = 1.0
-        if self.scale is not None:
-            current = objective.step_denominator_at(state, f_values) / state.n
-            factor = math.sqrt(self.scale / current) if current > 0 else 1.0
-        scaled = f_values * factor if factor != 1.0 else f_values
-        if self.l2:
-            alpha = objective.step_at(state, scaled, l2=float(self.l2))
-        else:  # third-party objectives may override step_at without the l2 keyword
-            alpha = objective.step_at(state, scaled)
-        alpha *= float(self.learning_rate)
-        if not abs(alpha) >= TOLERANCE:
-            fit.learner.commit_round(0.0)
-            fit.stop_reason = f"|alpha| < {TOLERANCE:g} at round {t}"
-            return None
-        weight = alpha * factor
-        fit.learner.commit_round(weight)
-        fit.advance(weight, f_values, alpha=alpha, gradient_norm=grad_norm)
-        return alpha
 
     # --- prediction -----------------------------------------------------------------------
 

@@ -36,7 +36,11 @@ class EarlyStopping(Callback):
 
     ``metric`` is any train or eval metric name (e.g. "eval_snips_argmax", which needs
     ``eval_data``, or "train_objective"). ``mode`` "auto" minimises names ending in
-    "objective" or "norm" and maximises the rest.
+    "objective" or "norm" and maximises the rest. Like LightGBM's early stopping, the fitted
+    policy ends at the best round (``best_round_``; the ``patience`` worse rounds after it are
+    dropped, while ``history_`` and ``n_rounds_`` keep every round run). After resuming from a
+    checkpoint, a best round before the checkpoint cannot be restored: the policy then keeps
+    the rounds up to the last best seen since the resume.
     """
 
     name: ClassVar[str] = "early_stopping"
@@ -73,11 +77,13 @@ class EarlyStopping(Callback):
             for i, value in enumerate(env.history[self.metric]):
                 self._update(float(value), i + 1)
 
-    def _update(self, value: float, round_: int) -> None:
+    def _update(self, value: float, round_: int) -> bool:
+        """Record ``value`` of round ``round_``; whether it is a new best."""
         if self._sign * value > self._best + self.min_delta:
             self._best, self._best_round, self._wait = self._sign * value, round_, 0
-        else:
-            self._wait += 1
+            return True
+        self._wait += 1
+        return False
 
     def on_round_end(self, env: RoundEnv) -> None:
         metrics = env.metrics
@@ -87,7 +93,8 @@ class EarlyStopping(Callback):
                 f"does not compute. Available: {', '.join(sorted(metrics))}; eval_* metrics "
                 f"need Booster.fit(..., eval_data=...)."
             )
-        self._update(float(metrics[self.metric]), env.round)
+        if self._update(float(metrics[self.metric]), env.round):
+            env.mark_best()
         if self._wait >= self.patience:
             env.request_stop(
                 f"patience {self.patience} reached: {self.metric} best "
@@ -160,14 +167,16 @@ class Checkpoint(Callback):
 
     Layout: ``LATEST`` names the newest complete ``round-NNNNNN/`` directory holding
     ``state.json``, ``policy/`` (the ensemble so far) and ``scores.npy``
-    (+ ``eval_scores.npy``). A write goes: new round directory complete and fsynced (under a
-    unique temporary name) -> ``LATEST`` switched atomically -> older rounds removed, so a fit
+    (+ ``eval_scores.npy``, and ``best_policy/`` when a callback marked an earlier round as
+    the best, so that a resumed fit still ends there). A write goes: new round directory
+    complete and fsynced (under a unique temporary name) -> ``LATEST`` switched atomically -> older rounds removed, so a fit
     killed at any point resumes from the previous checkpoint or the new one. With
     ``resume=True`` a fit with this callback continues from ``LATEST`` when it exists.
     """
 
     name: ClassVar[str] = "checkpoint"
     order: ClassVar[int] = 90
+    writes_checkpoints: ClassVar[bool] = True
 
     def __init__(
         self, directory: str | os.PathLike = "checkpoints", *, every: int = 10, resume: bool = True
@@ -214,7 +223,10 @@ class Checkpoint(Callback):
             np.save(staging / "scores.npy", state["scores"], allow_pickle=False)
             if state["eval_scores"] is not None:
                 np.save(staging / "eval_scores.npy", state["eval_scores"], allow_pickle=False)
-            meta = {k: state[k] for k in ("round", "seed", "fingerprint", "stop_reason", "history")}
+            if state.get("best_policy") is not None:  # a callback's best round (mark_best)
+                state["best_policy"].save(staging / "best_policy")
+            keys = ("round", "seed", "fingerprint", "stop_reason", "history", "best_round")
+            meta = {k: state.get(k) for k in keys}
             (staging / "state.json").write_text(json.dumps(meta), encoding="utf-8")
             _fsync_tree(staging)
         except BaseException:
@@ -250,6 +262,8 @@ class Checkpoint(Callback):
             state["scores"] = np.load(target / "scores.npy", allow_pickle=False)
             path = target / "eval_scores.npy"
             state["eval_scores"] = np.load(path, allow_pickle=False) if path.exists() else None
+            best = target / "best_policy"
+            state["best_ensemble"] = load_policy(best).ensemble if best.is_dir() else None
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(
                 f"Checkpoint {target} is unreadable ({exc}); delete {root} to start afresh."

@@ -19,14 +19,16 @@ any other registered estimator name: its own ``estimate_interval`` every round.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
 from opboost.api.objective import softmax
-from opboost.policy import ConstantPolicy
+from opboost.policy import ConstantPolicy, Policy
 
-__all__ = ["ConstantPolicy", "HoldoutScorer", "constant_action_values"]
+__all__ = ["ConstantPolicy", "HoldoutScorer", "RoundSelection", "constant_action_values"]
 
 #: The deployed policy a selection scores: the booster's ``predict`` (argmax) or softmax.
 SELECTION_POLICIES = ("argmax", "softmax")
@@ -106,3 +108,69 @@ class HoldoutScorer:
             if not weights.sum() > 0:  # no logged action is ever chosen: nothing is known
                 return Interval(float("nan"), -np.inf, np.inf, 1 - self.alpha)
         return self.estimator.estimate_interval(d, probs, alpha=self.alpha)
+
+
+class RoundSelection:
+    """Tracks the best round of a fit on held-out logs, then picks the policy (or the fallback).
+
+    ``method`` and ``policy`` are the Booster's ``selection`` and ``selection_policy``; with
+    ``warm_started`` round 0 (F_0) is a candidate too; ``safe`` falls back to the best constant
+    action when the selected policy's lower bound does not beat it.
+    """
+
+    def __init__(
+        self, fit: Any, holdout: LoggedBandit, method: str, policy: str, *, safe: bool
+    ) -> None:
+        self.holdout, self.method, self.safe = holdout, method, safe
+        self.scorer = HoldoutScorer(holdout, method, policy=policy, random_state=fit.seed)
+        self.scores = fit.learner.ensemble().decision_function(holdout.contexts)
+        self.initial = self.scorer.interval(self.scores)
+        self.best = None
+        if fit.settings.warm_start is not None:  # round 0 is a real candidate when warm-started
+            self.best = (0, self.initial, fit.learner.ensemble())
+
+    def track(self, fit: Any, weight: float) -> dict[str, float]:
+        """Score the round ``fit`` just committed; the held-out metrics of that round."""
+        self.scores = fit.add_round(self.scores, self.holdout.contexts, weight)
+        interval = self.scorer.interval(self.scores)
+        if self.best is None or interval.value > self.best[1].value:
+            self.best = (fit.round, interval, fit.learner.ensemble())
+        return {
+            "select_value": interval.value,
+            "select_low": interval.low,
+            "select_high": interval.high,
+        }
+
+    def select(self, fit: Any) -> tuple[Policy, int, dict[str, Any], str | None]:
+        """(policy, best round, report, fallback) at the end of the fit."""
+        if self.best is None:  # no round was run: the initial (empty) ensemble
+            self.best = (0, self.initial, fit.learner.ensemble())
+        best_round, interval, ensemble = self.best
+        n_actions = fit.data.n_actions
+        meta = dict(fit.metadata(fit.round), n_rounds=best_round, selected_round=best_round)
+        policy = Policy(ensemble, n_actions, meta)
+        action = int(np.nanargmax(constant_action_values(fit.data)))
+        holdout_const = self.scorer.interval_of_probs(
+            np.eye(n_actions)[np.full(len(self.holdout), action)]
+        )
+        logging_value = float(np.mean(self.holdout.rewards))
+        report = {
+            "method": self.method,
+            "round": best_round,
+            "value": interval.value,
+            "low": interval.low,
+            "high": interval.high,
+            "constant_action": action,
+            "constant_value": holdout_const.value,
+            "logging_value": logging_value,
+            "beats_logging": bool(interval.low > logging_value),
+            "beats_constant": bool(interval.low > holdout_const.value),
+            "n_holdout": len(self.holdout),
+        }
+        fallback = None
+        if self.safe and not report["beats_constant"]:
+            fallback = "constant"
+            policy = ConstantPolicy(
+                action, n_actions, dict(meta, fallback=fallback, selection=report)
+            )
+        return policy, best_round, report, fallback

@@ -55,6 +55,7 @@ class RoundEnv:
     history: Mapping[str, np.ndarray] = field(default_factory=dict)
     snapshot: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
     _stop: list[str] = field(default_factory=list, repr=False)
+    _best: list[bool] = field(default_factory=list, repr=False)
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -62,19 +63,45 @@ class RoundEnv:
         return {**self.train_metrics, **self.eval_metrics}
 
     def request_stop(self, reason: str) -> None:
-        """Ask the booster to stop after this round; ``reason`` becomes ``stop_reason_``."""
+        """Ask the booster to stop (after this round, or before the next one when called from
+        ``on_round_begin``); ``reason`` becomes ``stop_reason_``."""
         self._stop.append(str(reason))
+
+    def mark_best(self) -> None:
+        """Mark the policy after this round as the best so far: the fitted policy ends at the
+        last marked round (as LightGBM's early stopping keeps its best iteration)."""
+        self._best.append(True)
+
+    @property
+    def stop_requests(self) -> tuple[str, ...]:
+        """The reasons given to :meth:`request_stop`, first first."""
+        return tuple(self._stop)
+
+    @property
+    def marked_best(self) -> bool:
+        """Whether a callback called :meth:`mark_best` on this round."""
+        return bool(self._best)
 
 
 class Callback(Component):
-    """Base class of fit callbacks. Override any of the three hooks."""
+    """Base class of fit callbacks. Override any of the four hooks."""
 
     kind: ClassVar[str] = "callback"
     #: Callbacks run in increasing order; ties keep the order given to ``fit``.
     order: ClassVar[int] = 50
+    #: Whether this callback writes checkpoints (``env.snapshot()``); fits whose state lives
+    #: elsewhere (a Dask cluster) refuse such callbacks up front.
+    writes_checkpoints: ClassVar[bool] = False
+
+    def load_checkpoint(self) -> dict[str, Any] | None:
+        """The checkpoint a fit should resume from (read before ``on_fit_start``), or None."""
+        return None
 
     def on_fit_start(self, env: RoundEnv) -> None:
         """Called once before the first round (after restoring a checkpoint)."""
+
+    def on_round_begin(self, env: RoundEnv) -> None:
+        """Called before every round (``env.alpha`` is NaN; ``env.round`` rounds are done)."""
 
     def on_round_end(self, env: RoundEnv) -> None:
         """Called after every committed round."""

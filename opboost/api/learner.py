@@ -99,3 +99,15 @@ class BaseLearner(Component, ABC):
     @abstractmethod
     def ensemble(self) -> Ensemble:
         """The ensemble of committed rounds."""
+
+    # --- optional: override when the learner can do better than these defaults -------------
+
+    def predict_round(self, X: Any) -> np.ndarray | None:
+        """The last committed f_t (without its weight) on new contexts ``X`` (m, d), shape
+        (m, K); None (the default) makes the caller re-predict the whole ensemble instead."""
+        return None
+
+    def warm_start(self, ensemble: Ensemble) -> None:
+        """Continue from ``ensemble`` (a checkpoint's) after :meth:`prepare`; learners that
+        cannot resume keep this default, and resuming them is refused."""
+        raise NotImplementedError(f"{type(self).__name__} cannot resume from an ensemble.")

@@ -22,12 +22,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["DaskLoggedBandit", "LightGBMDaskTree", "fit_booster", "merge_rounds"]
+__all__ = ["DaskLoggedBandit", "LightGBMDaskTree", "make_engine", "merge_rounds"]
 
 _LAZY = {
     "DaskLoggedBandit": "opboost.dask.data",
     "LightGBMDaskTree": "opboost.dask.learner",
-    "fit_booster": "opboost.dask.boosting",
+    "make_engine": "opboost.dask.boosting",
     "merge_rounds": "opboost.dask.merge",
 }
 

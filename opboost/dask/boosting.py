@@ -25,18 +25,16 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from opboost.api.callback import HistoryView, RoundEnv
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
-from opboost.api.validation import check_random_state
-from opboost.booster import TOLERANCE, run_rounds
-from opboost.booster_checks import check_callbacks, check_data
+from opboost.booster_checks import check_data
 from opboost.dask.merge import merge_rounds
 from opboost.dask.partitions import (
     initial_scores,
@@ -49,14 +47,15 @@ from opboost.dask.partitions import (
     predict_rows,
     update_scores,
 )
+from opboost.engine import FitSettings
 from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.fit_state import policy_metadata
+from opboost.fit.metadata import policy_metadata, policy_values
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
 from opboost.policy import Policy
 
-__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "fit_booster"]
+__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "DistributedFit", "make_engine"]
 
 #: Objectives whose risk, gradient and step are sums of per-example terms (partition-wise).
 SUPPORTED_OBJECTIVES: tuple[type, ...] = (BOPL, BOPLS)
@@ -67,19 +66,26 @@ SUPPORTED_ESTIMATORS: tuple[type, ...] = (IPS, TruncatedIPS)
 # --- the loop ---------------------------------------------------------------------------------
 
 
-def _check_options(booster: Any, eval_data: Any) -> None:
+def _check_options(settings: FitSettings, eval_data: Any, callbacks: Any) -> None:
     unsupported = [
         ("validation_fraction", None, "hold out logs yourself and pass them as eval_data"),
         ("warm_start", None, "start from F_0 = 0 (warm_start=None)"),
     ]
     for name, default, fix in unsupported:
-        if getattr(booster, name) != default:
+        if getattr(settings, name) != default:
             raise InvalidParameterError(
                 f"The {name!r} parameter of Booster is not supported by the distributed fit "
-                f"(DaskLoggedBandit). Got {getattr(booster, name)!r}; {fix}."
+                f"(DaskLoggedBandit). Got {getattr(settings, name)!r}; {fix}."
             )
     if eval_data is not None:
         check_data(eval_data, "eval_data")
+    for cb in callbacks:
+        if cb.writes_checkpoints:
+            raise InvalidParameterError(
+                f"Booster.fit: the callback {type(cb).__name__} checkpoints the fit state, "
+                f"which the distributed fit keeps on the workers; checkpoints are not "
+                f"supported there. Drop it (Progress, History and EarlyStopping work)."
+            )
 
 
 def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
@@ -143,19 +149,33 @@ def assign_workers(client: Any, data: Any) -> list[str]:
     return chosen
 
 
-class DistributedFit:
-    """The state of one distributed fit: per-partition futures on the workers, history, trees."""
+@dataclass(frozen=True, eq=False)
+class Tree:
+    """One round's tree: its model text, f_t on every partition (futures), the step sums
+    N and D, max |f| and the seconds its fit and step terms took."""
 
-    def __init__(self, booster, data, eval_data, objective, estimator, learner, client):
+    text: str | None
+    f: list[Any]
+    numerator: float
+    denominator: float
+    max_abs: float
+    seconds: tuple[float, float] = (0.0, 0.0)
+
+
+class DistributedFit:
+    """The state of one distributed fit (an :class:`opboost.engine.Engine`): per-partition
+    futures on the workers, history, trees."""
+
+    def __init__(self, settings, data, eval_data, components, client):
         from distributed import wait
 
-        self.booster, self.data, self.eval_data = booster, data, eval_data
+        objective, estimator, learner = components
+        self.settings, self.data, self.eval_data = settings, data, eval_data
         self.objective, self.estimator, self.learner = objective, estimator, learner
         self.client = client
         self.K, self.d, self.n = data.n_actions, data.n_features, len(data)
         self.design = learner.action_design
-        seed = int(check_random_state(booster.random_state).integers(2**31 - 1))
-        self.seed = learner_seed(learner.random_state, seed)
+        self.seed = learner_seed(learner.random_state, settings.seed)
         learner.lgb_params(self.seed)  # validate the learner's parameters before any work
         if eval_data is not None and (eval_data.n_actions, eval_data.n_features) != (
             self.K,
@@ -168,7 +188,7 @@ class DistributedFit:
             )
         self.rows = data.row_chunks
         self.workers = assign_workers(client, data)
-        shift = float(booster.reward_shift)
+        shift = float(settings.reward_shift)
         self.parts = [
             client.compute(_delayed(make_partition)(p, estimator, shift), workers=[w])
             for p, w in zip(data.partitions(), self.workers, strict=True)
@@ -188,7 +208,9 @@ class DistributedFit:
         self.timings: dict[str, list[float]] = {"tree": [], "step": [], "update": []}
         self.trees: list[str] = []
         self.weights: list[float] = []
-        self.metrics: dict[str, float] = {}
+        self.train_metrics: dict[str, float] = {}
+        self.eval_metrics: dict[str, float] = {}
+        self.best_round: int | None = None
         self.stats = self._stats()
 
     # --- reductions ---------------------------------------------------------------------
@@ -246,20 +268,19 @@ class DistributedFit:
             n_features=self.d,
         )
 
-    def run_round(self) -> float | None:
-        """One boosting round; returns alpha, or None after recording why it stopped."""
-        b, t, client = self.booster, self.round + 1, self.client
-        grad_norm = self.stats["gradient_norm"]
-        if grad_norm < TOLERANCE:
-            self.stop_reason = f"gradient norm < {TOLERANCE:g} at round {t}"
-            return None
+    # --- the engine protocol ----------------------------------------------------------------
+
+    def gradient_norm(self) -> float:
+        return self.stats["gradient_norm"]
+
+    def fit_direction(self) -> Tree:
+        """Grow the round's tree, predict f_t on the workers and gather the step sums."""
         if self.stats["weight_nnz"] == 0:  # every weight is 0: f = 0, as lightgbm_tree returns
-            self.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
-            return None
+            return Tree(None, [], 0.0, 0.0, 0.0)
         start = time.perf_counter()
-        tree = self._fit_tree()
+        text = self._fit_tree()
         fitted = time.perf_counter()
-        model = client.scatter(tree, broadcast=True, hash=False)
+        model = self.client.scatter(text, broadcast=True, hash=False)
         threads = int(self.learner.num_threads)
         f = [
             self._submit(i, partition_predict, p, model, self.design, threads)
@@ -269,55 +290,57 @@ class DistributedFit:
             self._submit(i, partition_step_terms, self.objective, p, F, fp)
             for i, (p, F, fp) in enumerate(zip(self.parts, self.scores, f, strict=True))
         ]
-        terms = np.stack(client.gather(terms))  # (partitions, 3)
+        terms = np.stack(self.client.gather(terms))  # (partitions, 3)
         numerator, denominator = np.sum(terms[:, :2], axis=0)
-        max_abs = float(np.max(terms[:, 2]))
-        stepped = time.perf_counter()
-        if max_abs < TOLERANCE:
-            self.stop_reason = f"max|f| < {TOLERANCE:g} at round {t}"
-            return None
-        factor = 1.0
-        if b.scale is not None:
-            current = denominator / self.n
-            factor = math.sqrt(b.scale / current) if current > 0 else 1.0
-        alpha = closed_form_step(
-            numerator * factor, denominator * factor**2, self.n, float(b.l2)
-        ) * float(b.learning_rate)
-        if not abs(alpha) >= TOLERANCE:
-            self.stop_reason = f"|alpha| < {TOLERANCE:g} at round {t}"
-            return None
-        weight = alpha * factor
+        seconds = (fitted - start, time.perf_counter() - fitted)
+        return Tree(text, f, numerator, denominator, float(np.max(terms[:, 2])), seconds)
+
+    def step_denominator(self, direction: Tree) -> float:
+        return direction.denominator
+
+    def step(self, direction: Tree, factor: float, l2: float) -> float:
+        return closed_form_step(
+            direction.numerator * factor, direction.denominator * factor**2, self.n, l2
+        )
+
+    def discard(self, direction: Tree) -> None:
+        """Nothing to undo: the tree was never added."""
+
+    def commit(self, direction: Tree, weight: float, **metrics: float) -> None:
+        """F <- F + weight f on every partition; the next round's statistics; history."""
+        start = time.perf_counter()
         self.scores = [
             self._submit(i, update_scores, F, fp, weight)
-            for i, (F, fp) in enumerate(zip(self.scores, f, strict=True))
+            for i, (F, fp) in enumerate(zip(self.scores, direction.f, strict=True))
         ]
-        del f, terms  # the old scores and f are released with their last references
-        self.trees.append(tree)
+        self.trees.append(direction.text)
         self.weights.append(weight)
-        self.round = t
+        self.round += 1
         self.stats = self._stats()
-        self.metrics = {
-            "alpha": alpha,
-            "gradient_norm": grad_norm,
+        self.train_metrics = {
+            **metrics,
             "train_objective": self.stats["risk"],
             "train_value": self.stats["value"],
         }
+        self.eval_metrics = {}
         if self.eval_data is not None:
-            self.metrics.update(self._evaluate(tree, weight))
-        for key, value in self.metrics.items():
+            self.eval_metrics = self._evaluate(direction.text, weight)
+        for key, value in {**self.train_metrics, **self.eval_metrics}.items():
             self.history.setdefault(key, []).append(float(value))
-        done = time.perf_counter()
-        for key, seconds in (
-            ("tree", fitted - start),
-            ("step", stepped - fitted),
-            ("update", done - stepped),
-        ):
-            self.timings[key].append(seconds)
-        return alpha
+        seconds = (*direction.seconds, time.perf_counter() - start)
+        for key, value in zip(("tree", "step", "update"), seconds, strict=True):
+            self.timings[key].append(value)
+
+    def snapshot(self) -> dict[str, Any]:
+        raise InvalidParameterError(
+            "The distributed fit keeps its scores on the workers and writes no checkpoints; "
+            "Checkpoint callbacks are not supported there."
+        )
+
+    def keep_best(self) -> None:
+        self.best_round = self.round
 
     def _evaluate(self, tree: str, weight: float) -> dict[str, float]:
-        from opboost.fit_state import policy_values
-
         X = self.eval_data.contexts
         if not isinstance(X, np.ndarray):
             X = X.toarray()
@@ -327,23 +350,13 @@ class DistributedFit:
 
     # --- results ------------------------------------------------------------------------
 
-    def env(self, alpha: float) -> RoundEnv:
-        return RoundEnv(
-            booster=self.booster,
-            round=self.round,
-            n_rounds=self.booster.n_rounds,
-            alpha=float(alpha),
-            train_metrics={k: v for k, v in self.metrics.items() if not k.startswith("eval_")},
-            eval_metrics={k: v for k, v in self.metrics.items() if k.startswith("eval_")},
-            history=HistoryView(self.history),
-            snapshot=_no_snapshot,
-        )
-
     def policy(self) -> Policy:
-        b, learner = self.booster, self.learner
+        """The fitted policy: one LightGBM model of the rounds (up to a marked best round)."""
+        learner = self.learner
+        rounds = self.round if self.best_round is None else self.best_round
         booster = merge_rounds(
-            self.trees,
-            self.weights,
+            self.trees[:rounds],
+            self.weights[:rounds],
             n_columns=self.d + (self.K if self.design == "stacked_onehot" else 1),
             categorical=self.design == "stacked",
         )
@@ -352,15 +365,15 @@ class DistributedFit:
             n_actions=self.K,
             action_design=self.design,
             n_features=self.d,
-            n_rounds=self.round,
+            n_rounds=rounds,
         )
         # The ensemble is lightgbm_tree's format: loading needs neither dask nor the extra.
         meta = policy_metadata(
-            b,
+            self.settings,
             self.objective,
             self.estimator,
             ("lightgbm_tree", learner.as_lightgbm_tree().get_params(deep=False)),
-            n_rounds=self.round,
+            n_rounds=rounds,
             n_actions=self.K,
             n_features=self.d,
             stop_reason=self.stop_reason,
@@ -371,14 +384,25 @@ class DistributedFit:
             "n_workers": len(self.placement),
             "n_rows": self.n,
         }
+        if rounds < self.round:
+            meta["best_round"] = rounds
         return Policy(ensemble, self.K, meta)
 
-
-def _no_snapshot() -> dict[str, Any]:
-    raise InvalidParameterError(
-        "The distributed fit keeps its scores on the workers and writes no checkpoints; "
-        "Checkpoint callbacks are not supported there."
-    )
+    def fitted_attributes(self) -> dict[str, Any]:
+        """``timings_`` (seconds per round: "tree" = lightgbm.dask's fit, "step" = f and the
+        step sums, "update" = F and the next round's statistics), ``distributed_``
+        (partitions, and rows per worker) and ``best_round_`` when a best was marked."""
+        out = {
+            "timings_": {k: np.asarray(v) for k, v in self.timings.items()},
+            "distributed_": {
+                "n_partitions": len(self.parts),
+                "rows_per_partition": list(self.rows),
+                "rows_per_worker": dict(self.placement),
+            },
+        }
+        if self.best_round is not None:
+            out["best_round_"] = self.best_round
+        return out
 
 
 def _delayed(func: Any, **kwargs: Any) -> Any:
@@ -387,46 +411,22 @@ def _delayed(func: Any, **kwargs: Any) -> Any:
     return delayed(func, pure=True, **kwargs)
 
 
-def fit_booster(
-    booster: Any, data: Any, *, eval_data: LoggedBandit | None = None, callbacks: Any = ()
-) -> Any:
-    """Fit ``booster`` (an :class:`opboost.Booster`) on the DaskLoggedBandit ``data``.
+def make_engine(
+    data: Any,
+    components: tuple[Any, Any, Any],
+    settings: FitSettings,
+    *,
+    eval_data: LoggedBandit | None = None,
+    callbacks: Any = (),
+) -> DistributedFit:
+    """The engine :meth:`opboost.Booster.fit` runs on the DaskLoggedBandit ``data``.
 
-    Sets the fitted attributes of an in-memory fit (``policy_``, ``n_rounds_``, ``history_``,
-    ``stop_reason_``) plus ``timings_`` (seconds per round: "tree" = lightgbm.dask's fit,
-    "step" = f and the step sums, "update" = F and the next round's statistics) and
-    ``distributed_`` (partitions, and rows per worker). ``eval_data`` is an in-memory
-    LoggedBandit scored on the client after every round; callbacks run as in a local fit,
-    except :class:`~opboost.callbacks.Checkpoint` (not supported). Returns ``booster``.
+    ``eval_data`` is an in-memory LoggedBandit scored on the client after every round;
+    callbacks run as in a local fit, except those that write checkpoints (refused). The
+    Booster then also gets ``timings_`` and ``distributed_`` (see
+    :meth:`DistributedFit.fitted_attributes`).
     """
-    _check_options(booster, eval_data)
-    booster._check_params()
-    callbacks = check_callbacks(callbacks)
-    for cb in callbacks:
-        if hasattr(cb, "load_checkpoint"):
-            raise InvalidParameterError(
-                f"Booster.fit: the callback {type(cb).__name__} checkpoints the fit state, "
-                f"which the distributed fit keeps on the workers; checkpoints are not "
-                f"supported there. Drop it (Progress, History and EarlyStopping work)."
-            )
-    objective, estimator, learner = booster._components()
-    _check_components(objective, estimator, learner)
-    client = learner.get_client()
-    fit = DistributedFit(booster, data, eval_data, objective, estimator, learner, client)
-    for cb in callbacks:
-        cb.on_fit_start(fit.env(float("nan")))
-    run_rounds(fit, booster.n_rounds, callbacks, DistributedFit.run_round)
-    booster.policy_ = fit.policy()
-    booster.n_rounds_ = fit.round
-    booster.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
-    booster.stop_reason_ = fit.stop_reason
-    booster.timings_ = {k: np.asarray(v) for k, v in fit.timings.items()}
-    booster.distributed_ = {
-        "n_partitions": len(fit.parts),
-        "rows_per_partition": list(fit.rows),
-        "rows_per_worker": dict(fit.placement),
-    }
-    end = fit.env(booster.history_["alpha"][-1] if fit.round else float("nan"))
-    for cb in callbacks:
-        cb.on_fit_end(end)
-    return booster
+    _check_options(settings, eval_data, callbacks)
+    _check_components(*components)
+    client = components[2].get_client()
+    return DistributedFit(settings, data, eval_data, components, client)

@@ -290,11 +290,14 @@ class DaskLoggedBandit:
         X, a, p, r = dask.compute(*(getattr(self, f) for f in _FIELDS))
         return LoggedBandit(X, a, p, r, self.n_actions)
 
-    def fit_booster(self, booster: Any, *, eval_data: Any = None, callbacks: Any = ()) -> Any:
-        """The hook :meth:`opboost.Booster.fit` delegates to: fit ``booster`` on the cluster."""
-        from opboost.dask.boosting import fit_booster
+    def make_engine(
+        self, components: Any, settings: Any, *, eval_data: Any = None, callbacks: Any = ()
+    ) -> Any:
+        """The engine :meth:`opboost.Booster.fit` runs on these logs
+        (:class:`opboost.engine.RemoteLogs`): a fit whose rows stay on the workers."""
+        from opboost.dask.boosting import make_engine
 
-        return fit_booster(booster, self, eval_data=eval_data, callbacks=callbacks)
+        return make_engine(self, components, settings, eval_data=eval_data, callbacks=callbacks)
 
 
 def partition_bandit(

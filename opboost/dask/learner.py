@@ -5,7 +5,7 @@ The tree is the one ``lightgbm_tree`` grows (same parameters, same action design
 leaves: the weighted mean of the targets), fitted by LightGBM's data-parallel tree learner on
 the designed rows each worker holds. The learner only fits on a
 :class:`opboost.dask.DaskLoggedBandit`; the rounds are driven by
-:func:`opboost.dask.boosting.fit_booster`. Importing this module does not import dask.
+:func:`opboost.dask.boosting.make_engine`. Importing this module does not import dask.
 """
 
 from __future__ import annotations

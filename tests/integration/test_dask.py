@@ -27,6 +27,7 @@ from opboost.callbacks import Checkpoint, History
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
 from opboost.dask.partitions import predict_rows
+from opboost.engine import FitSettings, StepSettings, boost_round
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The
@@ -207,9 +208,12 @@ def test_alpha_is_the_step_on_the_gathered_rows(client, problem, objective, para
     booster = Booster(objective=objective, n_rounds=2, random_state=0, **params)
     booster.set_params(base_learner=dask_tree(client, num_leaves=4))
     data = DaskLoggedBandit.from_logged_bandit(logged, npartitions=3)
-    obj, est, learner = booster._components()
-    fit = DistributedFit(booster, data, None, obj, est, learner, client)
-    assert fit.run_round() is not None and fit.run_round() is not None
+    obj, est, learner = booster.resolve_components()
+    step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
+    settings = FitSettings(seed=0, reward_shift=booster.reward_shift, step=step)
+    fit = DistributedFit(settings, data, None, (obj, est, learner), client)
+    assert boost_round(fit, settings.step) is not None
+    assert boost_round(fit, settings.step) is not None
     train = logged.with_rewards(logged.rewards + params["reward_shift"])
     coef = est.coefficients(train)
     scores = np.zeros((len(logged), 5))

@@ -14,7 +14,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.estimators.direct import DirectMethod
-from opboost.fit_state import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
+from opboost.fit.warm_start import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
@@ -59,7 +59,7 @@ def test_l2_step_is_closed_form_penalised_alpha(digits_log):
         objective="bopl", n_rounds=1, base_learner_params=LGB, l2=l2, random_state=0
     ).fit(logged)
     f = first_round_f(plain, logged)
-    objective, estimator, _ = plain._components()
+    objective, estimator, _ = plain.resolve_components()
     state = objective.round_state(
         np.zeros_like(f), logged, estimator.coefficients(logged).astype(float)
     )
@@ -155,7 +155,9 @@ def test_warm_start_reward_model_starts_from_the_direct_method(digits_log):
         warm_start_prob=0.5,
         random_state=0,
     ).fit(logged)
-    seed = int(check_random_state(0).integers(2**31 - 1))  # the fit's seed, as FitState draws it
+    seed = int(
+        check_random_state(0).integers(2**31 - 1)
+    )  # the fit's seed, as the in-memory fit draws it
     q = DirectMethod(random_state=seed).reward_predictions(logged)
     stages = list(booster.policy_.ensemble.staged_decision_function(logged.contexts))
     f0 = stages[REWARD_WARM_MEMBERS - 1]

@@ -249,3 +249,41 @@ def test_corrupted_checkpoint(synthetic_log, tmp_path):
     (tmp_path / "round-000002" / "state.json").write_text("{trunc")
     with pytest.raises(ValueError, match=r"round-000002 is unreadable .* delete"):
         booster(n_rounds=2).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+
+
+def test_early_stopping_keeps_the_best_round(synthetic_log):
+    """The fitted policy ends at EarlyStopping's best round, as LightGBM's does: it predicts
+    exactly as a fit stopped there, while history_ keeps the patience rounds after it."""
+    train, valid = synthetic_log.data.split(0.5, random_state=0)
+    stopper = EarlyStopping(metric="eval_snips_argmax", patience=3)
+    fitted = booster(n_rounds=40).fit(train, eval_data=valid, callbacks=[stopper])
+    best = fitted.best_round_
+    values = fitted.history_["eval_snips_argmax"]
+    assert fitted.n_rounds_ == best + 3 < 40
+    assert values[best - 1] == values.max() > values[best:].max()
+    assert fitted.policy_.metadata["n_rounds"] == best
+    exact = booster(n_rounds=best).fit(train, eval_data=valid)
+    np.testing.assert_array_equal(
+        fitted.decision_function(valid.contexts), exact.decision_function(valid.contexts)
+    )
+
+
+class StopBeforeRound(Callback):
+    """Stops the fit before round ``at`` + 1 from ``on_round_begin``."""
+
+    name = "stop_before"
+
+    def __init__(self, at: int = 2) -> None:
+        self.at = at
+
+    def on_round_begin(self, env: RoundEnv) -> None:
+        assert np.isnan(env.alpha)
+        if env.round == self.at:
+            env.request_stop(f"stopped before round {env.round + 1}")
+
+
+def test_a_callback_can_stop_before_a_round(synthetic_log):
+    """A stop requested in on_round_begin ends the fit before that round is fitted."""
+    fitted = booster(n_rounds=10).fit(synthetic_log.data, callbacks=[StopBeforeRound(at=2)])
+    assert fitted.n_rounds_ == 2
+    assert fitted.stop_reason_ == "stopped before round 3"

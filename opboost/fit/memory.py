@@ -1,0 +1,203 @@
+"""The in-memory engine: the ensemble scores F on the training rows and what changes per round.
+
+:class:`InMemoryFit` implements :class:`opboost.engine.Engine` for logs held in memory: the
+objective turns F and the estimator's coefficients into a base-learning problem, the base
+learner fits f_t on the prepared rows, and a committed round updates F, the round state, the
+history and (optionally) the held-out selection.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.objective import centre_rows
+from opboost.booster_checks import check_f
+from opboost.engine import FitSettings
+from opboost.fit.metadata import policy_metadata, policy_values
+from opboost.policy import Policy
+
+__all__ = ["InMemoryFit"]
+
+
+@dataclass(frozen=True, eq=False)
+class Fitted:
+    """A fitted f_t on the training rows, (n, K), and max |f_t|."""
+
+    values: np.ndarray
+    max_abs: float
+
+
+def training_coefficients(estimator: Any, train: LoggedBandit) -> np.ndarray:
+    """The estimator's coefficients c (n,) or Gamma (n, K) on ``train``; raise if invalid."""
+    coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
+    shapes = [(len(train),), (len(train), train.n_actions)]
+    if coef.shape not in shapes or not np.all(np.isfinite(coef)):
+        raise InvalidParameterError(
+            f"Estimator {estimator.name!r} returned invalid training coefficients (shape "
+            f"{coef.shape}, finite {bool(np.all(np.isfinite(coef)))}); expected finite "
+            f"values of shape {shapes[0]} or, per action, {shapes[1]}."
+        )
+    return coef
+
+
+class InMemoryFit:
+    """One fit on in-memory logs: scores F (n, K), coefficients, round state and history.
+
+    ``selection`` (an :class:`opboost.selection.RoundSelection`, set by the Booster when it
+    holds out logs) is told about every committed round.
+    """
+
+    def __init__(
+        self,
+        data: LoggedBandit,
+        eval_data: LoggedBandit | None,
+        components: tuple[Any, Any, Any],
+        settings: FitSettings,
+    ) -> None:
+        self.data, self.eval_data, self.settings = data, eval_data, settings
+        self.objective, self.estimator, self.learner = components
+        shift = float(settings.reward_shift)
+        self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
+        self.seed, self.n = settings.seed, len(data)
+        if self.estimator.get_params(deep=False).get("random_state", 0) is None:
+            # an unseeded reward-model estimator (DR, DM) takes the fit's seed
+            self.estimator.set_params(random_state=self.seed)
+        self.coef = training_coefficients(self.estimator, self.train)
+        # Gamma is centred once here, not every round (the value estimate is unchanged).
+        self._state_coef, self._state_options = self.coef, {}
+        if self.coef.ndim == 2 and self.objective.supports_action_coefficients:
+            self._state_coef, self._state_options = centre_rows(self.coef), {"centred": True}
+        self.scores = np.zeros((len(data), data.n_actions))
+        self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
+        self.round, self.stop_reason, self.ensemble_start = 0, None, None
+        self.history: dict[str, list[float]] = {}
+        self.train_metrics: dict[str, float] = {}
+        self.eval_metrics: dict[str, float] = {}
+        self.selection: Any = None
+        self.best: tuple[int, Any] | None = None
+
+    def begin(self) -> None:
+        """Prepare the learner (continuing a restored ensemble, or fitting the warm start)
+        and compute the first round state."""
+        init = self.scores if self.round else None
+        self.learner.prepare(
+            self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
+        )
+        if self.ensemble_start is not None:
+            self.learner.warm_start(self.ensemble_start)
+        elif self.settings.warm_start is not None:
+            from opboost.fit.warm_start import fit_warm_start
+
+            fit_warm_start(self)
+        self.state = self._round_state()
+
+    def _round_state(self) -> Any:
+        return self.objective.round_state(
+            self.scores, self.train, self._state_coef, **self._state_options
+        )
+
+    # --- the engine protocol ----------------------------------------------------------------
+
+    def gradient_norm(self) -> float:
+        return self.objective.gradient_norm_at(self.state)
+
+    def fit_direction(self) -> Fitted:
+        problem = self.objective.problem_at(self.state, self.learner.reduction)
+        values = check_f(self.learner.fit_round(problem), self.state.g.shape, self.learner)
+        return Fitted(values, max(float(values.max()), -float(values.min())))
+
+    def step_denominator(self, direction: Fitted) -> float:
+        return self.objective.step_denominator_at(self.state, direction.values)
+
+    def step(self, direction: Fitted, factor: float, l2: float) -> float:
+        scaled = direction.values * factor if factor != 1.0 else direction.values
+        if l2:
+            return self.objective.step_at(self.state, scaled, l2=l2)
+        return self.objective.step_at(self.state, scaled)  # third-party steps may lack l2
+
+    def discard(self, direction: Fitted) -> None:
+        self.learner.commit_round(0.0)
+
+    def commit(self, direction: Fitted, weight: float, **metrics: float) -> None:
+        """F <- F + weight f; recompute the round state once; record the metrics."""
+        self.learner.commit_round(weight)
+        self.scores += weight * direction.values
+        self.round += 1
+        self.state = self._round_state()
+        self.train_metrics = {
+            **metrics,
+            "train_objective": self.objective.risk_at(self.state),
+            "train_value": self._train_value(),
+        }
+        self.eval_metrics = {}
+        if self.eval_data is not None:
+            self.eval_scores = self.add_round(self.eval_scores, self.eval_data.contexts, weight)
+            self.eval_metrics = policy_values(self.eval_data, self.eval_scores, prefix="eval_")
+        if self.selection is not None:
+            self.eval_metrics.update(self.selection.track(self, weight))
+        for key, value in {**self.train_metrics, **self.eval_metrics}.items():
+            self.history.setdefault(key, []).append(float(value))
+
+    def snapshot(self) -> dict[str, Any]:
+        from opboost.fit.checkpoint import snapshot
+
+        return snapshot(self)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Hash of the data and the settings (:func:`opboost.fit.checkpoint.fingerprint`)."""
+        from opboost.fit.checkpoint import fingerprint
+
+        return fingerprint(self)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def add_round(self, current: np.ndarray, X: Any, weight: float) -> np.ndarray:
+        """Scores on other rows X after the last committed round: current + weight f_t(X)."""
+        f_values = self.learner.predict_round(X)
+        if f_values is not None:
+            current += weight * f_values
+            return current
+        return self.learner.ensemble().decision_function(X)
+
+    def _train_value(self) -> float:
+        """The estimator's value of the current softmax policy on the training logs; with
+        per-action coefficients (1/n) sum_i <pi_i, Gamma_i>, without refitting a model."""
+        if self.coef.ndim == 2:
+            value = float(np.einsum("ij,ij->", self.state.probs, self.coef)) / len(self.data)
+            return value - float(self.settings.reward_shift)  # Gamma is of shifted rewards
+        return self.estimator.estimate_value(self.data, self.state.probs)
+
+    def keep_best(self) -> None:
+        """Remember the ensemble as of this round (a callback marked it the best)."""
+        self.best = (self.round, self.learner.ensemble())
+
+    def metadata(self, n_rounds: int) -> dict[str, Any]:
+        learner = self.learner
+        return policy_metadata(
+            self.settings,
+            self.objective,
+            self.estimator,
+            (learner.name, learner.get_params(deep=False)),
+            n_rounds=n_rounds,
+            n_actions=self.data.n_actions,
+            n_features=self.data.n_features,
+            stop_reason=self.stop_reason,
+        )
+
+    def policy(self) -> Policy:
+        """The policy of every committed round, or of the rounds up to the marked best one."""
+        if self.best is not None and self.best[0] < self.round:
+            meta = dict(self.metadata(self.best[0]), best_round=self.best[0])
+            return Policy(self.best[1], self.data.n_actions, meta)
+        return Policy(self.learner.ensemble(), self.data.n_actions, self.metadata(self.round))
+
+    def fitted_attributes(self) -> dict[str, Any]:
+        """Extra fitted attributes for the Booster: ``best_round_`` when a best was marked."""
+        return {} if self.best is None else {"best_round_": self.best[0]}

@@ -1,0 +1,65 @@
+"""What a fitted policy records, and the per-round evaluation metrics of held-out logs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opboost.api.data import LoggedBandit
+from opboost.api.numeric import dot
+from opboost.api.objective import softmax
+
+__all__ = ["policy_metadata", "policy_values"]
+
+
+def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dict[str, float]:
+    """IPS and SNIPS values of the softmax and argmax policies of ``scores`` (n, K)."""
+    rows = np.arange(len(data))
+    ratio_soft = softmax(scores)[rows, data.actions] / data.propensities
+    ratio_max = (np.argmax(scores, axis=1) == data.actions) / data.propensities
+    out = {}
+    for kind, ratio in (("softmax", ratio_soft), ("argmax", ratio_max)):
+        total = float(np.sum(ratio))
+        value = dot(ratio, data.rewards)
+        out[f"{prefix}ips_{kind}"] = value / len(data)
+        out[f"{prefix}snips_{kind}"] = value / total if total else 0.0
+    return out
+
+
+def policy_metadata(
+    settings: Any,
+    objective: Any,
+    estimator: Any,
+    learner: tuple[str, dict[str, Any]],
+    *,
+    n_rounds: int,
+    n_actions: int,
+    n_features: int,
+    stop_reason: str | None,
+) -> dict[str, Any]:
+    """The metadata a fitted policy records: its components, the fit's settings
+    (:class:`opboost.engine.FitSettings`) and its shape. ``learner`` is the (registry name,
+    parameters) ``load_policy`` reads with."""
+    return {
+        "objective": objective.name,
+        "estimator": estimator.name,
+        "base_learner": learner[0],
+        "base_learner_params": learner[1],
+        "opboost_version": _version(),
+        "n_rounds": n_rounds,
+        "n_actions": n_actions,
+        "n_features": n_features,
+        "reward_shift": settings.reward_shift,
+        "scale": settings.step.scale,
+        "learning_rate": settings.step.learning_rate,
+        "l2": settings.step.l2,
+        "warm_start": settings.warm_start,
+        "stop_reason": stop_reason,
+    }
+
+
+def _version() -> str:
+    from opboost import __version__
+
+    return __version__

@@ -1,0 +1,147 @@
+"""The warm start: F_0 fitted as the ensemble's first members, through the engine loop.
+
+"best_constant": one member, F_0 = b e_{a*}, b = log((K - 1) q / (1 - q)).
+"logging": ``LOGGING_WARM_MEMBERS`` least-squares members regress log p_i on the logged
+(x_i, a_i) pairs only (weight 1 there, 0 elsewhere), so F_0(x, a) estimates log pi_0(a|x)
+for every action (the softmax is invariant to the per-row normaliser).
+"reward_model": F_0 = q / tau with q (n, K) the cross-fitted reward predictions of the
+estimator (DR, DM) or of the "dm" estimator's default model, tau set so that the softmax puts
+on average 1/K + q (1 - 1/K) on each row's best action, q = ``warm_start_prob``
+(:func:`reward_temperature`); ``REWARD_WARM_MEMBERS`` members distil it, so boosting starts
+at the direct-method policy and corrects it where the logs disagree.
+
+Every member fits the residual goal - F by weighted least squares and enters with weight 1:
+:class:`WarmStartFit` is an :class:`opboost.engine.Engine` whose step is always 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from opboost.api.learner import BaseProblem
+from opboost.booster_checks import check_f
+from opboost.engine import StepSettings, run_rounds
+from opboost.fit.memory import Fitted
+from opboost.selection import constant_action_values
+
+__all__ = [
+    "LOGGING_WARM_MEMBERS",
+    "REWARD_WARM_MEMBERS",
+    "WarmStartFit",
+    "fit_warm_start",
+    "reward_temperature",
+]
+
+#: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
+LOGGING_WARM_MEMBERS = 10
+#: Least-squares members distilling q / tau (warm_start="reward_model").
+REWARD_WARM_MEMBERS = 30
+
+
+def reward_temperature(q: np.ndarray, prob: float) -> float:
+    """tau > 0 such that softmax(q_i / tau) gives its row's best action probability ``prob``
+    on average over the rows of ``q`` (n, K); found by bisection on log tau (the average
+    falls from 1 to 1/K as tau grows). Rows whose predictions are all equal do not count."""
+    spread = q.max(axis=1) - q.min(axis=1)
+    rows = q[spread > 0]
+    if len(rows) == 0:
+        return 1.0
+    centred = rows - rows.max(axis=1, keepdims=True)
+
+    def top_prob(log_tau: float) -> float:
+        weights = np.exp(centred / math.exp(log_tau))
+        return float(np.mean(1.0 / weights.sum(axis=1)))
+
+    low = math.log(float(spread[spread > 0].min())) - 12.0
+    high = math.log(float(spread.max())) + 12.0
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        if top_prob(middle) > prob:
+            low = middle
+        else:
+            high = middle
+    return math.exp(0.5 * (low + high))
+
+
+class WarmStartFit:
+    """Distils ``goal`` (n, K) into ``fit``'s first members: least squares on the cells with
+    ``weights`` > 0 (each member fits the residual goal - F), unit steps."""
+
+    def __init__(self, fit: Any, goal: np.ndarray, weights: np.ndarray) -> None:
+        self.fit, self.goal, self.weights = fit, goal, weights
+        self.fitted_cells = weights > 0
+        self.targets = np.zeros_like(goal)
+        self.round, self.stop_reason, self.n = 0, None, fit.n
+        self.train_metrics: dict[str, float] = {}
+        self.eval_metrics: dict[str, float] = {}
+        self.history: dict[str, list[float]] = {}
+
+    def gradient_norm(self) -> float:
+        return math.inf  # the members are fixed in number, never stopped by a gradient
+
+    def fit_direction(self) -> Fitted:
+        np.subtract(self.goal, self.fit.scores, out=self.targets, where=self.fitted_cells)
+        problem = BaseProblem("regression", self.targets, self.weights)
+        learner = self.fit.learner
+        values = check_f(learner.fit_round(problem), self.targets.shape, learner)
+        return Fitted(values, max(float(values.max()), -float(values.min())))
+
+    def step_denominator(self, direction: Fitted) -> float:
+        return 1.0
+
+    def step(self, direction: Fitted, factor: float, l2: float) -> float:
+        return 1.0
+
+    def discard(self, direction: Fitted) -> None:
+        self.fit.learner.commit_round(0.0)
+
+    def commit(self, direction: Fitted, weight: float, **metrics: float) -> None:
+        fit = self.fit
+        fit.learner.commit_round(weight)
+        fit.scores += direction.values
+        if fit.eval_data is not None:
+            fit.eval_scores = fit.add_round(fit.eval_scores, fit.eval_data.contexts, weight)
+        self.round += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        raise NotImplementedError("the warm start is not checkpointed; the fit after it is")
+
+
+def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """(goal (n, K), weights (n, K), number of members) of ``fit.settings.warm_start``."""
+    data, settings = fit.data, fit.settings
+    n, K = len(data), data.n_actions
+    goal, weights = np.zeros((n, K)), np.zeros((n, K))
+    if settings.warm_start == "logging":
+        rows = (np.arange(n), data.actions)
+        weights[rows], goal[rows] = 1.0, np.log(data.propensities)
+        return goal, weights, LOGGING_WARM_MEMBERS
+    weights[:] = 1.0
+    if settings.warm_start == "reward_model":
+        q = reward_predictions(fit)
+        top = 1.0 / K + float(settings.warm_start_prob) * (1.0 - 1.0 / K)
+        return q / reward_temperature(q, top), weights, REWARD_WARM_MEMBERS
+    best = int(np.nanargmax(constant_action_values(data)))
+    prob = float(settings.warm_start_prob)
+    goal[:, best] = math.log((K - 1) * prob / (1.0 - prob))
+    return goal, weights, 1
+
+
+def reward_predictions(fit: Any) -> np.ndarray:
+    """Cross-fitted q(x_i, a) (n, K) on the training rows: the training estimator's own
+    reward model when it has one (DR, DM), else the registered "dm" estimator's."""
+    predict = getattr(fit.estimator, "reward_predictions", None)
+    if predict is None:
+        from opboost.registry import make
+
+        predict = make("estimator", "dm", random_state=fit.seed).reward_predictions
+    return np.asarray(predict(fit.train), dtype=np.float64)
+
+
+def fit_warm_start(fit: Any) -> None:
+    """Fit F_0 as ``fit``'s first ensemble members (not counted as boosting rounds)."""
+    goal, weights, members = warm_start_goal(fit)
+    run_rounds(WarmStartFit(fit, goal, weights), members, StepSettings())
