@@ -169,9 +169,10 @@ class Checkpoint(Callback):
     ``state.json``, ``policy/`` (the ensemble so far) and ``scores.npy``
     (+ ``eval_scores.npy``, and ``best_policy/`` when a callback marked an earlier round as
     the best, so that a resumed fit still ends there). A write goes: new round directory
-    complete and fsynced (under a unique temporary name) -> ``LATEST`` switched atomically -> older rounds removed, so a fit
-    killed at any point resumes from the previous checkpoint or the new one. With
-    ``resume=True`` a fit with this callback continues from ``LATEST`` when it exists.
+    complete and fsynced (under a unique temporary name) -> ``LATEST`` switched atomically ->
+    older rounds removed, so a fit killed at any point resumes from the previous checkpoint or
+    the new one. With ``resume=True`` a fit with this callback continues from ``LATEST`` when
+    it exists.
     """
 
     name: ClassVar[str] = "checkpoint"
