@@ -48,7 +48,7 @@ __all__ = [
 _LAZY = {
     "Booster": ("opboost.booster", "Booster"),
     "load_policy": ("opboost.policy", "load_policy"),
-    "PolicyChoice": ("opboost.policy_learners.choice", "PolicyChoice"),
+    "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
     "off_policy_scorer": ("opboost.metrics", "off_policy_scorer"),
     "simulate": ("opboost.simulation.supervised", None),
     "online": ("opboost.online", None),

@@ -26,7 +26,7 @@ import numpy as np
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
 from opboost.api.objective import softmax
-from opboost.policy import ConstantPolicy, Policy
+from opboost.api.policy import ConstantPolicy, Policy
 
 __all__ = ["ConstantPolicy", "HoldoutScorer", "RoundSelection", "constant_action_values"]
 

@@ -34,10 +34,6 @@ import importlib
 from typing import Any
 
 _LAZY: dict[str, str] = {
-    "fsync_dir": "opboost.api.files",
-    "json_params": "opboost.api.files",
-    "json_safe": "opboost.api.files",
-    "write_atomic": "opboost.api.files",
     "Component": "opboost.api.component",
     "KINDS": "opboost.api.component",
     "clone": "opboost.api.component",
@@ -55,6 +51,12 @@ _LAZY: dict[str, str] = {
     "check_fitted": "opboost.api.validation",
     "check_random_state": "opboost.api.validation",
     "check_scalar": "opboost.api.validation",
+    "TooLarge": "opboost.api.files",
+    "fsync_dir": "opboost.api.files",
+    "json_params": "opboost.api.files",
+    "json_safe": "opboost.api.files",
+    "read_regular": "opboost.api.files",
+    "write_atomic": "opboost.api.files",
     "dot": "opboost.api.numeric",
     "row_sums": "opboost.api.numeric",
     "LoggedBandit": "opboost.api.data",
@@ -101,6 +103,18 @@ _LAZY: dict[str, str] = {
     "SupervisedData": "opboost.api.dataset",
     "find_file": "opboost.api.dataset",
     "resolve_data_dir": "opboost.api.dataset",
+    "CONSTANT_FORMAT": "opboost.api.policy",
+    "CONSTANT_FORMAT_VERSION": "opboost.api.policy",
+    "ConstantEnsemble": "opboost.api.policy",
+    "ConstantPolicy": "opboost.api.policy",
+    "ENSEMBLE_FILE": "opboost.api.policy",
+    "ENSEMBLE_NAME_RE": "opboost.api.policy",
+    "FORMAT_VERSION": "opboost.api.policy",
+    "MANIFEST_FILE": "opboost.api.policy",
+    "MAX_MANIFEST_BYTES": "opboost.api.policy",
+    "MAX_POLICY_BYTES": "opboost.api.policy",
+    "Policy": "opboost.api.policy",
+    "SUPPORTED_FORMAT_VERSIONS": "opboost.api.policy",
 }
 
 __all__ = sorted(_LAZY)

@@ -9,61 +9,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.data_checks import (
+    Contexts,
+    as_real,
+    check_contexts,
+    check_logging_probs,
+    check_n_actions,
+    check_row_fields,
+    readonly,
+)
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit"]
-
-Contexts = np.ndarray | sp.csr_matrix | sp.csr_array
-
-
-def _bad(field: str, rule: str, index: int | tuple, value: Any, fix: str) -> ValueError:
-    return ValueError(f"LoggedBandit: {field} {rule}; index {index} has {value!r}. {fix}")
-
-
-def _first(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
-def _real(field: str, value: Any) -> np.ndarray:
-    """``value`` as a float64 array. Complex input with a nonzero imaginary part is a
-    ValueError (casting would silently drop it); non-numeric input is a ValueError."""
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.") from exc
-    if array.dtype.kind == "c":
-        bad = np.imag(array) != 0
-        if bad.any():
-            where = np.argwhere(bad)[0] if array.ndim else ()
-            index: Any = tuple(int(i) for i in where)
-            raise _bad(
-                field,
-                "must be real numbers",
-                index[0] if len(index) == 1 else index,
-                complex(array[index]),
-                "Pass the real part (np.real) if the imaginary parts are rounding noise.",
-            )
-        array = np.real(array)
-    try:
-        return np.asarray(array, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.") from exc
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.flags.writeable = False
-    return array
-
-
-def _check_size(shape: tuple[int, ...]) -> None:
-    if shape[0] == 0:
-        raise ValueError("LoggedBandit: contexts has 0 rows; need at least one example.")
-    if shape[1] == 0:
-        raise ValueError(
-            f"LoggedBandit: contexts has 0 features (shape {shape}); need at least one "
-            f"column. Use a constant column (np.ones((n, 1))) for context-free bandits."
-        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,171 +55,20 @@ class LoggedBandit:
     logging_probs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        n_actions = self.n_actions
-        if isinstance(n_actions, bool) or not isinstance(n_actions, int | np.integer):
-            raise ValueError(f"LoggedBandit: n_actions must be an int >= 2. Got {n_actions!r}.")
-        if n_actions < 2:
-            raise ValueError(
-                f"LoggedBandit: n_actions must be an int >= 2. Got {n_actions!r}; a bandit "
-                f"problem needs at least two actions to choose from."
-            )
         set_ = object.__setattr__
-        set_(self, "n_actions", int(n_actions))
-        set_(self, "contexts", self._check_contexts(self.contexts))
-        n = self.contexts.shape[0]
-        actions = np.asarray(self.actions)
-        if actions.dtype.kind == "c":
-            actions = _real("actions", actions)
-        propensities = _real("propensities", self.propensities)
-        rewards = _real("rewards", self.rewards)
-        for field, arr in (
-            ("actions", actions),
-            ("propensities", propensities),
-            ("rewards", rewards),
-        ):
-            if arr.shape != (n,):
-                raise ValueError(
-                    f"LoggedBandit: {field} must have shape ({n},) to match contexts "
-                    f"{self.contexts.shape}. Got shape {arr.shape}."
-                )
-        if actions.dtype.kind == "f":
-            bad = ~np.isfinite(actions) | (actions != np.round(actions))
-            if bad.any():
-                i = _first(bad)
-                raise _bad(
-                    "actions", "must be integers", i, float(actions[i]), "Encode actions as 0..K-1."
-                )
-        elif actions.dtype.kind not in "iu":
-            raise ValueError(
-                f"LoggedBandit: actions must be integers in [0, {n_actions}). Got dtype "
-                f"{actions.dtype}; encode actions as 0..K-1."
-            )
-        # Compare before casting: values >= 2**63 (uint64, large floats) would wrap in int64.
-        bad = (actions < 0) | (actions >= n_actions)
-        if bad.any():
-            i = _first(bad)
-            value = actions[i]
-            raise _bad(
-                "actions",
-                f"must be in [0, {n_actions})",
-                i,
-                int(value) if actions.dtype.kind in "iu" else float(value),
-                "Encode actions as 0..K-1 or raise n_actions.",
-            )
-        actions = actions.astype(np.int64)
-        bad = ~np.isfinite(propensities) | (propensities <= 0) | (propensities > 1)
-        if bad.any():
-            i = _first(bad)
-            raise _bad(
-                "propensities",
-                "must be in (0, 1]",
-                i,
-                float(propensities[i]),
-                "Drop or re-log zero-propensity rows; propensities are probabilities of the "
-                "logged action, not scores.",
-            )
-        bad = ~np.isfinite(rewards)
-        if bad.any():
-            i = _first(bad)
-            raise _bad(
-                "rewards", "must be finite", i, float(rewards[i]), "Drop or impute those rows."
-            )
+        n_actions = check_n_actions(self.n_actions)
+        set_(self, "n_actions", n_actions)
+        set_(self, "contexts", check_contexts(self.contexts))
+        actions, propensities, rewards = check_row_fields(
+            self.actions, self.propensities, self.rewards, self.contexts.shape, n_actions
+        )
         if self.logging_probs is not None:
-            probs = _real("logging_probs", self.logging_probs)
-            self._check_logging_probs(probs, actions, propensities)
-            set_(self, "logging_probs", _readonly(probs))
-        set_(self, "actions", _readonly(actions))
-        set_(self, "propensities", _readonly(propensities))
-        set_(self, "rewards", _readonly(rewards))
-
-    def _check_contexts(self, contexts: Any) -> Contexts:
-        if sp.issparse(contexts):
-            if contexts.dtype.kind == "c":
-                coo = sp.coo_matrix(contexts)
-                bad = np.imag(coo.data) != 0
-                k = _first(bad) if bad.any() else 0
-                raise _bad(
-                    "contexts",
-                    "must be real numbers",
-                    (int(coo.row[k]), int(coo.col[k])),
-                    complex(coo.data[k]),
-                    "Pass the real part if the imaginary parts are rounding noise.",
-                )
-            contexts = sp.csr_matrix(contexts, dtype=np.float64, copy=True)
-            if contexts.ndim != 2:
-                raise ValueError(f"LoggedBandit: contexts must be 2-D. Got {contexts.ndim}-D.")
-            _check_size(contexts.shape)
-            contexts.sum_duplicates()  # canonical, so the frozen arrays are never rewritten
-            bad = ~np.isfinite(contexts.data)
-            if bad.any():
-                k = _first(bad)
-                row = int(np.searchsorted(contexts.indptr, k, side="right") - 1)
-                col = int(contexts.indices[k])
-                raise _bad(
-                    "contexts",
-                    "must be finite",
-                    (row, col),
-                    float(contexts.data[k]),
-                    "Impute or drop rows with NaN or inf features.",
-                )
-            for part in (contexts.data, contexts.indices, contexts.indptr):
-                part.flags.writeable = False
-            return contexts
-        array = _real("contexts", contexts)
-        if array.ndim != 2:
-            raise ValueError(
-                f"LoggedBandit: contexts must be a 2-D (n, d) array. Got shape {array.shape}; "
-                f"reshape a single feature with x.reshape(-1, 1)."
-            )
-        _check_size(array.shape)
-        bad = ~np.isfinite(array)
-        if bad.any():
-            i, j = np.argwhere(bad)[0]
-            raise _bad(
-                "contexts",
-                "must be finite",
-                (int(i), int(j)),
-                float(array[i, j]),
-                "Impute or drop rows with NaN or inf features.",
-            )
-        return _readonly(array)
-
-    def _check_logging_probs(self, probs, actions, propensities) -> None:
-        n, k = len(actions), self.n_actions
-        if probs.shape != (n, k):
-            raise ValueError(
-                f"LoggedBandit: logging_probs must have shape ({n}, {k}). Got {probs.shape}."
-            )
-        bad = ~np.isfinite(probs) | (probs < 0) | (probs > 1)
-        if bad.any():
-            i, j = np.argwhere(bad)[0]
-            raise _bad(
-                "logging_probs",
-                "must be in [0, 1]",
-                (int(i), int(j)),
-                float(probs[i, j]),
-                "Pass probabilities, not scores.",
-            )
-        sums = probs.sum(axis=1)
-        bad = np.abs(sums - 1) > 1e-6
-        if bad.any():
-            i = _first(bad)
-            raise _bad(
-                "logging_probs", "rows must sum to 1", i, float(sums[i]), "Normalise each row."
-            )
-        logged = probs[np.arange(n), actions]
-        bad = np.abs(logged - propensities) > 1e-6
-        if bad.any():
-            i = _first(bad)
-            raise _bad(
-                "propensities",
-                "must equal logging_probs[i, actions[i]]",
-                i,
-                float(propensities[i]),
-                f"logging_probs gives {float(logged[i])!r}.",
-            )
-
-    # --- shape ------------------------------------------------------------------------------
+            probs = as_real("logging_probs", self.logging_probs)
+            check_logging_probs(probs, actions, propensities, n_actions)
+            set_(self, "logging_probs", readonly(probs))
+        set_(self, "actions", readonly(actions))
+        set_(self, "propensities", readonly(propensities))
+        set_(self, "rewards", readonly(rewards))
 
     def __len__(self) -> int:
         return int(self.contexts.shape[0])
@@ -398,7 +204,7 @@ class LoggedBandit:
             )
         pi_b = bandit_feedback.get("pi_b")
         if pi_b is not None:
-            pi_b = _real("pi_b", pi_b)
+            pi_b = as_real("pi_b", pi_b)
             if pi_b.ndim == 3:
                 if pi_b.shape[2] != 1:
                     raise ValueError(

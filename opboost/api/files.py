@@ -9,18 +9,22 @@ never share a temporary file. Callers that clean up after killed writers match t
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fsync_dir", "json_params", "json_safe", "write_atomic"]
+__all__ = ["TooLarge", "fsync_dir", "json_params", "json_safe", "read_regular", "write_atomic"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not block
+_O_BINARY = getattr(os, "O_BINARY", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
@@ -93,3 +97,47 @@ def json_params(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): json_params(v) for k, v in value.items()}
     return repr(value)
+
+
+class TooLarge(ValueError):
+    """A file is longer than the bytes allowed for it."""
+
+
+def read_regular(path: Path, limit: int, *, follow: bool = False) -> bytes:
+    """At most ``limit`` bytes of the regular file ``path``; ValueError for a symbolic link
+    (unless ``follow``), a device, FIFO or directory, and :class:`TooLarge` for a file longer
+    than ``limit`` (also one that grows while it is read). Never blocks on a FIFO."""
+    if not follow and os.path.islink(path):
+        raise ValueError(
+            f"{path}: is a symbolic link; a policy directory may hold only regular files."
+        )
+    flags = os.O_RDONLY | _O_NONBLOCK | _O_BINARY | (0 if follow else _O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(
+                f"{path}: is a symbolic link; a policy directory may hold only regular files."
+            ) from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file; refusing to read it as a policy.")
+        if info.st_size > limit:
+            raise TooLarge(
+                f"{path}: {info.st_size} bytes, more than the {limit} bytes allowed here."
+            )
+        chunks, remaining = [], limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise TooLarge(f"{path}: more than the {limit} bytes allowed here (it grew).")
+    return data

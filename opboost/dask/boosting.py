@@ -34,6 +34,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
+from opboost.api.policy import Policy
 from opboost.booster_checks import check_data
 from opboost.dask.merge import merge_rounds
 from opboost.dask.partitions import (
@@ -53,7 +54,6 @@ from opboost.fit.metadata import policy_metadata, policy_values
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
-from opboost.policy import Policy
 
 __all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "DistributedFit", "make_engine"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.files import json_params
 from opboost.api.learner import BaseLearner
-from opboost.policy import Policy
+from opboost.api.policy import Policy
 
 __all__ = ["fingerprint", "restore", "snapshot"]
 

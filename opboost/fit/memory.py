@@ -17,10 +17,10 @@ import numpy as np
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.objective import centre_rows
+from opboost.api.policy import Policy
 from opboost.booster_checks import check_f
 from opboost.engine import FitSettings
 from opboost.fit.metadata import policy_metadata, policy_values
-from opboost.policy import Policy
 
 __all__ = ["InMemoryFit"]
 

@@ -1,2 +1,3 @@
 """Built-in whole-policy learners (kind "policy_learner"): ``reward_regression`` (the direct
-method a user tries first) and ``policy_choice`` (a label-free choice among learners)."""
+method a user tries first). The label-free choice among learners, ``policy_choice``, composes
+boosters and lives in :mod:`opboost.compose.choice`."""

@@ -7,7 +7,6 @@ from opboost.api.hookspecs import hookimpl
 
 @hookimpl
 def opboost_register_policy_learners():
-    from opboost.policy_learners.choice import PolicyChoice
     from opboost.policy_learners.reward_regression import RewardRegression
 
-    return [RewardRegression, PolicyChoice]
+    return [RewardRegression]

@@ -70,8 +70,8 @@ class RewardRegression(PolicyLearner):
         """The fitted model as an :class:`opboost.policy.Policy` (scores = predicted rewards):
         its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design of
         ``lightgbm_tree``, so it saves and loads like a boosted policy."""
+        from opboost.api.policy import Policy
         from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-        from opboost.policy import Policy
 
         check_fitted(self, "model_")
         booster = self.model_.booster_

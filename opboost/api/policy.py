@@ -1,0 +1,381 @@
+"""The learned policy: an ensemble of base models with its metadata; scores, softmax and
+argmax; crash-safe saving without pickle. Also the constant policy ("always play action a"),
+the safe fallback of label-free model selection, saved in the same format. Reading a saved
+policy back (which needs the registry to find the ensemble class) is
+:func:`opboost.policy.load_policy`.
+
+The file formats are described in :mod:`opboost.policy`, next to the reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import numbers
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost.api.files import fsync_dir, json_params, read_regular, write_atomic
+from opboost.api.learner import Ensemble
+from opboost.api.objective import softmax
+
+__all__ = [
+    "CONSTANT_FORMAT",
+    "CONSTANT_FORMAT_VERSION",
+    "ENSEMBLE_FILE",
+    "ENSEMBLE_NAME_RE",
+    "FORMAT_VERSION",
+    "MANIFEST_FILE",
+    "MAX_MANIFEST_BYTES",
+    "MAX_POLICY_BYTES",
+    "SUPPORTED_FORMAT_VERSIONS",
+    "ConstantEnsemble",
+    "ConstantPolicy",
+    "Policy",
+]
+
+#: Version of the policy container format written by :meth:`Policy.save` (learned ensembles).
+FORMAT_VERSION = 1
+#: Version written by :meth:`ConstantPolicy.save`: version 2 adds the constant ensemble format.
+CONSTANT_FORMAT_VERSION = 2
+#: Container versions :func:`load_policy` reads.
+SUPPORTED_FORMAT_VERSIONS = (1, 2)
+#: Ensemble format of a constant policy: the text ``{"action": a, "n_actions": K}``.
+CONSTANT_FORMAT = "constant_v1"
+#: The manifest of a policy directory.
+MANIFEST_FILE = "policy.json"
+#: The ensemble file of a policy directory (while a save replaces a policy, a versioned name).
+ENSEMBLE_FILE = "ensemble.txt"
+#: Largest policy ``.json`` file, or ensemble file, :func:`load_policy` reads (1 GiB).
+MAX_POLICY_BYTES = 1 << 30
+#: Largest ``policy.json`` of the directory form (metadata only) :func:`load_policy` reads.
+MAX_MANIFEST_BYTES = 64 << 20
+# Ensemble file names a manifest may reference: "ensemble.txt", or the versioned name that
+# Policy.save uses while it replaces an existing policy ("ensemble-<16 hex>.txt").
+ENSEMBLE_NAME_RE = re.compile(r"^ensemble(-[0-9a-f]{16})?\.txt$")
+# Temporary files of Policy.save: ".<target name>.<16 hex>.tmp".
+_TEMP_RE = re.compile(r"^\.(ensemble(-[0-9a-f]{16})?\.txt|policy\.json)\.[0-9a-f]{16}\.tmp$")
+
+
+class Policy:
+    """A fitted ensemble policy over ``n_actions`` actions.
+
+    ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
+    adds objective, estimator, base learner parameters, opboost version and n_rounds.
+    """
+
+    def __init__(
+        self, ensemble: Ensemble, n_actions: int, metadata: Mapping[str, Any] | None = None
+    ):
+        self.ensemble = ensemble
+        self.n_actions = int(n_actions)
+        self.metadata = json_params(dict(metadata or {}))
+
+    @property
+    def n_rounds(self) -> int:
+        return int(self.ensemble.n_rounds)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Ensemble scores F(X), shape (m, K)."""
+        return self.ensemble.decision_function(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Softmax policy pi(a | x), shape (m, K); rows sum to 1."""
+        return softmax(self.decision_function(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Argmax policy: the highest-scoring action per row, shape (m,)."""
+        return np.argmax(self.decision_function(X), axis=1)
+
+    def __repr__(self) -> str:
+        meta = self.metadata
+        return (
+            f"Policy(n_actions={self.n_actions}, n_rounds={self.n_rounds}, "
+            f"objective={meta.get('objective')!r}, base_learner={meta.get('base_learner')!r})"
+        )
+
+    # --- persistence ----------------------------------------------------------------------
+
+    def _manifest(self, text: str) -> dict[str, Any]:
+        base_learner = self.metadata.get("base_learner")
+        if not base_learner:
+            raise ValueError(
+                "Policy.save: metadata lacks 'base_learner', the registry name load_policy "
+                "uses to find the ensemble class; pass metadata={'base_learner': NAME}."
+            )
+        return {
+            "opboost_policy": FORMAT_VERSION,
+            "n_actions": self.n_actions,
+            "metadata": self.metadata,
+            "ensemble": {
+                "format": self.ensemble.format,
+                "base_learner": base_learner,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            },
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the policy to ``path``: one JSON file if it ends in ``.json``, else a
+        directory (created if needed) with ``policy.json`` and ``ensemble.txt``.
+
+        The save is atomic: a process killed at any instant leaves at ``path`` the complete
+        old policy or the complete new one, and concurrent saves to the same path never tear
+        a file (see :func:`_save_directory` for the directory protocol)."""
+        path = Path(path)
+        text = self.ensemble.dumps()
+        manifest = self._manifest(text)
+        data = text.encode("utf-8")
+        manifest["ensemble"]["size"] = len(data)
+        if path.suffix == ".json":
+            manifest["ensemble"]["text"] = text
+            write_atomic(path, json.dumps(manifest, indent=1, allow_nan=False))
+            return path
+        _save_directory(path, data, manifest)
+        return path
+
+
+# --- the constant policy ------------------------------------------------------------------
+
+
+def _check_constant(action: Any, n_actions: Any) -> tuple[int, int]:
+    """(action, n_actions) as ints; ValueError naming the bad value otherwise."""
+    integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
+    if not integral or n_actions < 1:
+        raise ValueError(f"n_actions must be an integer >= 1. Got {n_actions!r}.")
+    if not isinstance(action, numbers.Integral) or isinstance(action, bool):
+        raise ValueError(f"action must be an integer. Got {action!r}.")
+    if not 0 <= action < n_actions:
+        raise ValueError(
+            f"action {action!r} is out of range: it must be in 0 .. {int(n_actions) - 1} "
+            f"(n_actions={int(n_actions)})."
+        )
+    return int(action), int(n_actions)
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+class ConstantEnsemble(Ensemble):
+    """The zero-round "ensemble" of a :class:`ConstantPolicy`: score :attr:`score` on
+    ``action`` and 0 on every other action. Serialised as ``{"action": a, "n_actions": K}``
+    (format ``"constant_v1"``); it needs no base learner to load."""
+
+    format: ClassVar[str] = CONSTANT_FORMAT
+    #: Score of the action; softmax gives it probability 1 - O(K e^-50).
+    score: ClassVar[float] = 50.0
+
+    def __init__(self, action: int, n_actions: int) -> None:
+        self.action, self.n_actions = _check_constant(action, n_actions)
+        self.n_rounds = 0
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        out = np.zeros((_n_rows(X), self.n_actions))
+        out[:, self.action] = self.score
+        return out
+
+    def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
+        """No rounds: yields nothing."""
+        return iter(())
+
+    def dumps(self) -> str:
+        return json.dumps({"action": self.action, "n_actions": self.n_actions})
+
+    @classmethod
+    def loads(cls, text: str) -> ConstantEnsemble:
+        try:
+            obj = json.loads(text)
+        except (TypeError, json.JSONDecodeError):
+            obj = None
+        if not isinstance(obj, dict):
+            raise ValueError(
+                f"not {CONSTANT_FORMAT} text: expected a JSON object such as "
+                f'{{"action": 0, "n_actions": 2}}. Got {str(text)[:80]!r}.'
+            )
+        missing = [key for key in ("action", "n_actions") if key not in obj]
+        if missing:
+            raise ValueError(f"missing key {missing[0]!r} in {str(text)[:80]!r}.")
+        return cls(obj["action"], obj["n_actions"])
+
+
+class ConstantPolicy(Policy):
+    """The policy that always plays ``action`` out of ``n_actions``: the safe fallback of a
+    selection (``Booster(validation_fraction=..., safe=True)``), a full :class:`Policy`.
+
+    Scores (m, K) are :attr:`ConstantEnsemble.score` on ``action`` and 0 elsewhere;
+    ``predict_proba`` is exactly one-hot on ``action``; ``predict`` returns ``action`` for every
+    row; ``n_rounds`` is 0. ``metadata`` (JSON-safe) gains ``"action"``. :meth:`save` writes
+    the policy container with the ``"constant_v1"`` ensemble; :func:`load_policy` reads it.
+    Raises ``ValueError`` for a non-integer action, an action outside ``0 .. n_actions-1`` or
+    ``n_actions < 1``.
+    """
+
+    def __init__(
+        self, action: int, n_actions: int, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        try:
+            ensemble = ConstantEnsemble(action, n_actions)
+        except ValueError as exc:
+            raise ValueError(f"ConstantPolicy: {exc}") from None
+        meta = {**dict(metadata or {}), "action": ensemble.action}
+        super().__init__(ensemble, ensemble.n_actions, meta)
+
+    @property
+    def action(self) -> int:
+        """The action played for every context."""
+        return self.ensemble.action
+
+    @property
+    def score(self) -> float:
+        """The score of ``action`` in :meth:`decision_function` (0 elsewhere)."""
+        return self.ensemble.score
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Exactly one-hot on ``action``, shape (m, K)."""
+        out = np.zeros((_n_rows(X), self.n_actions))
+        out[:, self.action] = 1.0
+        return out
+
+    def predict(self, X: Any) -> np.ndarray:
+        """``action`` for every row, shape (m,)."""
+        return np.full(_n_rows(X), self.action, dtype=np.int64)
+
+    def _manifest(self, text: str) -> dict[str, Any]:
+        return {
+            "opboost_policy": CONSTANT_FORMAT_VERSION,
+            "n_actions": self.n_actions,
+            "metadata": self.metadata,
+            "ensemble": {
+                "format": CONSTANT_FORMAT,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            },
+        }
+
+    def __repr__(self) -> str:
+        return f"ConstantPolicy(action={self.action}, n_actions={self.n_actions})"
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on the directory for the duration (POSIX; elsewhere no lock):
+    saves into one directory run one after the other, across threads and processes. The
+    kernel drops the lock of a killed process."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _referenced_file(directory: Path) -> str | None:
+    """The ensemble file name the directory's current manifest references (None if none)."""
+    try:
+        spec = json.loads(read_regular(directory / MANIFEST_FILE, MAX_MANIFEST_BYTES))["ensemble"]
+        name = spec["file"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return name if isinstance(name, str) and ENSEMBLE_NAME_RE.match(name) else None
+
+
+def _remove_leftovers(directory: Path) -> None:
+    """Remove what killed saves left behind: temporary files, and versioned ensemble files
+    the current manifest does not reference. Called with the directory locked, so no other
+    save is running."""
+    keep = _referenced_file(directory)
+    for entry in directory.iterdir():
+        name = entry.name
+        versioned = name != ENSEMBLE_FILE and ENSEMBLE_NAME_RE.match(name) and name != keep
+        if _TEMP_RE.match(name) or versioned:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+def _save_fresh(path: Path, data: bytes, manifest_text: str) -> bool:
+    """Build the policy in a sibling staging directory and rename it to ``path`` (atomic).
+    False when ``path`` appeared meanwhile (another writer): the caller saves in place."""
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        staging = parent / f".{path.name}.{secrets.token_hex(8)}.new"
+        try:
+            os.mkdir(staging)
+        except FileExistsError:  # pragma: no cover
+            continue
+        break
+    try:
+        write_atomic(staging / ENSEMBLE_FILE, data)
+        write_atomic(staging / MANIFEST_FILE, manifest_text)
+        try:
+            os.rename(staging, path)  # fails if path exists and is not an empty directory
+        except OSError:
+            if not path.exists():
+                raise
+            shutil.rmtree(staging, ignore_errors=True)
+            return False
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    fsync_dir(parent)
+    return True
+
+
+def _save_directory(path: Path, data: bytes, manifest: dict[str, Any]) -> None:
+    """Save the directory form so that at every instant ``path`` holds a complete policy.
+
+    * ``path`` absent: write ``ensemble.txt`` and ``policy.json`` (each fsynced) into a
+      sibling staging directory ``.<name>.<random>.new``, then rename it to ``path``. A kill
+      before the rename leaves no policy at ``path`` (there was none) and a hidden staging
+      directory.
+    * ``path`` an existing directory, locked (``flock``) against other saves:
+
+      1. write the new ensemble as ``ensemble-<sha256[:16]>.txt``, then atomically replace
+         ``policy.json`` by the new manifest referencing it. Until this replace the old
+         manifest and the untouched old ``ensemble.txt`` are the old policy; after it, the
+         new one.
+      2. atomically replace ``ensemble.txt`` by the new text, then ``policy.json`` by the
+         new manifest referencing ``ensemble.txt`` (both states are the new policy), and
+         remove the versioned file.
+
+      Every file is written to a unique temporary name, fsynced and ``os.replace``-d; the
+      directory is fsynced after each rename. Leftovers of a killed save (temporary files,
+      an unreferenced versioned file) are removed by the next save. Other files in the
+      directory are never touched.
+    """
+    ensemble = manifest["ensemble"]
+
+    def manifest_text(file: str) -> str:
+        return json.dumps(
+            {**manifest, "ensemble": {**ensemble, "file": file}}, indent=1, allow_nan=False
+        )
+
+    if not os.path.lexists(path) and _save_fresh(path, data, manifest_text(ENSEMBLE_FILE)):
+        return
+    if not path.is_dir():
+        raise FileExistsError(f"{path}: exists and is not a directory; cannot save a policy.")
+    with _locked(path):
+        _remove_leftovers(path)
+        versioned = f"ensemble-{ensemble['sha256'][:16]}.txt"
+        write_atomic(path / versioned, data)
+        write_atomic(path / MANIFEST_FILE, manifest_text(versioned))  # the switch to the new policy
+        write_atomic(path / ENSEMBLE_FILE, data)
+        write_atomic(path / MANIFEST_FILE, manifest_text(ENSEMBLE_FILE))
+        _remove_leftovers(path)
+        fsync_dir(path)
