@@ -224,26 +224,7 @@ def load_policy(path: str | os.PathLike) -> Policy:
         manifest_path, manifest, text = _read_policy(path)
     except _Torn as exc:
         raise ValueError(str(exc)) from exc
-    try:
-        spec = manifest["ensemble"]
-        fmt = spec["format"]
-        learner = None if fmt == CONSTANT_FORMAT else spec["base_learner"]
-        n_actions, metadata = manifest["n_actions"], manifest["metadata"]
-    except KeyError as exc:
-        raise ValueError(f"{manifest_path}: corrupted policy file: missing key {exc}.") from exc
-    except TypeError as exc:
-        raise ValueError(f"{manifest_path}: corrupted policy file: {exc}.") from exc
-    integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
-    if not integral or n_actions < 1:
-        raise ValueError(
-            f"{manifest_path}: corrupted policy file: n_actions must be an integer >= 1. "
-            f"Got {n_actions!r}."
-        )
-    if not isinstance(metadata, dict):
-        raise ValueError(
-            f"{manifest_path}: corrupted policy file: metadata must be a JSON object. "
-            f"Got {metadata!r:.80}."
-        )
+    fmt, learner, n_actions, metadata = _manifest_fields(manifest_path, manifest)
     if fmt == CONSTANT_FORMAT:
         return _load_constant(path, text, n_actions, metadata)
     try:
@@ -268,6 +249,31 @@ def load_policy(path: str | os.PathLike) -> Policy:
             f"{fmt} ensemble scores {width} actions."
         )
     return Policy(ensemble, n_actions, metadata)
+
+
+def _manifest_fields(manifest_path: Path, manifest: Any) -> tuple[str, Any, int, dict]:
+    """(ensemble format, base learner name or None, n_actions, metadata) of a manifest."""
+    try:
+        spec = manifest["ensemble"]
+        fmt = spec["format"]
+        learner = None if fmt == CONSTANT_FORMAT else spec["base_learner"]
+        n_actions, metadata = manifest["n_actions"], manifest["metadata"]
+    except KeyError as exc:
+        raise ValueError(f"{manifest_path}: corrupted policy file: missing key {exc}.") from exc
+    except TypeError as exc:
+        raise ValueError(f"{manifest_path}: corrupted policy file: {exc}.") from exc
+    integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
+    if not integral or n_actions < 1:
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: n_actions must be an integer >= 1. "
+            f"Got {n_actions!r}."
+        )
+    if not isinstance(metadata, dict):
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: metadata must be a JSON object. "
+            f"Got {metadata!r:.80}."
+        )
+    return fmt, learner, n_actions, metadata
 
 
 def _load_constant(path: Path, text: str, n_actions: int, metadata: dict) -> ConstantPolicy:

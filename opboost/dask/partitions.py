@@ -20,6 +20,7 @@ from opboost.learners.lightgbm_tree import action_tilt
 
 __all__ = [
     "Partition",
+    "assign_workers",
     "initial_scores",
     "make_partition",
     "partition_predict",
@@ -142,3 +143,39 @@ def partition_step_terms(objective: Any, part: Partition, scores: np.ndarray, f:
 def update_scores(scores: np.ndarray, f: np.ndarray, weight: float) -> np.ndarray:
     """F + weight * f, (n_p, K)."""
     return scores + weight * f
+
+
+def assign_workers(client: Any, data: Any) -> list[str]:
+    """The worker that builds and keeps each partition, balancing rows across workers.
+
+    A partition whose contexts chunk is already in a worker's memory (persisted) stays there;
+    the others (lazy: read from files or generated) go to the worker with the fewest rows so
+    far, which then also reads or generates them, so no partition moves between workers.
+    """
+    workers = sorted(client.nthreads())
+    if not workers:
+        raise InvalidParameterError(
+            "The Dask cluster has no workers; start some (e.g. LocalCluster(n_workers=2)) "
+            "before fitting."
+        )
+    from distributed import futures_of, wait
+
+    persisted = futures_of(data.contexts)
+    holders: dict[Any, Any] = {}
+    if persisted:  # persisted contexts: let them land, then keep each partition where it is
+        with client.as_current():
+            wait(persisted)
+        holders = dict(client.who_has(persisted))
+    keys = [row[0] for row in data.contexts.__dask_keys__()]
+    load = dict.fromkeys(workers, 0)
+    chosen: list[str | None] = []
+    for key, n_p in zip(keys, data.row_chunks, strict=True):
+        held = [w for w in holders.get(key, ()) if w in load]
+        chosen.append(held[0] if held else None)
+        if held:
+            load[held[0]] += n_p
+    for p, n_p in enumerate(data.row_chunks):
+        if chosen[p] is None:
+            chosen[p] = min(workers, key=lambda w: (load[w], workers.index(w)))
+            load[chosen[p]] += n_p
+    return chosen

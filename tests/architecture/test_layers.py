@@ -62,3 +62,51 @@ def test_plugins_import_only_the_sdk(source):
             if top == "opboost" and not module.startswith(("opboost.api", "opboost.testing")):
                 offences.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert offences == []
+
+
+def _functions(path: Path):
+    return [
+        node
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+
+
+def test_one_boosting_loop():
+    """Exactly one function loops over boosting rounds (opboost.engine.run_rounds), and only
+    the engine's round asks a fit for a direction: the Booster, the warm start and the Dask
+    fit all run through it."""
+    loops, callers = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for func in _functions(path):
+            for node in ast.walk(func):
+                if isinstance(node, ast.While) and "stop_reason" in ast.unparse(node.test):
+                    loops.append(f"{path.relative_to(ROOT)}:{func.name}")
+                if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".fit_direction"):
+                    callers.append(f"{path.relative_to(ROOT)}:{func.name}")
+    assert loops == ["opboost/engine.py:run_rounds"]
+    assert sorted(set(callers)) == ["opboost/engine.py:boost_round"]
+
+
+SIZE_CHECKED = ("api", "booster.py", "booster_checks.py", "engine.py", "fit", "registry.py")
+SIZE_CHECKED += ("policy.py", "selection.py", "callbacks.py", "metrics.py")
+
+
+def test_module_and_function_sizes():
+    """No module over 400 lines anywhere in opboost; no function over 60 lines in the core
+    and the SDK (one concept per module, one screen per function)."""
+    long_modules = [
+        f"{p.relative_to(ROOT)}: {n}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    ]
+    long_functions = []
+    for name in SIZE_CHECKED:
+        target = PACKAGE / name
+        for path in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            for func in _functions(path):
+                length = func.end_lineno - func.lineno + 1
+                if length > 60:
+                    long_functions.append(f"{path.relative_to(ROOT)}:{func.name}: {length}")
+    assert long_modules == []
+    assert long_functions == []
