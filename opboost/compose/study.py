@@ -26,7 +26,7 @@ one trial per candidate per seed), runs the missing ones -- in worker processes 
     column when any reported trial fell back, a ``failed`` column and a list of failed
     trials when any trial failed).
 ``*.png``
-    plots (see :func:`opboost.compose.report.plot_study`).
+    plots (see :func:`opboost.compose.plots.plot_study`).
 ``.opboost-study.lock``
     while a study runs: its pid and host. A second study on the same ``out`` is refused
     (:class:`StudyLockedError`); a lock left by a dead process is taken over with a warning.
@@ -1100,7 +1100,7 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
         return [out / "results.md"]
 
     def plots_out() -> list[Path]:
-        from opboost.compose.report import plot_study
+        from opboost.compose.plots import plot_study
 
         shown = {label: ts for label, ts in reported.items() if ts}
         families = {k: v for k, v in results["families"].items() if k in shown}
