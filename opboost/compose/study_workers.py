@@ -161,32 +161,19 @@ def run_trials(
     bar: Any,
 ) -> None:
     """Run ``todo``: ``finish(key, result)`` after each successful trial, ``fail(key, exc)``
-    after each failed one; in worker processes when ``n_jobs > 1`` and more than one trial."""
-    if n_jobs > 1 and len(todo) > 1:
-        _run_parallel(raw, file, todo, n_jobs, data_dir, finish, fail, bar)
+    after each failed one; with ``n_jobs > 1`` (and more than one trial) in spawned worker
+    processes that die with this process."""
+    if n_jobs == 1 or len(todo) <= 1:
+        for key in todo:
+            bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
+            try:
+                result = run_trial_key(raw, file, key, data_dir)
+            except Exception as exc:  # recorded, the study goes on
+                fail(key, exc)
+            else:
+                finish(key, result)
+            bar.update()
         return
-    for key in todo:
-        bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
-        try:
-            result = run_trial_key(raw, file, key, data_dir)
-        except Exception as exc:  # recorded, the study goes on
-            fail(key, exc)
-        else:
-            finish(key, result)
-        bar.update()
-
-
-def _run_parallel(
-    raw: dict,
-    file: str,
-    todo: list[TrialKey],
-    n_jobs: int,
-    data_dir: str | None,
-    finish: Callable[[TrialKey, dict], None],
-    fail: Callable[[TrialKey, BaseException], None],
-    bar: Any,
-) -> None:
-    """Run ``todo`` in spawned worker processes that die with this process."""
     pool = ProcessPoolExecutor(
         max_workers=min(n_jobs, len(todo)),
         mp_context=get_context("spawn"),
