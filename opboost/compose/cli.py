@@ -302,7 +302,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plugins", help="list installed plugins and their components")
     p.set_defaults(func=_cmd_plugins)
+    _add_quickstart(sub)
+    _add_run(sub)
+    _add_study(sub)
 
+    p = sub.add_parser("config", help="inspect config files")
+    config_sub = p.add_subparsers(dest="config_command", metavar="ACTION")
+    config_sub.required = True
+    show = config_sub.add_parser("show", help="print the resolved config with every default")
+    show.add_argument("file", help="TOML config")
+    show.set_defaults(func=_cmd_config_show)
+    return parser
+
+
+def _add_quickstart(sub: Any) -> None:
     p = sub.add_parser(
         "quickstart",
         help="simulate logged data from a bundled data set, train policies, print a table",
@@ -318,23 +331,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--n-jobs", type=int, default=None, help=f"parallel trials (default: {qs['jobs']})"
     )
-    p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
+    _add_data_dir(p)
     p.set_defaults(func=_cmd_quickstart)
 
+
+def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="train and evaluate one algorithm of a config on one seed")
     p.add_argument("file", help="TOML config")
     p.add_argument("--algorithm", default=None, help="label of the algorithm (if several)")
     p.add_argument("--seed", type=int, default=None, help="trial seed (default: first seed)")
-    p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
+    _add_data_dir(p)
     p.add_argument("--json", action="store_true", help="print the full trial result as JSON")
     _add_quick_options(p, "what would run")
     p.set_defaults(func=_cmd_run)
 
+
+def _add_study(sub: Any) -> None:
     p = sub.add_parser("study", help="every algorithm x seed; tables, JSON/CSV and plots")
     p.add_argument("file", help="TOML config")
     p.add_argument("--out", required=True, help="output directory (resumes from its trials/)")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel trials ([experiment])")
-    p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
+    _add_data_dir(p)
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true", help="with --dry-run: list every trial file")
@@ -343,13 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_study)
 
-    p = sub.add_parser("config", help="inspect config files")
-    config_sub = p.add_subparsers(dest="config_command", metavar="ACTION")
-    config_sub.required = True
-    show = config_sub.add_parser("show", help="print the resolved config with every default")
-    show.add_argument("file", help="TOML config")
-    show.set_defaults(func=_cmd_config_show)
-    return parser
+
+def _add_data_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default=None, help="directory of real data sets ($OPBOOST_DATA)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,39 +3,38 @@
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner``), a policy learner (``policy_learner``) or a reference policy
 (``baseline``). Components are names or tables with ``name`` plus constructor parameters,
-checked against the registered class's signature. The config file as a whole is
+checked by :mod:`opboost.compose.config_checks`. The config file as a whole is
 :mod:`opboost.compose.config`; ``docs/studies.md`` is the reference.
 """
 
 from __future__ import annotations
 
-import difflib
-import inspect
 import math
 import numbers
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError, PluginError
 from opboost.api.validation import check_scalar
+from opboost.compose.config_checks import (
+    check_keys,
+    check_param,
+    check_params,
+    check_type,
+    parameter_error,
+    suggest,
+    validate_component,
+)
+from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
 from opboost.registry import UnknownComponentError, get_registry
 
 __all__ = [
     "BASELINES",
     "BASELINE_PARAMS",
-    "AlgorithmSpec",
-    "ComponentSpec",
-    "check_keys",
-    "check_type",
     "parse_algorithm",
     "parse_component",
     "resolved_algorithm",
     "resolved_component",
-    "run_component_checks",
-    "suggest",
-    "validate_component",
 ]
 
 BASELINES = ("logging", "uniform", "best_constant", "reward_regression")
@@ -82,151 +81,11 @@ _BASELINE_KEYS = ("baseline", "params")
 _COMMON_KEYS = ("label", "search")
 
 
-@dataclass(frozen=True)
-class ComponentSpec:
-    """A plugin component by kind and name, with its explicitly set parameters."""
-
-    kind: str
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def build(self, **extra: Any) -> Any:
-        """A new instance with ``params`` and ``extra``."""
-        return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
-
-
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    """One algorithm row: ``family`` is "offline", "online", "policy" or "baseline"."""
-
-    label: str
-    family: str
-    booster: dict[str, Any] = field(default_factory=dict)
-    objective: ComponentSpec | None = None
-    estimator: ComponentSpec | None = None
-    base_learner: ComponentSpec | None = None
-    callbacks: tuple[ComponentSpec, ...] = ()
-    online_learner: ComponentSpec | None = None
-    n_passes: int = 1
-    policy_learner: ComponentSpec | None = None
-    baseline: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-    #: Hyper-parameter search (an :class:`opboost.compose.search.SearchSpec`), or None.
-    search: Any = None
-    #: The algorithm's TOML table as written (search candidates are re-parsed from it).
-    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    index: int = 0
-
-    def make_booster(self, random_state: Any = None) -> Any:
-        """The configured :class:`opboost.Booster` (offline algorithms)."""
-        from opboost.booster import Booster
-
-        return Booster(
-            objective=self.objective.name,
-            objective_params=self.objective.params,
-            estimator=self.estimator.name,
-            estimator_params=self.estimator.params,
-            base_learner=self.base_learner.name,
-            base_learner_params=self.base_learner.params,
-            random_state=random_state,
-            **self.booster,
-        )
-
-    def make_callbacks(self) -> list[Any]:
-        """New instances of the configured fit callbacks."""
-        return [spec.build() for spec in self.callbacks]
-
-    def make_online_learner(self, n_actions: int, random_state: Any = None) -> Any:
-        """The configured online bandit learner for ``n_actions`` actions."""
-        return self.online_learner.build(n_actions=n_actions, random_state=random_state)
-
-
-# --- checks shared with opboost.compose.config and opboost.compose.search ------------
-
-
-def suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
-    return " Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
-
-
-def check_keys(
-    table: dict, allowed: list[str] | tuple[str, ...], file: str, path: str, what: str
-) -> None:
-    for key in table:
-        if key not in allowed:
-            raise ConfigError(
-                f"unknown key {key!r} in {what}. Valid keys: {', '.join(allowed)}."
-                f"{suggest(key, list(allowed))}",
-                file=file,
-                key=f"{path}.{key}" if path else key,
-            )
-
-
-def check_type(value: Any, default: Any, file: str, key: str) -> None:
-    """Values must have the type of the parameter's default (ints are accepted for floats)."""
-    if default is None or default is inspect.Parameter.empty:
-        return
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, numbers.Integral):
-        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    elif isinstance(default, numbers.Real):
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    elif isinstance(default, str):
-        ok = isinstance(value, str)
-    else:
-        return
-    if not ok:
-        raise ConfigError(
-            f"must be {type(default).__name__} like its default {default!r}. "
-            f"Got {value!r} ({type(value).__name__}).",
-            file=file,
-            key=key,
-        )
-
-
-def _signature_defaults(cls: type) -> dict[str, Any]:
-    return {
-        name: p.default
-        for name, p in inspect.signature(cls.__init__).parameters.items()
-        if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    }
-
-
-# --- algorithm tables ----------------------------------------------------------------------
-
-
-def check_params(
-    params: dict[str, Any],
-    cls: type,
-    owner: str,
-    managed: set[str] | frozenset[str],
-    managed_message: Callable[[str], str],
-    file: str,
-    key: str,
-) -> dict[str, Any]:
-    """Check ``params`` against ``cls``'s constructor: no ``managed`` key (the config sets
-    it; ``managed_message(param)`` says how), no unknown key, types like the defaults.
-    Returns the constructor's defaults."""
-    defaults = _signature_defaults(cls)
-    allowed = [p for p in defaults if p not in managed]
-    for param, val in params.items():
-        if param in managed:
-            raise ConfigError(managed_message(param), file=file, key=f"{key}.{param}")
-        if param not in defaults:
-            raise ConfigError(
-                f"{owner} has no parameter {param!r}. Valid: "
-                f"{', '.join(allowed) or 'none'}.{suggest(param, allowed)}",
-                file=file,
-                key=f"{key}.{param}",
-            )
-        check_type(val, defaults[param], file, f"{key}.{param}")
-    return defaults
-
-
 def parse_component(
     value: Any, kind: str, file: str, key: str, managed: set[str] = frozenset()
 ) -> ComponentSpec:
+    """A component of ``kind`` from its name or ``{ name = ..., <parameters> }``, checked
+    (``managed``: parameters the config sets from the data and the trial seed)."""
     if isinstance(value, str):
         value = {"name": value}
     if not isinstance(value, dict) or "name" not in value:
@@ -269,114 +128,14 @@ def parse_component(
     return spec
 
 
-# --- parse-time validation through the components' own checks ------------------------------
-
-#: Methods a component validates its parameters with, called without data at parse time
-#: (those taking a seed get 0). Plugins may define ``_check_params()`` to take part.
-_CHECK_METHODS: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("_check_params", ()),
-    ("_check", ()),
-    ("_check_label_params", ()),
-    ("_lgb_params", (0,)),
-    ("lgb_params", (0,)),
-)
-_PARAM_IN_MESSAGE = re.compile(r"The '(\w+)' parameter")
-
-
-class _ProbeStop(Exception):
-    """A probed callback asked for fit state: its parameter checks are behind it."""
-
-
-class _ProbeEnv:
-    """The fit environment a callback's ``on_fit_start`` sees at parse time: empty history,
-    and any other attribute stops the probe."""
-
-    history: dict[str, Any] = {}  # noqa: RUF012 - read-only probe
-
-    def __getattr__(self, name: str) -> Any:
-        raise _ProbeStop(name)
-
-
-def _takes(method: Any, n_args: int) -> bool:
-    """Whether the bound ``method`` can be called with ``n_args`` positional arguments."""
-    try:
-        inspect.signature(method).bind(*range(n_args))
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def run_component_checks(obj: Any, kind: str) -> None:
-    """Run ``obj``'s own parameter checks without data; raises InvalidParameterError.
-
-    Calls the validation methods of :data:`_CHECK_METHODS` that ``obj`` has (only the first
-    of ``_check_params``/``_lgb_params``/``lgb_params``, which overlap), then probes the
-    checks that run at first use: a callback's ``on_fit_start`` (stopped as soon as it needs
-    fit state) and an online learner's ``predict_one`` on one zero context.
-    """
-    calls: list[Callable[[], Any]] = []
-    done_lgb = False
-    for name, args in _CHECK_METHODS:
-        method = getattr(obj, name, None)
-        if not callable(method) or not _takes(method, len(args)):
-            continue
-        if name in ("_check_params", "_lgb_params", "lgb_params"):
-            if done_lgb:
-                continue
-            done_lgb = True
-        calls.append(lambda method=method, args=args: method(*args))
-    if kind == "callback" and hasattr(obj, "on_fit_start"):
-        calls.append(lambda: obj.on_fit_start(_ProbeEnv()))
-    elif kind == "online_learner" and hasattr(obj, "predict_one"):
-        import numpy as np
-
-        calls.append(lambda: obj.predict_one(np.zeros(2)))
-    for call in calls:
-        try:
-            call()
-        except InvalidParameterError:
-            raise
-        except Exception:  # only parameter errors are reported at parse time;
-            pass  # anything else (a check that needs data) is left to the trial
-
-
-def _param_error(exc: InvalidParameterError, params: dict[str, Any], file: str, key: str):
-    """``exc`` as a ConfigError at the key of the parameter it names (when set in the file)."""
-    found = _PARAM_IN_MESSAGE.search(str(exc))
-    param = found.group(1) if found else None
-    where = f"{key}.{param}" if param in params else key
-    return ConfigError(str(exc), file=file, key=where)
-
-
-def validate_component(
-    spec: ComponentSpec, file: str, key: str, extra: dict[str, Any] | None = None
-) -> None:
-    """Build ``spec`` (with ``extra`` managed values) and run its own checks; a failure is a
-    ConfigError naming ``file`` and the key of the bad parameter."""
-    cls = get_registry().get(spec.kind, spec.name)
-    accepted = _signature_defaults(cls)
-    extra = {k: v for k, v in (extra or {}).items() if k in accepted and k not in spec.params}
-    try:
-        obj = spec.build(**extra)
-        run_component_checks(obj, spec.kind)
-    except InvalidParameterError as exc:
-        raise _param_error(exc, spec.params, file, key) from exc
-
-
 def _baseline_params(table: dict, baseline: str, file: str, key: str) -> dict[str, Any]:
     params = table.get("params", {})
     if not isinstance(params, dict):
         raise ConfigError(f"must be a table. Got {params!r}.", file=file, key=f"{key}.params")
     defaults = BASELINE_PARAMS[baseline]
     for param, val in params.items():
-        if param not in defaults:
-            raise ConfigError(
-                f"baseline {baseline!r} has no parameter {param!r}. Valid: "
-                f"{', '.join(defaults) or 'none'}.{suggest(param, list(defaults))}",
-                file=file,
-                key=f"{key}.params.{param}",
-            )
-        check_type(val, defaults[param], file, f"{key}.params.{param}")
+        owner = f"baseline {baseline!r}"
+        check_param(param, val, defaults, list(defaults), owner, file, f"{key}.params")
         if param in _BASELINE_RULES:
             try:
                 check_scalar(val, param, f"baseline {baseline!r}", **_BASELINE_RULES[param])
@@ -454,7 +213,7 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
     try:
         Booster(**booster)._check_params()
     except InvalidParameterError as exc:
-        raise _param_error(exc, booster, file, f"{key}.booster") from exc
+        raise parameter_error(exc, booster, file, f"{key}.booster") from exc
     callbacks = table.get("callbacks", [])
     if not isinstance(callbacks, list):
         raise ConfigError(
@@ -529,6 +288,7 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
 
 
 def resolved_component(spec: ComponentSpec, managed: set[str] = frozenset()) -> dict[str, Any]:
+    """``{name, <every constructor parameter but managed ones and None>}`` of ``spec``."""
     params = spec.build().get_params(deep=False)
     return {
         "name": spec.name,

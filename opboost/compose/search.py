@@ -106,7 +106,8 @@ def _strip_where(exc: ConfigError) -> str:
 
 def parse_search(value: Any, algorithm: Any, file: str) -> SearchSpec:
     """Validate the ``search`` table of ``algorithm`` (an AlgorithmSpec with ``raw``)."""
-    from opboost.compose.config_algorithms import check_keys, check_type, parse_algorithm, suggest
+    from opboost.compose.config_algorithms import parse_algorithm
+    from opboost.compose.config_checks import check_keys, check_type, suggest
 
     key = f"algorithms[{algorithm.index}].search"
     if not isinstance(value, dict):

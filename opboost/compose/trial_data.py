@@ -171,16 +171,11 @@ def _labels_for_split(data: Any) -> Any:
     return data.y if data.task == "multiclass" else None
 
 
-def prepare_trial(
-    data_spec: Any, simulation: dict[str, Any], seed: int, data_dir: str | None = None
-) -> TrialData:
-    """Split and simulate the logs of trial ``seed`` (see the module docstring)."""
-    data = load_dataset(data_spec, data_dir)
-    if data.task == "regression":
-        raise ValueError(
-            f"data set {data.name!r} is a regression task; studies need a classification "
-            f"data set (multiclass or multilabel rewards)."
-        )
+def _split_rows(
+    data: Any, simulation: dict[str, Any], seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row indices (train, valid, test) of trial ``seed``: steps 1-3 of the module docstring
+    (``valid`` is empty when ``valid_fraction`` is 0)."""
     split_seed = seed if simulation["split"] == "per_trial" else 0
     rng = _rng(split_seed, _SPLIT)
     labels = _labels_for_split(data)
@@ -201,6 +196,20 @@ def prepare_trial(
             np.arange(len(train)), sub, simulation["valid_fraction"], _rng(split_seed, _VALID)
         )
         train, valid = train[keep], train[picked]
+    return train, valid, test
+
+
+def prepare_trial(
+    data_spec: Any, simulation: dict[str, Any], seed: int, data_dir: str | None = None
+) -> TrialData:
+    """Split and simulate the logs of trial ``seed`` (see the module docstring)."""
+    data = load_dataset(data_spec, data_dir)
+    if data.task == "regression":
+        raise ValueError(
+            f"data set {data.name!r} is a regression task; studies need a classification "
+            f"data set (multiclass or multilabel rewards)."
+        )
+    train, valid, test = _split_rows(data, simulation, seed)
     sim = supervised_to_bandit(
         data.X[train],
         data.y[train],

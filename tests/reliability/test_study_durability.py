@@ -199,7 +199,7 @@ def test_stale_lock_of_a_dead_process_is_taken_over(plugin, tmp_path):
 def test_atomic_writes_use_unique_temporary_files(plugin, tmp_path, monkeypatch):
     """Two writers of the same file never share a temporary file: every temporary name
     differs and none is left behind."""
-    import opboost.compose.study as study_module
+    import opboost.compose.study_outputs as study_module
 
     names: list[str] = []
     real = os.replace

@@ -148,9 +148,9 @@ def test_malformed_trial_files_are_rerun_with_a_note_naming_them(plugin, tmp_pat
 
 
 def _fail_writes(monkeypatch, error: OSError, after: int = 0) -> list[Path]:
-    """Every atomic write of opboost.compose.study after the first ``after`` raises ``error`` (as a
+    """Every checked atomic write of a study after the first ``after`` raises ``error`` (as a
     read-only or full disk would; tests run as root, where chmod does not stop writes)."""
-    import opboost.compose.study as study_module
+    import opboost.compose.study_outputs as study_module
 
     real = study_module._write_text
     attempted: list[Path] = []
