@@ -99,19 +99,20 @@ def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
             f"base_learner='lightgbm_dask_tree', or gather small data with "
             f"data.to_logged_bandit() for an in-memory learner."
         )
-    if type(objective) not in SUPPORTED_OBJECTIVES:
-        names = ", ".join(repr(c.name) for c in SUPPORTED_OBJECTIVES)
-        raise InvalidParameterError(
-            f"The objective {objective.name!r} is not supported by the distributed fit: its "
-            f"risk or gradient needs statistics of all rows at once, not sums over partitions. "
-            f"Supported: {names}."
-        )
-    if type(estimator) not in SUPPORTED_ESTIMATORS:
-        names = ", ".join(repr(c.name) for c in SUPPORTED_ESTIMATORS)
-        raise InvalidParameterError(
-            f"The estimator {estimator.name!r} is not supported by the distributed fit, which "
-            f"needs per-row training coefficients. Supported: {names}."
-        )
+    for component, supported, why in (
+        (
+            objective,
+            SUPPORTED_OBJECTIVES,
+            "its risk or gradient needs statistics of all rows at once, not sums over partitions",
+        ),
+        (estimator, SUPPORTED_ESTIMATORS, "it needs per-row training coefficients"),
+    ):
+        if type(component) not in supported:
+            names = ", ".join(repr(c.name) for c in supported)
+            raise InvalidParameterError(
+                f"The {component.kind} {component.name!r} is not supported by the distributed "
+                f"fit: {why}. Supported: {names}."
+            )
 
 
 @dataclass(frozen=True, eq=False)

@@ -372,6 +372,12 @@ def test_bad_values_name_the_partition(client):
             "Supported: 'bopl', 'bopl_s'.",
         ),
         (
+            {"estimator": "dr"},
+            {},
+            "The estimator 'dr' is not supported by the distributed fit: it needs per-row "
+            "training coefficients. Supported: 'ips', 'truncated_ips'.",
+        ),
+        (
             {},
             {"callbacks": [Checkpoint("unused")]},
             "Booster.fit: the callback Checkpoint checkpoints the fit state",
