@@ -402,3 +402,31 @@ def test_init_does_not_validate():
     assert LightGBMTree.name == "lightgbm_tree" and LightGBMTree.reduction == "regression"
     assert LightGBMTree.ensemble_class is LightGBMEnsemble
     assert isinstance(lgb.__version__, str)
+
+
+def test_predict_round_designs_read_only_contexts_once(monkeypatch):
+    """Evaluation contexts (read-only, as a LoggedBandit's) are designed once, not every round;
+    writable contexts are designed on every call, so an in-place edit is never served stale."""
+    import opboost.learners.lightgbm_tree as module
+
+    rng = np.random.default_rng(0)
+    X, K = rng.normal(size=(80, 3)), 3
+    learner = LightGBMTree(num_leaves=4, random_state=0)
+    learner.prepare(X, K, random_state=0)
+    targets = rng.normal(size=(80, K))
+    calls = []
+    real = module.design_rows
+    monkeypatch.setattr(module, "design_rows", lambda *a: calls.append(1) or real(*a))
+    frozen = X[:20].copy()
+    frozen.flags.writeable = False
+    writable = X[:20].copy()
+    for _ in range(3):
+        learner.fit_round(BaseProblem("regression", targets, np.ones((80, K))))
+        learner.commit_round(0.5)
+        f_frozen, f_writable = learner.predict_round(frozen), learner.predict_round(writable)
+        np.testing.assert_array_equal(f_frozen, f_writable)
+    assert len(calls) == 1 + 3  # frozen once, writable every round
+    writable[:] = 0.0
+    np.testing.assert_array_equal(
+        learner.predict_round(writable), learner.predict_round(np.zeros((20, 3)))
+    )
