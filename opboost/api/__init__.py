@@ -68,7 +68,6 @@ _LAZY: dict[str, str] = {
     "REDUCTIONS": "opboost.api.objective",
     "RoundState": "opboost.api.objective",
     "closed_form_step": "opboost.api.objective",
-    "log_softmax": "opboost.api.objective",
     "policy_terms": "opboost.api.objective",
     "softmax": "opboost.api.objective",
     "Estimator": "opboost.api.estimator",

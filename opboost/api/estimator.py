@@ -33,10 +33,6 @@ class Interval:
     high: float
     level: float = 0.95
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
 
 def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str) -> np.ndarray:
     """The evaluated policy's (n, K) action probabilities on ``data``, from any of:

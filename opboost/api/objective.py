@@ -57,7 +57,6 @@ __all__ = [
     "Objective",
     "RoundState",
     "closed_form_step",
-    "log_softmax",
     "policy_terms",
     "softmax",
 ]
@@ -92,12 +91,6 @@ def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     total = row_sums(probs)
     probs *= (1.0 / total)[:, None]  # one division per row, not per entry: 2x faster
     return probs, top + np.log(total)
-
-
-def log_softmax(scores: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax of (n, K) scores, without underflow to -inf."""
-    shifted = scores - scores.max(axis=1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def policy_terms(
@@ -368,7 +361,3 @@ class Objective(Component):
                 f"Got {f_values.shape}."
             )
         return self.step_at(state, f_values)
-
-    def curvature(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> np.ndarray:
-        """|c_i| sigma_i, shape (n,); the booster's ``scale`` normalises f against it."""
-        return self.curvature_at(self.round_state(scores, data, coef))

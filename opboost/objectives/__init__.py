@@ -1,6 +1,6 @@
 """Boosting objectives: risks, gradients, base-learning problems and closed-form steps."""
 
-from opboost.api.objective import REDUCTIONS, Objective, RoundState, log_softmax, softmax
+from opboost.api.objective import REDUCTIONS, Objective, RoundState, softmax
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
 from opboost.objectives.variance import SNIPSObjective, VariancePenalised
@@ -13,6 +13,5 @@ __all__ = [
     "RoundState",
     "SNIPSObjective",
     "VariancePenalised",
-    "log_softmax",
     "softmax",
 ]

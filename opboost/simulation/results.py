@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,7 +35,3 @@ class BanditRunResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field."""
         return asdict(self)
-
-    def to_json(self) -> str:
-        """The record as a JSON string."""
-        return json.dumps(self.to_dict(), default=str)
