@@ -25,6 +25,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
+from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
 from opboost.api.policy import ConstantPolicy, Policy
 
@@ -51,9 +52,7 @@ def action_probs(scores: np.ndarray, policy: str) -> np.ndarray:
     """(n, K) action probabilities of the argmax (one-hot) or softmax policy of ``scores``."""
     if policy == "softmax":
         return softmax(scores)
-    out = np.zeros_like(scores)
-    out[np.arange(scores.shape[0]), np.argmax(scores, axis=1)] = 1.0
-    return out
+    return one_hot(np.argmax(scores, axis=1), scores.shape[1])
 
 
 class HoldoutScorer:
@@ -151,7 +150,7 @@ class RoundSelection:
         policy = Policy(ensemble, n_actions, meta)
         action = int(np.nanargmax(constant_action_values(fit.data)))
         holdout_const = self.scorer.interval_of_probs(
-            np.eye(n_actions)[np.full(len(self.holdout), action)]
+            one_hot(np.full(len(self.holdout), action), n_actions)
         )
         logging_value = float(np.mean(self.holdout.rewards))
         report = {

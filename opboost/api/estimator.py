@@ -20,6 +20,7 @@ from scipy import stats
 from opboost.api.component import Component
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.numeric import one_hot
 
 __all__ = ["Estimator", "Interval", "check_action_probs"]
 
@@ -103,9 +104,7 @@ def _one_hot(actions: np.ndarray, n: int, k: int, owner: str, accepted: str) -> 
             f"{owner}: action {int(actions[i])} at row {i} is out of range; actions must be in "
             f"[0, {k}) for n_actions={k}."
         )
-    probs = np.zeros((n, k))
-    probs[np.arange(n), actions.astype(np.int64)] = 1.0
-    return probs
+    return one_hot(actions, k)
 
 
 def normal_interval(values: np.ndarray, level: float) -> Interval:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dot", "row_sums"]
+__all__ = ["dot", "one_hot", "row_sums"]
 
 
 def dot(u: np.ndarray, v: np.ndarray) -> float:
@@ -23,3 +23,12 @@ def row_sums(values: np.ndarray) -> np.ndarray:
     """sum_j values[i, j], shape (n,), in the calling thread (3x faster than sum(axis=1)
     for a few columns)."""
     return np.einsum("ij->i", values)
+
+
+def one_hot(actions: np.ndarray, n_actions: int) -> np.ndarray:
+    """(n, K) float rows with 1.0 at each of the (n,) integer ``actions`` (a deterministic
+    policy's action distribution)."""
+    actions = np.asarray(actions, dtype=np.int64)
+    out = np.zeros((actions.shape[0], n_actions))
+    out[np.arange(actions.shape[0]), actions] = 1.0
+    return out

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.files import json_safe
+from opboost.api.numeric import one_hot
 from opboost.compose.trial_data import TrialData, dense
 from opboost.registry import get_registry
 from opboost.simulation.supervised import expected_reward
@@ -77,10 +78,6 @@ class TrialResult:
         return cls(**obj)
 
 
-def _one_hot(actions: np.ndarray, k: int) -> np.ndarray:
-    return np.eye(k)[np.asarray(actions, dtype=np.int64)]
-
-
 def greedy_probs(probs: np.ndarray) -> np.ndarray:
     """The greedy policy of an (n, K) action distribution: its top actions, ties split evenly."""
     probs = np.asarray(probs, dtype=np.float64)
@@ -105,7 +102,7 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
         return None
     out, scores = [], np.zeros((X.shape[0], k))
     for scores in stages:
-        out.append(expected_reward(_one_hot(np.argmax(scores, axis=1), k), y, reward))
+        out.append(expected_reward(one_hot(np.argmax(scores, axis=1), k), y, reward))
     if out and not np.allclose(scores, policy.decision_function(X), atol=1e-6):
         return None
     return out
@@ -142,12 +139,12 @@ def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> 
     result.timings["fit_seconds"] = time.perf_counter() - start
     k = data.n_actions
     policy = booster.policy_
-    argmax = _one_hot(policy.predict(data.X_test), k)
+    argmax = one_hot(policy.predict(data.X_test), k)
     result.metrics["test_reward"] = expected_reward(argmax, data.y_test, data.reward)
     result.metrics["test_reward_softmax"] = expected_reward(
         policy.predict_proba(data.X_test), data.y_test, data.reward
     )
-    result.metrics.update(_validation_metrics(data, lambda X: _one_hot(policy.predict(X), k)))
+    result.metrics.update(_validation_metrics(data, lambda X: one_hot(policy.predict(X), k)))
     result.info.update(n_rounds=int(booster.n_rounds_), stop_reason=booster.stop_reason_)
     selection = getattr(booster, "selection_", None)
     if selection is not None:
@@ -246,13 +243,13 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
         estimator = make("estimator", algo.params.get("estimator", "snips"))
         n = len(data.logged)
         values = [
-            estimator.estimate_value(data.logged, _one_hot(np.full(n, a), k)) for a in range(k)
+            estimator.estimate_value(data.logged, one_hot(np.full(n, a), k)) for a in range(k)
         ]
         best = int(np.argmax(values))
         result.info.update(action=best, logged_values=[float(v) for v in values])
 
         def probs_fn(X: Any) -> np.ndarray:
-            return _one_hot(np.full(X.shape[0], best), k)
+            return one_hot(np.full(X.shape[0], best), k)
 
     else:  # reward_regression, the built-in policy learner
         model = make("policy_learner", "reward_regression", **algo.params, random_state=seed)
