@@ -9,23 +9,24 @@ in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
 
 from __future__ import annotations
 
-import math
 import numbers
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from opboost.api.callback import Callback
+from opboost.api.component import check_params
+from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.validation import check_fitted, check_random_state, check_scalar
+from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
+    BOOSTER_CONSTRAINTS,
     as_logged_bandit,
     check_callbacks,
     check_data,
-    check_regularisation,
     check_X,
     feature_names_of,
     record_features,
@@ -148,43 +149,25 @@ class Booster(BaseEstimator):
 
     # --- validation and composition -------------------------------------------------------
 
-    def _check_params(self) -> None:
-        check_scalar(
-            self.n_rounds,
-            "n_rounds",
-            "Booster",
-            kind=numbers.Integral,
-            low=1,
-            fix="use a positive number of boosting rounds such as 100",
-        )
-        check_scalar(
-            self.reward_shift,
-            "reward_shift",
-            "Booster",
-            fix="use a finite shift such as -0.5 (0.0 disables translation)",
-        )
-        if not math.isfinite(self.reward_shift):
-            raise InvalidParameterError(
-                f"The 'reward_shift' parameter of Booster must be finite. Got "
-                f"{self.reward_shift!r} instead; use e.g. -0.5 (0.0 disables translation)."
-            )
-        check_scalar(
-            self.scale,
-            "scale",
-            "Booster",
-            low=0.0,
-            low_inclusive=False,
-            allow_none=True,
-            fix="use None to keep the base learner's scale",
-        )
-        check_regularisation(self)
-        for name in ("objective_params", "estimator_params", "base_learner_params"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, Mapping):
-                raise InvalidParameterError(
-                    f"The {name!r} parameter of Booster must be a dict or None. Got "
-                    f"{value!r} instead."
-                )
+    #: Accepted values of every parameter (:data:`opboost.booster_checks.BOOSTER_CONSTRAINTS`).
+    _parameter_constraints: ClassVar[dict[str, Any]] = BOOSTER_CONSTRAINTS
+
+    def validate_params(self) -> None:
+        """Check the parameters against ``_parameter_constraints`` (``fit`` does first);
+        raise :class:`~opboost.api.exceptions.InvalidParameterError` on the first bad one."""
+        validate_params("Booster", self._parameter_constraints, self.get_params(deep=False))
+
+    # scikit-learn's name, and the one the config parser calls (until it calls check_params)
+    _validate_params = validate_params
+    _check_params = validate_params
+
+    @classmethod
+    def check_params(
+        cls, params: Mapping[str, Any], where: str = "", *, managed: Collection[str] = ()
+    ) -> None:
+        """Validate would-be constructor ``params`` (a config's ``booster`` table) without
+        building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
+        check_params(cls, "Booster", params, where, managed=managed)
 
     def _resolve(self, param: str) -> Any:
         from opboost.registry import get_registry
@@ -205,8 +188,9 @@ class Booster(BaseEstimator):
                 ) from exc
         if getattr(spec, "kind", None) != kind:
             raise InvalidParameterError(
-                f"The {param!r} parameter of Booster must be a registered {kind} name or a "
-                f"{kind} instance. Got {spec!r} (kind {getattr(spec, 'kind', None)!r}) instead."
+                f"The {param!r} parameter of Booster must be a registered {kind} name or "
+                f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} instance. Got {spec!r} "
+                f"(kind {getattr(spec, 'kind', None)!r}) instead."
             )
         component = clone(spec)
         return component.set_params(**params) if params else component
@@ -318,7 +302,7 @@ class Booster(BaseEstimator):
     def _fit_engine(self, logs, data, eval_data, callbacks, feature_names) -> Booster:
         """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
         set the fitted attributes."""
-        self._check_params()
+        self.validate_params()
         callbacks = check_callbacks(callbacks)
         components = self.resolve_components()
         holdout = None

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
+from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.validation import check_scalar
 from opboost.callbacks import Callback
+from opboost.selection import SELECTION_POLICIES
 
 #: Initial scores F_0 (``Booster.warm_start``); None is F_0 = 0, the uniform policy.
 WARM_STARTS = ("best_constant", "logging", "reward_model")
 
 __all__ = [
+    "BOOSTER_CONSTRAINTS",
     "WARM_STARTS",
     "Y_FIELDS",
     "as_logged_bandit",
@@ -23,7 +26,6 @@ __all__ = [
     "check_callbacks",
     "check_data",
     "check_f",
-    "check_regularisation",
     "feature_names_of",
     "record_features",
     "split_holdout",
@@ -31,71 +33,90 @@ __all__ = [
 ]
 
 
-def check_regularisation(b: Any) -> None:
-    """Validate the regularisation and selection parameters of ``b``."""
-    from opboost.api.validation import check_choice
+def _component(kind: str) -> list[Any]:
+    """A registered name of ``kind`` (checked against the registry when the booster resolves
+    it, naming the known ones) or an instance of that kind."""
+    article = "an" if kind[0] in "aeiou" else "a"
+    return [
+        InstanceOf(str, f"a registered {kind} name"),
+        Satisfies(lambda v: getattr(v, "kind", None) == kind, f"{article} {kind} instance"),
+    ]
 
-    for name, positive, fix in (
-        ("learning_rate", True, "use a shrinkage factor such as 0.1 (1.0 is the paper's step)"),
-        ("l2", False, "use 0.0 (no penalty) or a penalty such as 1e-3"),
-    ):
-        value = getattr(b, name)
-        check_scalar(value, name, "Booster", low=0.0, low_inclusive=not positive, fix=fix)
-        if not math.isfinite(value):
-            raise InvalidParameterError(
-                f"The {name!r} parameter of Booster must be finite. Got {value!r} instead; {fix}."
-            )
-    if b.warm_start is not None:
-        check_choice(b.warm_start, "warm_start", "Booster", WARM_STARTS)
-        check_scalar(
-            b.warm_start_prob,
-            "warm_start_prob",
-            "Booster",
-            low=0.0,
-            high=1.0,
-            low_inclusive=False,
-            high_inclusive=False,
-            fix="use a probability such as 0.5",
-        )
-    check_scalar(
-        b.validation_fraction,
-        "validation_fraction",
-        "Booster",
-        low=0.0,
-        high=1.0,
-        low_inclusive=False,
-        high_inclusive=False,
-        allow_none=True,
-        fix="use None (no selection) or a fraction such as 0.2",
-    )
-    if not isinstance(b.selection, str):
-        raise InvalidParameterError(
-            f"The 'selection' parameter of Booster must be an estimator name such as 'snips'. "
-            f"Got {b.selection!r} instead."
-        )
+
+def _estimator_names() -> list[str]:
     from opboost.registry import get_registry
 
-    known = get_registry().names("estimator")
-    if b.selection not in known:
-        raise InvalidParameterError(
-            f"The 'selection' parameter of Booster must be a registered estimator name, one of "
-            f"{', '.join(sorted(known))}. Got {b.selection!r} instead."
-        )
-    from opboost.selection import SELECTION_POLICIES
+    return sorted(get_registry().names("estimator"))
 
-    check_choice(b.selection_policy, "selection_policy", "Booster", SELECTION_POLICIES)
-    for name in ("safe", "refit"):
-        value = getattr(b, name)
-        if not isinstance(value, bool | np.bool_):
-            raise InvalidParameterError(
-                f"The {name!r} parameter of Booster must be True or False. Got {value!r} instead."
-            )
-    if b.safe and b.validation_fraction is None:
-        raise InvalidParameterError(
-            "The 'safe' parameter of Booster needs held-out logs to compare against the best "
-            "constant action. Got safe=True with validation_fraction=None; set "
-            "validation_fraction=0.2 (or safe=False)."
+
+_PARAMS_DICT = [InstanceOf(Mapping, "a dict"), None]
+
+#: The Booster's ``_parameter_constraints`` (:mod:`opboost.api.constraints`).
+BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
+    "objective": _component("objective"),
+    "estimator": _component("estimator"),
+    "base_learner": _component("base_learner"),
+    "n_rounds": [
+        Interval(Integral, 1, None, fix="use a positive number of boosting rounds such as 100")
+    ],
+    "reward_shift": [
+        Interval(
+            Real,
+            finite=True,
+            fix="use a finite shift such as -0.5 (0.0 disables translation)",
         )
+    ],
+    "base_learner_params": _PARAMS_DICT,
+    "estimator_params": _PARAMS_DICT,
+    "objective_params": _PARAMS_DICT,
+    "scale": [
+        Interval(
+            Real, 0.0, None, closed="neither", fix="use None to keep the base learner's scale"
+        ),
+        None,
+    ],
+    "random_state": ["random_state"],
+    "learning_rate": [
+        Interval(
+            Real,
+            0.0,
+            None,
+            closed="neither",
+            finite=True,
+            fix="use a shrinkage factor such as 0.1 (1.0 is the paper's step)",
+        )
+    ],
+    "l2": [
+        Interval(Real, 0.0, None, finite=True, fix="use 0.0 (no penalty) or a penalty such as 1e-3")
+    ],
+    "warm_start": [Options(WARM_STARTS), None],
+    "warm_start_prob": [
+        Interval(Real, 0.0, 1.0, closed="neither", fix="use a probability such as 0.5"),
+        Skip(lambda p: p["warm_start"] is None, "only the warm start uses it"),
+    ],
+    "validation_fraction": [
+        Interval(
+            Real,
+            0.0,
+            1.0,
+            closed="neither",
+            fix="use None (no selection) or a fraction such as 0.2",
+        ),
+        None,
+    ],
+    "selection": [Options(_estimator_names, text="a registered estimator name, one of {values}")],
+    "selection_policy": [Options(SELECTION_POLICIES)],
+    "safe": [
+        "boolean",
+        Rule(
+            lambda p: not p["safe"] or p["validation_fraction"] is not None,
+            "needs held-out logs to compare against the best constant action. Got "
+            "safe={safe!r} with validation_fraction={validation_fraction!r}",
+            fix="set validation_fraction=0.2 (or safe=False)",
+        ),
+    ],
+    "refit": ["boolean"],
+}
 
 
 def split_holdout(

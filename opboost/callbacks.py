@@ -17,16 +17,17 @@ import os
 import shutil
 import sys
 import tempfile
+from numbers import Real
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.callback import Callback, RoundEnv
+from opboost.api.constraints import InstanceOf, Interval, Options
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.files import fsync_dir, write_atomic
 from opboost.api.hookspecs import hookimpl
-from opboost.api.validation import check_choice, check_scalar
 
 __all__ = ["Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv"]
 
@@ -45,6 +46,14 @@ class EarlyStopping(Callback):
 
     name: ClassVar[str] = "early_stopping"
     order: ClassVar[int] = 30
+    _parameter_constraints: ClassVar[dict] = {
+        "metric": [InstanceOf(str, "a metric name such as 'eval_snips_argmax'")],
+        "patience": [
+            Interval(int, 1, None, fix="use the number of rounds without improvement to tolerate")
+        ],
+        "min_delta": [Interval(Real, 0.0, None)],
+        "mode": [Options(("auto", "min", "max"))],
+    }
 
     def __init__(
         self,
@@ -60,16 +69,7 @@ class EarlyStopping(Callback):
         self.mode = mode
 
     def on_fit_start(self, env: RoundEnv) -> None:
-        check_scalar(
-            self.patience,
-            "patience",
-            "EarlyStopping",
-            kind=int,
-            low=1,
-            fix="use the number of rounds without improvement to tolerate",
-        )
-        check_scalar(self.min_delta, "min_delta", "EarlyStopping", low=0.0)
-        check_choice(self.mode, "mode", "EarlyStopping", ("auto", "min", "max"))
+        self.validate_params()
         auto_min = self.metric.endswith(("objective", "norm"))
         self._sign = -1.0 if self.mode == "min" or (self.mode == "auto" and auto_min) else 1.0
         self._best, self._best_round, self._wait = -np.inf, 0, 0
@@ -107,6 +107,7 @@ class Progress(Callback):
 
     name: ClassVar[str] = "progress"
     order: ClassVar[int] = 80
+    _parameter_constraints: ClassVar[dict] = {"force": ["boolean"], "desc": [InstanceOf(str)]}
 
     def __init__(self, *, force: bool = False, desc: str = "boosting") -> None:
         self.force = force
@@ -115,6 +116,7 @@ class Progress(Callback):
     def on_fit_start(self, env: RoundEnv) -> None:
         from tqdm.auto import tqdm
 
+        self.validate_params()
         enabled = bool(self.force) or sys.stderr.isatty()
         self._bar = tqdm(
             total=env.n_rounds,
@@ -178,6 +180,11 @@ class Checkpoint(Callback):
     name: ClassVar[str] = "checkpoint"
     order: ClassVar[int] = 90
     writes_checkpoints: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict] = {
+        "directory": [InstanceOf((str, os.PathLike), "a path (str or os.PathLike)")],
+        "every": [Interval(int, 1, None, fix="write a checkpoint every k >= 1 rounds")],
+        "resume": ["boolean"],
+    }
 
     def __init__(
         self, directory: str | os.PathLike = "checkpoints", *, every: int = 10, resume: bool = True
@@ -187,14 +194,7 @@ class Checkpoint(Callback):
         self.resume = resume
 
     def _check(self) -> Path:
-        check_scalar(
-            self.every,
-            "every",
-            "Checkpoint",
-            kind=int,
-            low=1,
-            fix="write a checkpoint every k >= 1 rounds",
-        )
+        self.validate_params()
         return Path(self.directory)
 
     def on_round_end(self, env: RoundEnv) -> None:

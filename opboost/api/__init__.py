@@ -11,6 +11,9 @@ module                    what it holds
 ``hookspecs``             the pluggy hook specifications and ``hookimpl``
 ``exceptions``            the error and warning classes
 ``validation``            parameter checks with the project's messages
+``constraints``           declared ``_parameter_constraints`` and :func:`validate_params`
+                          (its ``Interval`` is ``opboost.api.constraints.Interval``; the
+                          top-level ``Interval`` is the estimator's confidence interval)
 ``files``                 crash-safe writes and JSON-safe values
 ``data``                  :class:`LoggedBandit`, the logged-feedback data model
 ``design``                the stacked (x, a) design of the regression reduction
@@ -41,6 +44,7 @@ _LAZY: dict[str, str] = {
     "PROJECT_NAME": "opboost.api.hookspecs",
     "hookimpl": "opboost.api.hookspecs",
     "ConfigError": "opboost.api.exceptions",
+    "ConfigParameterError": "opboost.api.exceptions",
     "HiddenLabelError": "opboost.api.exceptions",
     "InvalidParameterError": "opboost.api.exceptions",
     "NotFittedError": "opboost.api.exceptions",
@@ -57,7 +61,15 @@ _LAZY: dict[str, str] = {
     "json_safe": "opboost.api.files",
     "read_regular": "opboost.api.files",
     "write_atomic": "opboost.api.files",
+    "Constraint": "opboost.api.constraints",
+    "InstanceOf": "opboost.api.constraints",
+    "Options": "opboost.api.constraints",
+    "Rule": "opboost.api.constraints",
+    "Satisfies": "opboost.api.constraints",
+    "Skip": "opboost.api.constraints",
+    "validate_params": "opboost.api.constraints",
     "dot": "opboost.api.numeric",
+    "one_hot": "opboost.api.numeric",
     "row_sums": "opboost.api.numeric",
     "LoggedBandit": "opboost.api.data",
     "ENCODINGS": "opboost.api.design",

@@ -10,6 +10,7 @@ from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 __all__ = [
     "ConfigError",
+    "ConfigParameterError",
     "HiddenLabelError",
     "InvalidParameterError",
     "NotFittedError",
@@ -24,7 +25,10 @@ class OpboostError(Exception):
 
 
 class InvalidParameterError(OpboostError, ValueError, TypeError):
-    """A constructor parameter or argument has a wrong type or value."""
+    """A constructor parameter or argument has a wrong type or value; ``param`` names the
+    parameter when the error comes from declared constraints (else None)."""
+
+    param: str | None = None
 
 
 class NotFittedError(OpboostError, _SklearnNotFittedError):
@@ -51,6 +55,23 @@ class ConfigError(OpboostError, ValueError):
         super().__init__(where + message)
         self.file = file
         self.key = key
+
+
+class ConfigParameterError(ConfigError, InvalidParameterError):
+    """A component parameter given in a config (or any dict of would-be constructor
+    parameters) is unknown or breaks the component's declared constraints; ``key`` ends with
+    the parameter's name."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        param: str | None = None,
+    ):
+        super().__init__(message, file=file, key=key)
+        self.param = param
 
 
 class OpboostWarning(UserWarning):

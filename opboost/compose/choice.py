@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import clone
 
+from opboost.api.constraints import InstanceOf, Interval, Rule, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.validation import check_fitted, check_random_state, check_scalar
+from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     check_data,
     check_X,
@@ -56,6 +58,41 @@ CANDIDATES: dict[str, Any] = {
 }
 #: What ``PolicyChoice()`` compares, in challenge order.
 DEFAULT_CANDIDATES: tuple[str, ...] = (CONSTANT, "bopl_s_ips", "bopl_s_dr", "reward_regression")
+
+
+def _is_candidates(spec: Any) -> bool:
+    """A non-empty mapping, or a non-empty sequence of names (not one string)."""
+    if isinstance(spec, Mapping):
+        return len(spec) > 0
+    return (
+        isinstance(spec, Sequence)
+        and not isinstance(spec, str)
+        and len(spec) > 0
+        and all(isinstance(name, str) for name in spec)
+    )
+
+
+def _unknown_candidates(spec: Any) -> str | None:
+    if spec is None or isinstance(spec, Mapping):
+        return None
+    unknown = [name for name in spec if name not in CANDIDATES]
+    if not unknown:
+        return None
+    return (
+        f": unknown candidate(s) {unknown}; the built-in names are {sorted(CANDIDATES)}, or "
+        f"pass a dict name -> learner"
+    )
+
+
+def _booster_params_problem(params: Any) -> str | None:
+    """The Booster's own check of ``booster_params`` (names and values)."""
+    from opboost.booster import Booster
+
+    try:
+        Booster.check_params(params or {})
+    except InvalidParameterError as exc:
+        return f"sets a Booster parameter badly: {exc}"
+    return None
 
 
 class PolicyChoice(PolicyLearner):
@@ -84,6 +121,29 @@ class PolicyChoice(PolicyLearner):
     """
 
     name: ClassVar[str] = "policy_choice"
+    _parameter_constraints: ClassVar[dict] = {
+        "candidates": [
+            None,
+            Satisfies(
+                _is_candidates,
+                f"a non-empty list of names from {sorted(CANDIDATES)} or a dict name -> learner",
+            ),
+            Rule(lambda p: _unknown_candidates(p["candidates"])),
+        ],
+        "validation_fraction": [
+            Interval(Real, 0.0, 1.0, closed="neither", fix="use a fraction such as 0.2")
+        ],
+        "confidence": [
+            Interval(Real, 0.5, 1.0, closed="neither", fix="use a one-sided confidence such as 0.9")
+        ],
+        "refit": ["boolean"],
+        "booster_params": [
+            InstanceOf(Mapping, "a dict"),
+            None,
+            Rule(lambda p: _booster_params_problem(p["booster_params"])),
+        ],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -112,19 +172,8 @@ class PolicyChoice(PolicyLearner):
     def _learners(self) -> dict[str, Any]:
         """Unfitted learners by name ("constant" stays a string)."""
         spec = DEFAULT_CANDIDATES if self.candidates is None else self.candidates
-        if isinstance(spec, str) or not isinstance(spec, Sequence | Mapping) or not spec:
-            raise InvalidParameterError(
-                f"The 'candidates' parameter of PolicyChoice must be None, a non-empty list "
-                f"of names from {sorted(CANDIDATES)} or a dict name -> learner. Got {spec!r}."
-            )
         if isinstance(spec, Mapping):
             return {str(k): v if isinstance(v, str) else clone(v) for k, v in spec.items()}
-        unknown = [name for name in spec if name not in CANDIDATES]
-        if unknown:
-            raise InvalidParameterError(
-                f"The 'candidates' parameter of PolicyChoice: unknown candidate(s) {unknown}; "
-                f"the built-in names are {sorted(CANDIDATES)}, or pass a dict name -> learner."
-            )
         return {name: self._builtin(name) for name in spec}
 
     def _builtin(self, name: str) -> Any:
@@ -135,28 +184,6 @@ class PolicyChoice(PolicyLearner):
         if isinstance(entry, Mapping):
             return Booster(**{**entry, **dict(self.booster_params or {})})
         return entry if entry == CONSTANT else make("policy_learner", entry)
-
-    def _check_params(self) -> None:
-        check_scalar(
-            self.validation_fraction,
-            "validation_fraction",
-            "PolicyChoice",
-            low=0.0,
-            high=1.0,
-            low_inclusive=False,
-            high_inclusive=False,
-            fix="use a fraction such as 0.2",
-        )
-        check_scalar(
-            self.confidence,
-            "confidence",
-            "PolicyChoice",
-            low=0.5,
-            high=1.0,
-            low_inclusive=False,
-            high_inclusive=False,
-            fix="use a one-sided confidence such as 0.9",
-        )
 
     # --- fitting ---------------------------------------------------------------------------
 
@@ -171,7 +198,7 @@ class PolicyChoice(PolicyLearner):
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
-        self._check_params()
+        self.validate_params()
         learners = self._learners()
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         train, holdout = split_holdout(data, self.validation_fraction, seed)

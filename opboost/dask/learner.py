@@ -15,11 +15,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.api.validation import check_choice
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.learners.lightgbm_tree import (
+    LIGHTGBM_PARAMS,
+    LIGHTGBM_TREE_CONSTRAINTS,
+    LightGBMTree,
+)
 
 __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
 
@@ -27,6 +31,16 @@ __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
 DASK_ACTION_DESIGNS = ("stacked", "stacked_onehot")
 #: Parameters the learner sets for lightgbm.dask, on top of lightgbm_tree's reserved ones.
 _DASK_RESERVED = frozenset({"n_jobs", "tree_learner"})
+
+
+def _dask_params_problem(params: Any) -> str | None:
+    bad = sorted(k for k in params or {} if k in _DASK_RESERVED)
+    if bad:
+        return (
+            f"may not set {bad}: the learner sets them for lightgbm.dask (data-parallel trees "
+            f"without an initial score)."
+        )
+    return None
 
 
 def in_memory_error(what: str) -> InvalidParameterError:
@@ -59,6 +73,23 @@ class LightGBMDaskTree(BaseLearner):
     name: ClassVar[str] = "lightgbm_dask_tree"
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
+    _parameter_constraints: ClassVar[dict] = {
+        **{k: v for k, v in LIGHTGBM_TREE_CONSTRAINTS.items() if k != "hessian_units"},
+        "action_design": [
+            Options(
+                DASK_ACTION_DESIGNS,
+                fix="'per_action' (K trees per round) is not supported on Dask; use 'stacked'",
+            )
+        ],
+        "params": [*LIGHTGBM_PARAMS, Rule(lambda p: _dask_params_problem(p["params"]))],
+        "client": [
+            None,
+            Satisfies(
+                lambda c: callable(getattr(c, "submit", None)) and hasattr(c, "scheduler_info"),
+                "a dask.distributed.Client",
+            ),
+        ],
+    }
     _unit_test_skips: ClassVar[dict[str, str]] = {
         "check_base_learner_round_and_save": (
             "fits only on a DaskLoggedBandit with a running Dask cluster; the same contract "
@@ -160,20 +191,7 @@ class LightGBMDaskTree(BaseLearner):
         ``lightgbm_tree`` computes its float32 gradients; with learning rate 1 every leaf is
         the weighted mean of its targets, the same leaves as ``lightgbm_tree``.
         """
-        check_choice(
-            self.action_design,
-            "action_design",
-            type(self).__name__,
-            DASK_ACTION_DESIGNS,
-            fix="'per_action' (K trees per round) is not supported on Dask; use 'stacked'",
-        )
-        extra = self.params if isinstance(self.params, dict) else {}
-        bad = sorted(k for k in extra if k in _DASK_RESERVED)
-        if bad:
-            raise InvalidParameterError(
-                f"The 'params' parameter of LightGBMDaskTree may not set {bad}: the learner "
-                f"sets them for lightgbm.dask (data-parallel trees without an initial score)."
-            )
+        self.validate_params()
         params = self.as_lightgbm_tree()._lgb_params(seed)  # validates like lightgbm_tree
         for key in ("objective", "learning_rate", "boosting", "num_threads", "seed"):
             params.pop(key)

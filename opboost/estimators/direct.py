@@ -26,10 +26,11 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.validation import check_random_state, check_scalar
+from opboost.api.validation import check_random_state
 
 __all__ = [
     "DirectMethod",
@@ -94,6 +95,20 @@ def dr_coefficients(data: LoggedBandit, q: np.ndarray) -> np.ndarray:
 class _RewardModelEstimator(Estimator):
     """Shared reward-model fitting and cross-fitting of DM and DR."""
 
+    _parameter_constraints: ClassVar[dict] = {
+        "reward_model": [
+            None,
+            Satisfies(
+                lambda m: hasattr(m, "fit") and hasattr(m, "predict"),
+                "a regressor with fit(X, y) and predict(X)",
+            ),
+        ],
+        "n_folds": [
+            Interval(int, 1, None, fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit")
+        ],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self, *, reward_model: Any = None, n_folds: int = 2, random_state: int | None = None
     ) -> None:
@@ -107,15 +122,8 @@ class _RewardModelEstimator(Estimator):
         Each call fits fresh models (seeded by ``random_state``), so repeated calls agree.
         """
         owner = type(self).__name__
-        n = len(data)
-        n_folds = check_scalar(
-            self.n_folds,
-            "n_folds",
-            owner,
-            kind=int,
-            low=1,
-            fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit",
-        )
+        self.validate_params()
+        n, n_folds = len(data), self.n_folds
         if n_folds > 1 and n_folds > n:
             raise InvalidParameterError(
                 f"The 'n_folds' parameter of {owner} must be <= the number of rows ({n}). "
@@ -123,15 +131,7 @@ class _RewardModelEstimator(Estimator):
             )
         rng = check_random_state(self.random_state)
         seed = int(rng.integers(2**31 - 1))
-        if self.reward_model is None:
-            template = default_reward_model(seed)
-        elif hasattr(self.reward_model, "fit") and hasattr(self.reward_model, "predict"):
-            template = self.reward_model
-        else:
-            raise InvalidParameterError(
-                f"The 'reward_model' parameter of {owner} must be None or a regressor with "
-                f"fit(X, y) and predict(X). Got {self.reward_model!r} instead."
-            )
+        template = default_reward_model(seed) if self.reward_model is None else self.reward_model
         order = np.arange(n) if n_folds == 1 else rng.permutation(n)
         folds = np.array_split(order, n_folds)
         q = np.empty((n, data.n_actions))

@@ -7,13 +7,14 @@ coefficients c_i = r_i / p_i. Truncated IPS (Ionides 2008) clips the importance 
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
-from opboost.api.validation import check_scalar
 
 __all__ = ["IPS", "TruncatedIPS", "importance_weights"]
 
@@ -51,27 +52,25 @@ class TruncatedIPS(Estimator):
     name: ClassVar[str] = "truncated_ips"
     supports_training: ClassVar[bool] = True
 
+    _parameter_constraints: ClassVar[dict] = {
+        "max_weight": [
+            Interval(Real, 0.0, None, closed="neither", fix="use inf to disable truncation")
+        ]
+    }
+
     def __init__(self, *, max_weight: float = 10.0) -> None:
         self.max_weight = max_weight
 
-    def _check(self) -> float:
-        return float(
-            check_scalar(
-                self.max_weight,
-                "max_weight",
-                "TruncatedIPS",
-                low=0.0,
-                low_inclusive=False,
-                fix="use inf to disable truncation",
-            )
-        )
+    def _max_weight(self) -> float:
+        self.validate_params()
+        return float(self.max_weight)
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
-        return data.rewards * np.minimum(1.0 / data.propensities, self._check())
+        return data.rewards * np.minimum(1.0 / data.propensities, self._max_weight())
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         weights = importance_weights(data, action_probs, "TruncatedIPS")
-        return data.rewards * np.minimum(weights, self._check())
+        return data.rewards * np.minimum(weights, self._max_weight())
 
     @classmethod
     def _unit_test_params(cls) -> dict:

@@ -31,7 +31,8 @@ from __future__ import annotations
 import ctypes
 import difflib
 import functools
-import numbers
+from collections.abc import Mapping
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import lightgbm as lgb
@@ -39,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from lightgbm.basic import _LIB, _safe_call
 
+from opboost.api.constraints import InstanceOf, Interval, Options, Rule
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.api.learner_toolkit import (
@@ -48,7 +50,6 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_terms,
 )
-from opboost.api.validation import check_choice, check_scalar
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
@@ -58,11 +59,14 @@ from opboost.learners.lightgbm_rows import (
 
 __all__ = [
     "ACTION_DESIGNS",
+    "LIGHTGBM_PARAMS",
+    "LIGHTGBM_TREE_CONSTRAINTS",
     "LightGBMEnsemble",
     "LightGBMTree",
     "action_tilt",
     "histogram_layout",
     "leaf_values",
+    "lightgbm_params_problem",
 ]
 
 #: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
@@ -136,33 +140,65 @@ def lightgbm_aliases() -> dict[str, str]:
     return out
 
 
-def check_lightgbm_params(extra: dict[str, Any], owner: str) -> None:
-    """Reject in ``params``: settings the learner controls (and their aliases), aliases of its
-    named parameters, and names LightGBM does not know (with a "did you mean")."""
+def lightgbm_params_problem(extra: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``params`` (after "The 'params' parameter of <learner>"), or None:
+    settings the learner controls (and their aliases), aliases of its named parameters, and
+    names LightGBM does not know (with a "did you mean")."""
     aliases = lightgbm_aliases()
     reserved = {aliases.get(k, k) for k in _RESERVED}
     bad = sorted(k for k in extra if k in _RESERVED or aliases.get(k) in reserved)
     if bad:
-        raise InvalidParameterError(
-            f"The 'params' parameter of {owner} may not set {bad}: the learner controls "
-            f"them (objective, learning rate 1, trees per round)."
+        return (
+            f"may not set {bad}: the learner controls them (objective, learning rate 1, trees "
+            f"per round)."
         )
     for key, value in extra.items():
         main = aliases.get(key, key)
         if key in _NAMED or main in _NAMED:
             ours = _NAMED.get(key) or _NAMED[main]
             what = "" if key == main else f" ({key!r} is LightGBM's alias of {main!r})"
-            raise InvalidParameterError(
-                f"The 'params' parameter of {owner} may not set {key!r}{what}, one of the "
-                f"named parameters: use {ours}={value!r} (named parameter) instead."
+            return (
+                f"may not set {key!r}{what}, one of the named parameters: use {ours}={value!r} "
+                f"(named parameter) instead."
             )
         if aliases and key not in aliases:
             close = difflib.get_close_matches(str(key), list(aliases), n=3, cutoff=0.6)
             hint = " Did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
-            raise InvalidParameterError(
-                f"The 'params' parameter of {owner} has {key!r}, which is not a LightGBM "
-                f"parameter (LightGBM would ignore it).{hint}"
+            return (
+                f"has {key!r}, which is not a LightGBM parameter (LightGBM would ignore it).{hint}"
             )
+    return None
+
+
+def check_lightgbm_params(extra: Mapping[str, Any], owner: str) -> None:
+    """Raise :func:`lightgbm_params_problem`'s problem with ``params`` as an error."""
+    problem = lightgbm_params_problem(extra)
+    if problem is not None:
+        raise InvalidParameterError(f"The 'params' parameter of {owner} {problem}")
+
+
+#: ``params``: extra LightGBM settings, checked by :func:`lightgbm_params_problem`.
+LIGHTGBM_PARAMS = [
+    InstanceOf(dict, "a dict"),
+    None,
+    Rule(lambda p: lightgbm_params_problem(p["params"] or {})),
+]
+
+#: Constraints of the LightGBM tree parameters shared with ``lightgbm_dask_tree``.
+LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
+    "num_leaves": [Interval(Integral, 2, 131072)],
+    "max_depth": [Interval(Integral, -1, None, fix="use -1 for no depth limit")],
+    "min_data_in_leaf": [Interval(Integral, 1, None)],
+    "min_sum_hessian_in_leaf": [Interval(Real, 0.0, None)],
+    "lambda_l2": [Interval(Real, 0.0, None)],
+    "feature_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
+    "max_bin": [Interval(Integral, 2, None)],
+    "num_threads": [Interval(Integral, 0, None, fix="use 0 for LightGBM's default (all cores)")],
+    "hessian_units": [Options(HESSIAN_UNITS)],
+    "action_design": [Options(ACTION_DESIGNS)],
+    "random_state": ["random_state"],
+    "params": LIGHTGBM_PARAMS,
+}
 
 
 #: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
@@ -227,6 +263,7 @@ class LightGBMTree(BaseLearner):
     name: ClassVar[str] = "lightgbm_tree"
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
+    _parameter_constraints: ClassVar[dict] = LIGHTGBM_TREE_CONSTRAINTS
 
     def __init__(
         self,
@@ -264,41 +301,8 @@ class LightGBMTree(BaseLearner):
     # ----------------------------------------------------------------------------- setup
     def _lgb_params(self, seed: int) -> dict[str, Any]:
         """Validated LightGBM parameters for this fit."""
-        owner = type(self).__name__
-        check_scalar(
-            self.num_leaves, "num_leaves", owner, kind=numbers.Integral, low=2, high=131072
-        )
-        check_scalar(
-            self.max_depth,
-            "max_depth",
-            owner,
-            kind=numbers.Integral,
-            low=-1,
-            fix="use -1 for no depth limit",
-        )
-        check_scalar(self.min_data_in_leaf, "min_data_in_leaf", owner, kind=numbers.Integral, low=1)
-        check_scalar(self.min_sum_hessian_in_leaf, "min_sum_hessian_in_leaf", owner, low=0.0)
-        check_scalar(self.lambda_l2, "lambda_l2", owner, low=0.0)
-        check_scalar(
-            self.feature_fraction, "feature_fraction", owner, low=0.0, high=1.0, low_inclusive=False
-        )
-        check_scalar(self.max_bin, "max_bin", owner, kind=numbers.Integral, low=2)
-        check_scalar(
-            self.num_threads,
-            "num_threads",
-            owner,
-            kind=numbers.Integral,
-            low=0,
-            fix="use 0 for LightGBM's default (all cores)",
-        )
-        check_choice(self.hessian_units, "hessian_units", owner, HESSIAN_UNITS)
-        check_choice(self.action_design, "action_design", owner, ACTION_DESIGNS)
+        self.validate_params()
         extra = {} if self.params is None else self.params
-        if not isinstance(extra, dict):
-            raise InvalidParameterError(
-                f"The 'params' parameter of {owner} must be a dict or None. Got {extra!r}."
-            )
-        check_lightgbm_params(extra, owner)
         params = {
             "objective": "none",
             "learning_rate": 1.0,

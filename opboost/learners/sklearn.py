@@ -19,15 +19,16 @@ pickle).
 from __future__ import annotations
 
 import numbers
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.constraints import Interval, Options, Rule, Satisfies
 from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.api.validation import check_choice, check_scalar
 from opboost.learners.sklearn_ensemble import (
     ACTION_DESIGNS,
     InMemoryModel,
@@ -45,6 +46,59 @@ __all__ = [
 ]
 
 
+_ACTION_DESIGN = [
+    Options(
+        ACTION_DESIGNS,
+        fix="'stacked' fits one model on [x; onehot(a)], 'per_action' one per action",
+    )
+]
+_TREE_CONSTRAINTS: dict[str, list[Any]] = {
+    "max_depth": [
+        Interval(Integral, 1, None, fix="use a small depth such as 3-8 (None grows full trees)"),
+        None,
+    ],
+    "min_samples_leaf": [Interval(Integral, 1, None)],
+    "max_features": [  # as scikit-learn's trees
+        Interval(Integral, 1, None),
+        Interval(Real, 0.0, 1.0, closed="right"),
+        Options(("sqrt", "log2")),
+        None,
+    ],
+    "action_design": _ACTION_DESIGN,
+}
+
+
+def _is_model(want: str) -> Any:
+    def check(value: Any) -> bool:
+        from sklearn.base import is_classifier, is_regressor
+
+        return (is_regressor if want == "regressor" else is_classifier)(value)
+
+    return check
+
+
+def _weighted(params: dict[str, Any]) -> bool | str:
+    from sklearn.utils.validation import has_fit_parameter
+
+    estimator = params["estimator"]
+    return has_fit_parameter(estimator, "sample_weight") or (
+        f"must accept sample_weight in fit; {type(estimator).__name__} does not"
+    )
+
+
+def _estimator_constraint(want: str) -> list[Any]:
+    """A scikit-learn ``want`` ("regressor" or "classifier") whose fit takes sample_weight."""
+    example = "Regressor" if want == "regressor" else "Classifier"
+    return [
+        Satisfies(
+            _is_model(want),
+            f"a scikit-learn {want}",
+            fix=f"pass e.g. estimator=DecisionTree{example}(max_depth=3)",
+        ),
+        Rule(_weighted, fix=f"use a weighted {want}"),
+    ]
+
+
 def _round_seed(seed: int, round_index: int) -> int:
     """A per-round seed that depends only on (seed, round): resumed fits draw the same."""
     return int(np.random.SeedSequence([seed, round_index]).generate_state(1)[0])
@@ -54,18 +108,10 @@ class _SklearnLearner(BaseLearner):
     """Shared prepare/fit/commit logic; subclasses build one unfitted estimator per model."""
 
     ensemble_class: ClassVar[type[Ensemble]] = SklearnEnsemble
+    _parameter_constraints: ClassVar[dict] = {"action_design": _ACTION_DESIGN}
 
     def _make_estimator(self, seed: int) -> Any:
         raise NotImplementedError
-
-    def _check_params(self) -> None:
-        check_choice(
-            self.action_design,
-            "action_design",
-            type(self).__name__,
-            ACTION_DESIGNS,
-            fix="'stacked' fits one model on [x; onehot(a)], 'per_action' one per action",
-        )
 
     def prepare(
         self,
@@ -75,8 +121,7 @@ class _SklearnLearner(BaseLearner):
         random_state: Any = None,
         init_scores: np.ndarray | None = None,
     ) -> None:
-        self._check_params()
-        self._make_estimator(0)  # validate the estimator parameters before any work
+        self.validate_params()
         if self.action_design == "stacked":
             X32 = stacked_design(contexts, n_actions, dtype=np.float32)
         elif sp.issparse(contexts):
@@ -184,23 +229,8 @@ class _SklearnLearner(BaseLearner):
         )
 
 
-def _check_depth(value: Any, owner: str, name: str = "max_depth") -> None:
-    check_scalar(
-        value,
-        name,
-        owner,
-        kind=numbers.Integral,
-        low=1,
-        allow_none=True,
-        fix="use a small depth such as 3-8 (None grows full trees)",
-    )
-
-
 def _tree_params(learner: Any) -> dict[str, Any]:
-    """The validated depth, leaf-size and feature-sampling settings shared by the trees."""
-    owner = type(learner).__name__
-    _check_depth(learner.max_depth, owner)
-    check_scalar(learner.min_samples_leaf, "min_samples_leaf", owner, kind=numbers.Integral, low=1)
+    """The depth, leaf-size and feature-sampling settings shared by the trees."""
     return {
         "max_depth": learner.max_depth,
         "min_samples_leaf": learner.min_samples_leaf,
@@ -213,6 +243,10 @@ class SklearnTree(_SklearnLearner):
 
     name: ClassVar[str] = "sklearn_tree"
     reduction: ClassVar[str] = "regression"
+    _parameter_constraints: ClassVar[dict] = {
+        **_TREE_CONSTRAINTS,
+        "max_leaf_nodes": [Interval(Integral, 2, None), None],
+    }
 
     def __init__(
         self,
@@ -242,6 +276,7 @@ class SklearnTreeClassifier(_SklearnLearner):
 
     name: ClassVar[str] = "sklearn_tree_classifier"
     reduction: ClassVar[str] = "classification"
+    _parameter_constraints: ClassVar[dict] = _TREE_CONSTRAINTS
 
     def __init__(
         self,
@@ -278,30 +313,13 @@ class SklearnStump(_SklearnLearner):
 
 
 class _Adapter(_SklearnLearner):
-    _want: ClassVar[str] = "regressor"
-
     def __init__(self, *, estimator: Any = None, action_design: str = "stacked") -> None:
         self.estimator = estimator
         self.action_design = action_design
 
     def _make_estimator(self, seed: int) -> Any:
-        from sklearn.base import clone, is_classifier, is_regressor
-        from sklearn.utils.validation import has_fit_parameter
+        from sklearn.base import clone
 
-        owner = type(self).__name__
-        check = is_regressor if self._want == "regressor" else is_classifier
-        example = "Regressor" if self._want == "regressor" else "Classifier"
-        if self.estimator is None or not check(self.estimator):
-            raise InvalidParameterError(
-                f"The 'estimator' parameter of {owner} must be a scikit-learn {self._want}. "
-                f"Got {self.estimator!r} instead; pass e.g. "
-                f"estimator=DecisionTree{example}(max_depth=3)."
-            )
-        if not has_fit_parameter(self.estimator, "sample_weight"):
-            raise InvalidParameterError(
-                f"The 'estimator' parameter of {owner} must accept sample_weight in fit; "
-                f"{type(self.estimator).__name__} does not. Use a weighted {self._want}."
-            )
         estimator = clone(self.estimator)
         if (
             "random_state" in estimator.get_params()
@@ -316,6 +334,10 @@ class SklearnRegressor(_Adapter):
 
     name: ClassVar[str] = "sklearn_regressor"
     reduction: ClassVar[str] = "regression"
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": _estimator_constraint("regressor"),
+        "action_design": _ACTION_DESIGN,
+    }
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:
@@ -329,7 +351,10 @@ class SklearnClassifier(_Adapter):
 
     name: ClassVar[str] = "sklearn_classifier"
     reduction: ClassVar[str] = "classification"
-    _want: ClassVar[str] = "classifier"
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": _estimator_constraint("classifier"),
+        "action_design": _ACTION_DESIGN,
+    }
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:

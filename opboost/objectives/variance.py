@@ -32,14 +32,15 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.numeric import dot
 from opboost.api.objective import Objective, RoundState, check_inputs, policy_terms, softmax
-from opboost.api.validation import check_scalar
 
 __all__ = ["SNIPSObjective", "VariancePenalised"]
 
@@ -78,7 +79,7 @@ class _EffectiveCoefObjective(Objective):
 
     def round_state(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> RoundState:
         scores, coef = check_inputs(scores, data, coef, type(self).__name__)
-        self._check_params()
+        self.validate_params()
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         weights = self._weights(data)
@@ -98,9 +99,6 @@ class _EffectiveCoefObjective(Objective):
             weights=weights,
             risk=risk,
         )
-
-    def _check_params(self) -> None:
-        """Validate the parameters (at first use, scikit-learn style)."""
 
     def risk_at(self, state: RoundState) -> float:
         return float(state.risk)
@@ -131,18 +129,14 @@ class SNIPSObjective(_EffectiveCoefObjective):
 
     name: ClassVar[str] = "snips"
 
+    _parameter_constraints: ClassVar[dict] = {
+        "max_weight": [
+            Interval(Real, 0.0, None, closed="neither", fix="use inf to disable clipping")
+        ]
+    }
+
     def __init__(self, *, max_weight: float = math.inf) -> None:
         self.max_weight = max_weight
-
-    def _check_params(self) -> None:
-        check_scalar(
-            self.max_weight,
-            "max_weight",
-            "SNIPSObjective",
-            low=0.0,
-            low_inclusive=False,
-            fix="use inf to disable clipping",
-        )
 
     def _weights(self, data: LoggedBandit) -> np.ndarray:
         return np.minimum(super()._weights(data), float(self.max_weight))
@@ -167,17 +161,14 @@ class VariancePenalised(_EffectiveCoefObjective):
 
     name: ClassVar[str] = "poem"
 
+    _parameter_constraints: ClassVar[dict] = {
+        "variance_penalty": [
+            Interval(Real, 0.0, None, fix="use 0.0 for the plain IPS risk or a value such as 0.1")
+        ]
+    }
+
     def __init__(self, *, variance_penalty: float = 0.1) -> None:
         self.variance_penalty = variance_penalty
-
-    def _check_params(self) -> None:
-        check_scalar(
-            self.variance_penalty,
-            "variance_penalty",
-            "VariancePenalised",
-            low=0.0,
-            fix="use 0.0 for the plain IPS risk or a value such as 0.1",
-        )
 
     def _risk_and_coef(
         self, coef: np.ndarray, weights: np.ndarray, pi_logged: np.ndarray

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.design import action_rows, stacked_design
 from opboost.api.policy_learner import PolicyLearner
@@ -26,6 +28,13 @@ class RewardRegression(PolicyLearner):
     """
 
     name: ClassVar[str] = "reward_regression"
+    _parameter_constraints: ClassVar[dict] = {  # LightGBM's rules for these settings
+        "n_estimators": [Interval(Integral, 1, None)],
+        "num_leaves": [Interval(Integral, 2, 131072)],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "min_child_samples": [Interval(Integral, 0, None)],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -46,6 +55,7 @@ class RewardRegression(PolicyLearner):
         """Fit r(x, a) on the logged (x_i, a_i) -> r_i pairs."""
         import lightgbm as lgb
 
+        self.validate_params()
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         self.n_actions_, self.n_features_ = data.n_actions, data.n_features
         self.model_ = lgb.LGBMRegressor(

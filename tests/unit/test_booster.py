@@ -81,7 +81,7 @@ def fit(data, **params):
         pytest.param(
             {"objective": BOPL(), "estimator": BOPL()},
             r"'estimator' parameter of "
-            r"Booster must be a registered estimator name or a estimator instance",
+            r"Booster must be a registered estimator name or an estimator instance",
             id="wrong-kind",
         ),
         pytest.param(

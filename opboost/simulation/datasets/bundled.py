@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import InstanceOf, Interval, Rule
 from opboost.api.dataset import Dataset, SupervisedData
-from opboost.api.validation import check_scalar
 
 __all__ = ["Diabetes", "Digits", "SyntheticMulticlass", "Wine"]
 
@@ -77,6 +78,19 @@ class SyntheticMulticlass(Dataset):
 
     name: ClassVar[str] = "synthetic_multiclass"
     bundled: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict] = {
+        "n_samples": [Interval(int, 10, None)],
+        "n_features": [Interval(int, 2, None)],
+        "n_classes": [Interval(int, 2, None)],
+        "n_informative": [
+            Interval(int, 1, None),
+            Rule(
+                lambda p: p["n_informative"] <= p["n_features"],
+                "must be <= n_features ({n_features}). Got {n_informative!r} instead",
+            ),
+        ],
+        "random_state": [None, Interval(Integral), InstanceOf(np.random.RandomState)],
+    }
 
     def __init__(
         self,
@@ -96,13 +110,7 @@ class SyntheticMulticlass(Dataset):
     def load(self, data_dir: Any = None) -> SupervisedData:
         from sklearn.datasets import make_classification
 
-        owner = "SyntheticMulticlass"
-        check_scalar(self.n_samples, "n_samples", owner, kind=int, low=10)
-        check_scalar(self.n_classes, "n_classes", owner, kind=int, low=2)
-        check_scalar(self.n_features, "n_features", owner, kind=int, low=2)
-        check_scalar(
-            self.n_informative, "n_informative", owner, kind=int, low=1, high=self.n_features
-        )
+        self.validate_params()
         X, y = make_classification(
             n_samples=self.n_samples,
             n_features=self.n_features,

@@ -12,10 +12,12 @@ Populus {Cottonwood/Willow, Aspen}; Krummholz alone. No official test split.
 from __future__ import annotations
 
 import os
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval
 from opboost.api.dataset import Dataset, SupervisedData, find_file
 from opboost.simulation.supervised import partial_credit
 
@@ -47,6 +49,9 @@ class Covertype(Dataset):
     """
 
     name: ClassVar[str] = "covertype"
+    _parameter_constraints: ClassVar[dict] = {
+        "credit": [Interval(Real, 0.0, 1.0, fix="use London et al.'s 0.25, or 0.0 for no credit")]
+    }
     source: ClassVar[str] = _SOURCE
 
     def __init__(self, *, credit: float = 0.25) -> None:
@@ -55,6 +60,7 @@ class Covertype(Dataset):
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
         import pandas as pd
 
+        self.validate_params()
         path = find_file(data_dir, "covertype", ("covtype.data.gz", "covtype.data"), self.source)
         table = pd.read_csv(path, header=None, dtype=np.int64, compression="infer").to_numpy()
         if table.shape[1] != 55:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import gzip
 import os
+from numbers import Real
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval
 from opboost.api.dataset import Dataset, SupervisedData, find_file
 from opboost.simulation.supervised import partial_credit
 
@@ -72,6 +74,9 @@ class FashionMNIST(Dataset):
     """
 
     name: ClassVar[str] = "fashion_mnist"
+    _parameter_constraints: ClassVar[dict] = {
+        "credit": [Interval(Real, 0.0, 1.0, fix="use London et al.'s 0.25, or 0.0 for no credit")]
+    }
     source: ClassVar[str] = _SOURCE
 
     def __init__(self, *, credit: float = 0.25) -> None:
@@ -82,6 +87,7 @@ class FashionMNIST(Dataset):
         return read_idx(path)
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
+        self.validate_params()
         parts = []
         for prefix in ("train", "t10k"):
             images = self._read(data_dir, f"{prefix}-images-idx3-ubyte")

@@ -70,6 +70,7 @@ class Scene(Dataset):
     """
 
     name: ClassVar[str] = "scene"
+    _parameter_constraints: ClassVar[dict] = {"official_split": ["boolean"]}
     task: ClassVar[str] = "multilabel"
     source: ClassVar[str] = _MULAN + " (scene.rar: scene-train.arff, scene-test.arff, scene.xml)"
 
@@ -77,6 +78,7 @@ class Scene(Dataset):
         self.official_split = official_split
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
+        self.validate_params()
         train_path = find_file(data_dir, "scene", ("scene-train.arff",), self.source)
         test_path = find_file(data_dir, "scene", ("scene-test.arff",), self.source)
         xml = train_path.parent / "scene.xml"

@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Options
 from opboost.api.dataset import Dataset, SupervisedData, find_file
-from opboost.api.validation import check_choice
 
 __all__ = ["DNA", "Car", "Connect4", "Nursery", "encode_categorical"]
 
@@ -64,12 +64,13 @@ class _Categorical(Dataset):
     folder: ClassVar[str] = ""
     files: ClassVar[tuple[str, ...]] = ()
     source: ClassVar[str] = ""
+    _parameter_constraints: ClassVar[dict] = {"encoding": [Options(("onehot", "ordinal"))]}
 
     def __init__(self, *, encoding: str = "onehot") -> None:
         self.encoding = encoding
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
-        check_choice(self.encoding, "encoding", type(self).__name__, ("onehot", "ordinal"))
+        self.validate_params()
         path = find_file(data_dir, self.folder, self.files, self.source)
         return _read_categorical(path, self.name, self.encoding)
 

@@ -20,7 +20,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.validation import check_choice, check_random_state, check_scalar
+from opboost.api.constraints import Interval, Options
+from opboost.api.validation import check_random_state
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["CB_TYPES", "EXPLORATIONS", "VWCBExplore"]
@@ -48,6 +49,19 @@ class VWCBExplore(BanditLearner):
     """
 
     name: ClassVar[str] = "vw_cb_explore"
+    _parameter_constraints: ClassVar[dict] = {
+        "n_actions": [
+            Interval(int, 2, None, fix="pass the number of actions K, e.g. n_actions=10 for digits")
+        ],
+        "exploration": [Options(EXPLORATIONS)],
+        "epsilon": [Interval(numbers.Real, 0.0, 1.0)],
+        "bag_size": [Interval(numbers.Integral, 1, None)],
+        "cb_type": [Options(CB_TYPES)],
+        "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "interactions": ["boolean"],
+        "bit_precision": [Interval(numbers.Integral, 16, 24)],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -80,16 +94,7 @@ class VWCBExplore(BanditLearner):
 
     def _vw_args(self, seed: int) -> list[str]:
         """The validated VW command line."""
-        owner = type(self).__name__
-        check_choice(self.exploration, "exploration", owner, EXPLORATIONS)
-        check_scalar(self.epsilon, "epsilon", owner, low=0.0, high=1.0)
-        check_scalar(self.bag_size, "bag_size", owner, kind=numbers.Integral, low=1)
-        check_choice(self.cb_type, "cb_type", owner, CB_TYPES)
-        check_scalar(self.learning_rate, "learning_rate", owner, low=0.0, low_inclusive=False)
-        check_scalar(self.interactions, "interactions", owner, kind=bool)
-        check_scalar(
-            self.bit_precision, "bit_precision", owner, kind=numbers.Integral, low=16, high=24
-        )
+        self.validate_params()
         args = ["--cb_explore_adf", "--cb_type", self.cb_type, "--epsilon", f"{self.epsilon!r}"]
         if self.exploration == "bag":
             args += ["--bag", str(int(self.bag_size))]

@@ -20,10 +20,11 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.constraints import Interval, Options
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.validation import check_choice, check_fitted, check_random_state, check_scalar
+from opboost.api.validation import check_fitted, check_random_state
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["OFFLINE_CB_TYPES", "VWOfflinePolicy"]
@@ -54,6 +55,14 @@ class VWOfflinePolicy(PolicyLearner):
     """
 
     name: ClassVar[str] = "vw_cb_adf"
+    _parameter_constraints: ClassVar[dict] = {
+        "n_passes": [Interval(numbers.Integral, 1, None)],
+        "cb_type": [Options(OFFLINE_CB_TYPES)],
+        "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "interactions": ["boolean"],
+        "bit_precision": [Interval(numbers.Integral, 16, 24)],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -73,14 +82,7 @@ class VWOfflinePolicy(PolicyLearner):
         self.random_state = random_state
 
     def _vw_args(self, seed: int) -> list[str]:
-        owner = type(self).__name__
-        check_choice(self.cb_type, "cb_type", owner, OFFLINE_CB_TYPES)
-        check_scalar(self.n_passes, "n_passes", owner, kind=numbers.Integral, low=1)
-        check_scalar(self.learning_rate, "learning_rate", owner, low=0.0, low_inclusive=False)
-        check_scalar(self.interactions, "interactions", owner, kind=bool)
-        check_scalar(
-            self.bit_precision, "bit_precision", owner, kind=numbers.Integral, low=16, high=24
-        )
+        self.validate_params()
         args = ["--cb_adf", "--cb_type", self.cb_type, "-l", f"{self.learning_rate!r}"]
         args += ["-b", str(int(self.bit_precision))]
         if self.interactions:

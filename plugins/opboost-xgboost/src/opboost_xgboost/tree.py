@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import xgboost as xgb
 
+from opboost.api.constraints import Interval, Options
 from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
@@ -51,7 +52,6 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_terms,
 )
-from opboost.api.validation import check_choice, check_scalar
 
 __all__ = ["FORMAT", "TREE_METHODS", "XGBoostEnsemble", "XGBoostTree"]
 
@@ -219,6 +219,27 @@ class XGBoostTree(BaseLearner):
     name: ClassVar[str] = "xgboost_tree"
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = XGBoostEnsemble
+    _parameter_constraints: ClassVar[dict] = {
+        "tree_method": [
+            Options(
+                TREE_METHODS, fix="'exact' as in London et al. (2023), or 'hist' for large data"
+            )
+        ],
+        "max_depth": [Interval(numbers.Integral, 1, None)],
+        "min_child_weight": [Interval(numbers.Real, 0.0, None)],
+        "hessian_units": [Options(HESSIAN_UNITS)],
+        "reg_lambda": [Interval(numbers.Real, 0.0, None)],
+        "max_bin": [Interval(numbers.Integral, 2, None)],
+        "nthread": [
+            Interval(
+                numbers.Integral,
+                1,
+                None,
+                fix="use 1 on shared machines, or the number of free cores",
+            )
+        ],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -248,27 +269,7 @@ class XGBoostTree(BaseLearner):
     # ----------------------------------------------------------------------------- setup
     def _xgb_params(self, seed: int) -> dict[str, Any]:
         """Validated XGBoost parameters for this fit."""
-        owner = type(self).__name__
-        check_choice(
-            self.tree_method,
-            "tree_method",
-            owner,
-            TREE_METHODS,
-            fix="'exact' as in London et al. (2023), or 'hist' for large data",
-        )
-        check_scalar(self.max_depth, "max_depth", owner, kind=numbers.Integral, low=1)
-        check_scalar(self.min_child_weight, "min_child_weight", owner, low=0.0)
-        check_choice(self.hessian_units, "hessian_units", owner, HESSIAN_UNITS)
-        check_scalar(self.reg_lambda, "reg_lambda", owner, low=0.0)
-        check_scalar(self.max_bin, "max_bin", owner, kind=numbers.Integral, low=2)
-        check_scalar(
-            self.nthread,
-            "nthread",
-            owner,
-            kind=numbers.Integral,
-            low=1,
-            fix="use 1 on shared machines, or the number of free cores",
-        )
+        self.validate_params()
         return {
             "booster": "gbtree",
             "tree_method": self.tree_method,
