@@ -157,9 +157,8 @@ class Booster(BaseEstimator):
         raise :class:`~opboost.api.exceptions.InvalidParameterError` on the first bad one."""
         validate_params("Booster", self._parameter_constraints, self.get_params(deep=False))
 
-    # scikit-learn's name, and the one the config parser calls (until it calls check_params)
+    # scikit-learn's name for the same check
     _validate_params = validate_params
-    _check_params = validate_params
 
     @classmethod
     def check_params(

@@ -67,11 +67,6 @@ class Component(BaseEstimator):
     # scikit-learn's name for the same check (its own runs on sklearn's constraint objects)
     _validate_params = validate_params
 
-    def _check_params(self) -> None:
-        """The parameter check the config parser calls on built components (until it calls
-        :meth:`check_params`); same as :meth:`validate_params`."""
-        self.validate_params()
-
     @classmethod
     def check_params(
         cls, params: Mapping[str, Any], where: str = "", *, managed: Collection[str] = ()

@@ -21,7 +21,6 @@ from opboost.compose.config_checks import (
     check_param,
     check_params,
     check_type,
-    parameter_error,
     suggest,
     validate_component,
 )
@@ -198,22 +197,16 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
     booster = table.get("booster", {})
     if not isinstance(booster, dict):
         raise ConfigError(f"must be a table. Got {booster!r}.", file=file, key=f"{key}.booster")
-    defaults = check_params(
-        booster,
-        Booster,
-        "Booster",
-        _BOOSTER_MANAGED,
-        lambda param: (
-            f"set {param!r} with its own table (objective, estimator, base_learner) or, "
-            f"for random_state, through [experiment] seeds."
-        ),
-        file,
-        f"{key}.booster",
-    )
-    try:
-        Booster(**booster)._check_params()
-    except InvalidParameterError as exc:
-        raise parameter_error(exc, booster, file, f"{key}.booster") from exc
+    for param in booster:
+        if param in _BOOSTER_MANAGED:
+            raise ConfigError(
+                f"set {param!r} with its own table (objective, estimator, base_learner) or, "
+                f"for random_state, through [experiment] seeds.",
+                file=file,
+                key=f"{key}.booster.{param}",
+            )
+    Booster.check_params(booster, f"{file} [{key}.booster]", managed=_BOOSTER_MANAGED)
+    defaults = Booster().get_params(deep=False)
     callbacks = table.get("callbacks", [])
     if not isinstance(callbacks, list):
         raise ConfigError(

@@ -89,14 +89,16 @@ def check_params(
     key: str,
 ) -> dict[str, Any]:
     """Check ``params`` against ``cls``'s constructor: no ``managed`` key (the config sets
-    it; ``managed_message(param)`` says how), no unknown key, types like the defaults.
-    Returns the constructor's defaults."""
+    it; ``managed_message(param)`` says how), no unknown key, and, for a class that declares
+    no ``_parameter_constraints`` (those are checked by :func:`validate_component`), types
+    like the defaults. Returns the constructor's defaults."""
     defaults = _signature_defaults(cls)
     allowed = [p for p in defaults if p not in managed]
+    typed = not getattr(cls, "_parameter_constraints", None)
     for param, val in params.items():
         if param in managed:
             raise ConfigError(managed_message(param), file=file, key=f"{key}.{param}")
-        check_param(param, val, defaults, allowed, owner, file, key)
+        check_param(param, val, defaults, allowed, owner, file, key, typed=typed)
     return defaults
 
 
@@ -108,9 +110,12 @@ def check_param(
     owner: str,
     file: str,
     key: str,
+    *,
+    typed: bool = True,
 ) -> None:
     """``param`` (at ``key.param``) is a parameter of ``owner`` (``defaults``: {name:
-    default}; ``allowed``: the names a config may set) and ``value`` has its default's type."""
+    default}; ``allowed``: the names a config may set) and, if ``typed``, ``value`` has its
+    default's type."""
     if param not in defaults:
         raise ConfigError(
             f"{owner} has no parameter {param!r}. Valid: "
@@ -118,7 +123,8 @@ def check_param(
             file=file,
             key=f"{key}.{param}",
         )
-    check_type(value, defaults[param], file, f"{key}.{param}")
+    if typed:
+        check_type(value, defaults[param], file, f"{key}.{param}")
 
 
 #: Methods a component validates its parameters with, called without data at parse time
@@ -204,7 +210,10 @@ def validate_component(
     """Build ``spec`` (with ``extra`` managed values) and run its own checks; a failure is a
     ConfigError naming ``file`` and the key of the bad parameter."""
     cls = get_registry().get(spec.kind, spec.name)
-    accepted = _signature_defaults(cls)
+    if getattr(cls, "_parameter_constraints", None):  # declared: checked without building it
+        cls.check_params(spec.params, f"{file} [{key}]", managed=tuple(extra or ()))
+        return
+    accepted = _signature_defaults(cls)  # a plugin that declares no constraints: probe it
     extra = {k: v for k, v in (extra or {}).items() if k in accepted and k not in spec.params}
     try:
         obj = spec.build(**extra)

@@ -110,11 +110,11 @@ def test_booster_parameters_are_checked_like_components():
 
 
 def test_wrong_types_name_the_expected_type():
-    """Strings where numbers belong (and floats for ints) are rejected with the default's type."""
+    """Strings where numbers belong are rejected at parse time with the declared constraint."""
     with pytest.raises(
         ConfigError,
-        match=r"\[algorithms\[1\]\.booster\.n_rounds\]: must be int like its default 100\. "
-        r"Got '5' \(str\)\.$",
+        match=r"^c\.toml \[algorithms\[1\]\.booster\.n_rounds\]: The 'n_rounds' parameter of "
+        r"Booster must be an int\. Got '5' instead; use a positive number of boosting rounds",
     ):
         parse_config(offline(booster={"n_rounds": "5"}), file="c.toml")
     with pytest.raises(ConfigError, match=r"\[simulation\.test_fraction\]: must be float"):
@@ -186,7 +186,8 @@ def test_search_validation_messages():
     with pytest.raises(
         ConfigError,
         match=r'\[algorithms\[1\]\.search\.space\."base_learner\.num_leaves"\]: candidate \'x\' '
-        r"is invalid: must be int like its default 31\. Got 'x' \(str\)\.$",
+        r"is invalid: The 'num_leaves' parameter of LightGBMTree must be an int\. Got 'x' "
+        r"instead\.$",
     ):
         parse_config(raw, file="c.toml")
     raw = offline(search={"method": "grd", "space": {"booster.n_rounds": [5]}})

@@ -183,11 +183,3 @@ def test_booster_cross_parameter_rules():
 def test_booster_check_params_names_unknown_parameters():
     with pytest.raises(ConfigParameterError, match=r"Booster has no parameter 'n_round'.*n_rounds"):
         Booster.check_params({"n_round": 3}, "c.toml [algorithms[0].booster]")
-
-
-def test_components_keep_the_parse_time_hook_compose_calls():
-    """compose's run_component_checks calls _check_params; it is validate_params."""
-    with pytest.raises(InvalidParameterError, match=r"'depth' parameter of Toy"):
-        Toy(depth=0)._check_params()
-    with pytest.raises(InvalidParameterError, match=r"'n_rounds' parameter of Booster"):
-        Booster(n_rounds=0)._check_params()
