@@ -33,10 +33,9 @@ from opboost.booster_checks import (
     split_holdout,
 )
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, round_env, run_rounds
+from opboost.resolve import COMPONENT_KINDS, resolve_components
 
 __all__ = ["Booster"]
-
-_KINDS = {"objective": "objective", "estimator": "estimator", "base_learner": "base_learner"}
 
 
 class Booster(BaseEstimator):
@@ -168,57 +167,10 @@ class Booster(BaseEstimator):
         building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
         check_params(cls, "Booster", params, where, managed=managed)
 
-    def _resolve(self, param: str) -> Any:
-        from opboost.registry import get_registry
-
-        spec, kind = getattr(self, param), _KINDS[param]
-        params = dict(getattr(self, f"{param}_params") or {})
-        if isinstance(spec, str):
-            try:
-                cls = get_registry().get(kind, spec)
-            except ValueError as exc:
-                raise InvalidParameterError(f"The {param!r} parameter of Booster: {exc}") from exc
-            try:
-                return cls(**params)
-            except TypeError as exc:
-                raise InvalidParameterError(
-                    f"The '{param}_params' parameter of Booster does not fit {kind} {spec!r}: "
-                    f"{exc}. Valid parameters: {', '.join(cls._get_param_names()) or 'none'}."
-                ) from exc
-        if getattr(spec, "kind", None) != kind:
-            raise InvalidParameterError(
-                f"The {param!r} parameter of Booster must be a registered {kind} name or "
-                f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} instance. Got {spec!r} "
-                f"(kind {getattr(spec, 'kind', None)!r}) instead."
-            )
-        component = clone(spec)
-        return component.set_params(**params) if params else component
-
     def resolve_components(self) -> tuple[Any, Any, Any]:
-        """(objective, estimator, base learner) built from the parameters, checked to fit
-        together."""
-        objective = self._resolve("objective")
-        estimator = self._resolve("estimator")
-        learner = self._resolve("base_learner")
-        if not getattr(estimator, "supports_training", False):
-            raise InvalidParameterError(
-                f"The 'estimator' parameter of Booster: {estimator.name!r} gives no training "
-                f"coefficients, so it cannot drive boosting; use estimator='ips', "
-                f"'truncated_ips' or 'dr' for training and {estimator.name!r} to evaluate."
-            )
-        if learner.reduction not in objective.reductions:
-            raise InvalidParameterError(
-                f"The base learner {learner.name!r} solves the {learner.reduction} reduction, "
-                f"which objective {objective.name!r} does not support; use a regression base "
-                f"learner such as 'lightgbm_tree'."
-            )
-        if self.warm_start is not None and learner.reduction != "regression":
-            raise InvalidParameterError(
-                f"The 'warm_start' parameter of Booster needs a regression base learner to fit "
-                f"the constant scores; {learner.name!r} solves {learner.reduction}. Use "
-                f"warm_start=None or a learner such as 'lightgbm_tree'."
-            )
-        return objective, estimator, learner
+        """(objective, estimator, base learner) built from the parameters by registry name
+        (or cloned from instances), checked to fit together."""
+        return resolve_components(self)
 
     # --- fitting --------------------------------------------------------------------------
 
@@ -422,7 +374,7 @@ class Booster(BaseEstimator):
         plain: dict[str, Any] = {}
         for key, value in params.items():
             component, sep, sub = key.partition("__")
-            if sep and component in _KINDS:
+            if sep and component in COMPONENT_KINDS:
                 nested.setdefault(component, {})[sub] = value
             else:
                 plain[key] = value
