@@ -8,7 +8,7 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost.learners.lightgbm_tree import leaf_values
+from opboost.learners.lightgbm_model_text import leaf_values
 
 __all__ = ["merge_rounds"]
 

@@ -1,4 +1,5 @@
-"""Designed rows for LightGBM: contexts expanded to (x, a) rows without materialising them.
+"""Designed rows for LightGBM: contexts expanded to (x, a) rows without materialising them,
+their histogram layout and the action tilt that keeps context features splittable.
 
 ``"stacked"`` rows are [x_i; a] with the action as ONE categorical column, ``"stacked_onehot"``
 rows are the paper's [x_i; onehot(a)], ``"per_action"`` rows are the contexts themselves.
@@ -16,7 +17,14 @@ import numpy as np
 
 from opboost.api.design import stacked_design
 
-__all__ = ["ACTION_DESIGNS", "design_rows", "stacked_dataset"]
+__all__ = [
+    "ACTION_DESIGNS",
+    "ROW_WISE_MAX_BINS",
+    "action_tilt",
+    "design_rows",
+    "histogram_layout",
+    "stacked_dataset",
+]
 
 ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
 
@@ -76,3 +84,38 @@ def stacked_dataset(X: Any, n_actions: int, design: str, params: dict[str, Any])
     with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
         warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
         return rows.add_features_from(actions)
+
+
+#: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
+_ACTION_TILT = 1e-6
+
+
+#: Stacked designs with at most this many histogram bins over all features grow row-wise.
+ROW_WISE_MAX_BINS = 100_000
+
+
+def action_tilt(n_actions: int) -> np.ndarray:
+    """Factors 1 + 1e-6 a (K,) multiplying gradient and hessian of action a's stacked rows.
+
+    Softmax targets sum to 0 over the actions of every row, so on stacked rows every context
+    feature has exactly zero gain at the root; LightGBM then marks it unsplittable for the
+    whole tree, which grows on the action column alone (K = 2 always; K = 4, 8, ... in
+    round 1). The tilt breaks the exact cancellation; a leaf holding one action keeps its
+    exact weighted mean (the factor cancels). docs/performance.md has the measurement.
+    """
+    return 1.0 + _ACTION_TILT * np.arange(n_actions)
+
+
+def histogram_layout(dataset: lgb.Dataset, design: str) -> str:
+    """LightGBM's histogram layout for this fit: "force_row_wise" or "force_col_wise".
+
+    Fixed rather than left to LightGBM, which times both on the first tree (not seeded, and
+    measured to pick the slower on Fashion-MNIST). Following LightGBM's own advice (row-wise
+    for many rows and few bins in all), stacked designs with at most ``ROW_WISE_MAX_BINS``
+    bins over all features go row-wise; docs/performance.md has the measurements. The
+    choice changes only the speed: both layouts give the same trees (tested).
+    """
+    if design == "per_action":
+        return "force_col_wise"
+    n_bins = sum(dataset.feature_num_bin(j) for j in range(dataset.num_feature()))
+    return "force_row_wise" if n_bins <= ROW_WISE_MAX_BINS else "force_col_wise"

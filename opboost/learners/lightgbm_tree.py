@@ -29,10 +29,6 @@ predictions after ``loads`` are bit-identical.
 from __future__ import annotations
 
 import ctypes
-import difflib
-import functools
-from collections.abc import Mapping
-from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import lightgbm as lgb
@@ -40,20 +36,27 @@ import numpy as np
 import scipy.sparse as sp
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost.api.constraints import InstanceOf, Interval, Options, Rule
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.api.learner_toolkit import (
-    HESSIAN_UNITS,
     as_contexts,
     learner_seed,
     prepare_inputs,
     wls_terms,
 )
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_model_text import leaf_values
+from opboost.learners.lightgbm_params import (
+    LIGHTGBM_PARAMS,
+    LIGHTGBM_TREE_CONSTRAINTS,
+    lightgbm_params_problem,
+)
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
+    ROW_WISE_MAX_BINS,
+    action_tilt,
     design_rows,
+    histogram_layout,
     stacked_dataset,
 )
 
@@ -61,179 +64,13 @@ __all__ = [
     "ACTION_DESIGNS",
     "LIGHTGBM_PARAMS",
     "LIGHTGBM_TREE_CONSTRAINTS",
+    "ROW_WISE_MAX_BINS",
     "LightGBMEnsemble",
     "LightGBMTree",
     "action_tilt",
     "histogram_layout",
-    "leaf_values",
     "lightgbm_params_problem",
 ]
-
-#: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
-_RESERVED = frozenset(
-    {
-        "objective",
-        "objective_type",
-        "app",
-        "application",
-        "loss",
-        "learning_rate",
-        "shrinkage_rate",
-        "eta",
-        "num_class",
-        "num_classes",
-        "boosting",
-        "boosting_type",
-        "boost",
-        "linear_tree",
-        "linear_trees",
-        "num_iterations",
-        "num_iteration",
-        "n_iter",
-        "num_tree",
-        "num_trees",
-        "num_round",
-        "num_rounds",
-        "nrounds",
-        "num_boost_round",
-        "n_estimators",
-        "max_iter",
-        "init_score",
-        "categorical_feature",
-        "cat_feature",
-        "categorical_column",
-        "cat_column",
-        "categorical_features",
-        "cat_l2",
-        "weight",
-        "label",
-    }
-)
-
-
-#: The learner's named parameters that are LightGBM parameters (LightGBM's name -> ours).
-_NAMED = {
-    "num_leaves": "num_leaves",
-    "max_depth": "max_depth",
-    "min_data_in_leaf": "min_data_in_leaf",
-    "min_sum_hessian_in_leaf": "min_sum_hessian_in_leaf",
-    "lambda_l2": "lambda_l2",
-    "feature_fraction": "feature_fraction",
-    "max_bin": "max_bin",
-    "num_threads": "num_threads",
-    "seed": "random_state",
-}
-
-
-@functools.cache
-def lightgbm_aliases() -> dict[str, str]:
-    """Every LightGBM parameter name and alias -> its main name ({} if LightGBM hides it)."""
-    try:
-        table = lgb.basic._ConfigAliases._get_all_param_aliases()
-    except Exception:
-        return {}
-    out: dict[str, str] = {}
-    for main, aliases in table.items():
-        out[main] = main
-        for alias in aliases:
-            out.setdefault(alias, main)
-    return out
-
-
-def lightgbm_params_problem(extra: Mapping[str, Any]) -> str | None:
-    """What is wrong with ``params`` (after "The 'params' parameter of <learner>"), or None:
-    settings the learner controls (and their aliases), aliases of its named parameters, and
-    names LightGBM does not know (with a "did you mean")."""
-    aliases = lightgbm_aliases()
-    reserved = {aliases.get(k, k) for k in _RESERVED}
-    bad = sorted(k for k in extra if k in _RESERVED or aliases.get(k) in reserved)
-    if bad:
-        return (
-            f"may not set {bad}: the learner controls them (objective, learning rate 1, trees "
-            f"per round)."
-        )
-    for key, value in extra.items():
-        main = aliases.get(key, key)
-        if key in _NAMED or main in _NAMED:
-            ours = _NAMED.get(key) or _NAMED[main]
-            what = "" if key == main else f" ({key!r} is LightGBM's alias of {main!r})"
-            return (
-                f"may not set {key!r}{what}, one of the named parameters: use {ours}={value!r} "
-                f"(named parameter) instead."
-            )
-        if aliases and key not in aliases:
-            close = difflib.get_close_matches(str(key), list(aliases), n=3, cutoff=0.6)
-            hint = " Did you mean " + " or ".join(map(repr, close)) + "?" if close else ""
-            return (
-                f"has {key!r}, which is not a LightGBM parameter (LightGBM would ignore it).{hint}"
-            )
-    return None
-
-
-def check_lightgbm_params(extra: Mapping[str, Any], owner: str) -> None:
-    """Raise :func:`lightgbm_params_problem`'s problem with ``params`` as an error."""
-    problem = lightgbm_params_problem(extra)
-    if problem is not None:
-        raise InvalidParameterError(f"The 'params' parameter of {owner} {problem}")
-
-
-#: ``params``: extra LightGBM settings, checked by :func:`lightgbm_params_problem`.
-LIGHTGBM_PARAMS = [
-    InstanceOf(dict, "a dict"),
-    None,
-    Rule(lambda p: lightgbm_params_problem(p["params"] or {})),
-]
-
-#: Constraints of the LightGBM tree parameters shared with ``lightgbm_dask_tree``.
-LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
-    "num_leaves": [Interval(Integral, 2, 131072)],
-    "max_depth": [Interval(Integral, -1, None, fix="use -1 for no depth limit")],
-    "min_data_in_leaf": [Interval(Integral, 1, None)],
-    "min_sum_hessian_in_leaf": [Interval(Real, 0.0, None)],
-    "lambda_l2": [Interval(Real, 0.0, None)],
-    "feature_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
-    "max_bin": [Interval(Integral, 2, None)],
-    "num_threads": [Interval(Integral, 0, None, fix="use 0 for LightGBM's default (all cores)")],
-    "hessian_units": [Options(HESSIAN_UNITS)],
-    "action_design": [Options(ACTION_DESIGNS)],
-    "random_state": ["random_state"],
-    "params": LIGHTGBM_PARAMS,
-}
-
-
-#: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
-_ACTION_TILT = 1e-6
-
-
-#: Stacked designs with at most this many histogram bins over all features grow row-wise.
-ROW_WISE_MAX_BINS = 100_000
-
-
-def action_tilt(n_actions: int) -> np.ndarray:
-    """Factors 1 + 1e-6 a (K,) multiplying gradient and hessian of action a's stacked rows.
-
-    Softmax targets sum to 0 over the actions of every row, so on stacked rows every context
-    feature has exactly zero gain at the root; LightGBM then marks it unsplittable for the
-    whole tree, which grows on the action column alone (K = 2 always; K = 4, 8, ... in
-    round 1). The tilt breaks the exact cancellation; a leaf holding one action keeps its
-    exact weighted mean (the factor cancels). docs/performance.md has the measurement.
-    """
-    return 1.0 + _ACTION_TILT * np.arange(n_actions)
-
-
-def histogram_layout(dataset: lgb.Dataset, design: str) -> str:
-    """LightGBM's histogram layout for this fit: "force_row_wise" or "force_col_wise".
-
-    Fixed rather than left to LightGBM, which times both on the first tree (not seeded, and
-    measured to pick the slower on Fashion-MNIST). Following LightGBM's own advice (row-wise
-    for many rows and few bins in all), stacked designs with at most ``ROW_WISE_MAX_BINS``
-    bins over all features go row-wise; docs/performance.md has the measurements. The
-    choice changes only the speed: both layouts give the same trees (tested).
-    """
-    if design == "per_action":
-        return "force_col_wise"
-    n_bins = sum(dataset.feature_num_bin(j) for j in range(dataset.num_feature()))
-    return "force_row_wise" if n_bins <= ROW_WISE_MAX_BINS else "force_col_wise"
 
 
 class LightGBMTree(BaseLearner):
@@ -535,12 +372,3 @@ class LightGBMTree(BaseLearner):
         self.booster_.rollback_one_iter()
         self._fetch_scores(self._scores)
         self._pending = 0
-
-
-def leaf_values(model_text: str) -> list[list[float]]:
-    """Leaf values of every tree in LightGBM model text, in tree order."""
-    trees = []
-    for line in model_text.splitlines():
-        if line.startswith("leaf_value="):
-            trees.append([float(v) for v in line[len("leaf_value=") :].split()])
-    return trees
