@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from opboost.api.data_checks import (
     Contexts,
     as_real,
+    check_columns,
     check_contexts,
     check_logging_probs,
     check_n_actions,
@@ -166,12 +167,7 @@ class LoggedBandit:
         ``n_actions`` defaults to ``max(action) + 1``.
         """
         columns = [*contexts, action, propensity, reward]
-        missing = [c for c in columns if c not in df.columns]
-        if missing:
-            raise ValueError(
-                f"LoggedBandit.from_dataframe: column(s) {missing} not in the DataFrame. "
-                f"Available: {list(df.columns)}."
-            )
+        check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
         actions = df[action].to_numpy()
         if n_actions is None:
             n_actions = int(np.max(actions)) + 1 if len(actions) else 0

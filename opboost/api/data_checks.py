@@ -14,6 +14,7 @@ import scipy.sparse as sp
 __all__ = [
     "as_real",
     "check_actions",
+    "check_columns",
     "check_contexts",
     "check_logging_probs",
     "check_n_actions",
@@ -71,6 +72,15 @@ def check_size(shape: tuple[int, ...]) -> None:
         raise ValueError(
             f"LoggedBandit: contexts has 0 features (shape {shape}); need at least one "
             f"column. Use a constant column (np.ones((n, 1))) for context-free bandits."
+        )
+
+
+def check_columns(wanted: list[str], available: Any, owner: str, source: str) -> None:
+    """ValueError naming the ``wanted`` columns missing from ``available`` (in ``source``)."""
+    missing = [c for c in wanted if c not in available]
+    if missing:
+        raise ValueError(
+            f"{owner}: column(s) {missing} not in {source}. Available: {list(available)}."
         )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from opboost.api.data import LoggedBandit
+from opboost.api.data_checks import check_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.array as da
@@ -199,12 +200,7 @@ class DaskLoggedBandit:
             raise ValueError("DaskLoggedBandit.from_parquet: context_columns is empty.")
         columns = [*context_columns, action_column, propensity_column, reward_column]
         ddf = dd.read_parquet(path, **read_kwargs)
-        missing = [c for c in columns if c not in ddf.columns]
-        if missing:
-            raise ValueError(
-                f"DaskLoggedBandit.from_parquet: column(s) {missing} not in {path}. "
-                f"Available: {list(ddf.columns)}."
-            )
+        check_columns(columns, ddf.columns, "DaskLoggedBandit.from_parquet", str(path))
         # Per-partition frames of the optimised graph: to_dask_array(lengths=...) on the
         # frame itself can refer to partitions that dask's optimiser has since merged.
         frames = ddf[columns].to_delayed()
