@@ -12,13 +12,16 @@ import scipy.sparse as sp
 from opboost.api.data_checks import (
     Contexts,
     as_real,
+    check_action_features,
     check_columns,
     check_contexts,
     check_logging_probs,
     check_n_actions,
+    check_positions,
     check_row_fields,
     readonly,
 )
+from opboost.api.obp_format import feedback_fields
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit"]
@@ -43,6 +46,14 @@ class LoggedBandit:
     logging_probs
         optional (n, K) logging distribution over all actions (rows sum to 1); when given,
         ``propensities`` must equal ``logging_probs[i, actions[i]]``.
+    positions
+        optional (n,) integers in [0, L): a slate log under Open Bandit Pipeline's
+        per-position convention, each row one (context, position, action) impression;
+        ``propensities`` (and ``logging_probs``) are then the logger's probabilities at the
+        row's own position. Estimators read obp's (n, K, L) ``action_dist`` at
+        ``positions[i]``.
+    action_features
+        optional (n_actions, d_a) finite features of each action (obp's ``action_context``).
 
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
@@ -54,6 +65,8 @@ class LoggedBandit:
     rewards: np.ndarray
     n_actions: int
     logging_probs: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    action_features: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -70,6 +83,10 @@ class LoggedBandit:
         set_(self, "actions", readonly(actions))
         set_(self, "propensities", readonly(propensities))
         set_(self, "rewards", readonly(rewards))
+        if self.positions is not None:
+            set_(self, "positions", readonly(check_positions(self.positions, len(actions))))
+        if self.action_features is not None:
+            set_(self, "action_features", check_action_features(self.action_features, n_actions))
 
     def __len__(self) -> int:
         return int(self.contexts.shape[0])
@@ -85,14 +102,20 @@ class LoggedBandit:
         return int(self.contexts.shape[1])
 
     @property
+    def n_positions(self) -> int:
+        """L, the number of slots: max(positions) + 1, or 1 when there are no positions."""
+        return 1 if self.positions is None else int(self.positions.max()) + 1
+
+    @property
     def is_sparse(self) -> bool:
         return sp.issparse(self.contexts)
 
     def __repr__(self) -> str:
         kind = "sparse " if self.is_sparse else ""
+        slots = "" if self.positions is None else f", n_positions={self.n_positions}"
         return (
             f"LoggedBandit(n={len(self)}, d={self.n_features} {kind}features, "
-            f"n_actions={self.n_actions}, mean reward={self.rewards.mean():.4g})"
+            f"n_actions={self.n_actions}{slots}, mean reward={self.rewards.mean():.4g})"
         )
 
     # --- subsets ----------------------------------------------------------------------------
@@ -114,6 +137,8 @@ class LoggedBandit:
             rewards=self.rewards[idx],
             n_actions=self.n_actions,
             logging_probs=None if self.logging_probs is None else self.logging_probs[idx],
+            positions=None if self.positions is None else self.positions[idx],
+            action_features=self.action_features,
         )
 
     def split(
@@ -147,6 +172,8 @@ class LoggedBandit:
             rewards,
             self.n_actions,
             self.logging_probs,
+            self.positions,
+            self.action_features,
         )
 
     # --- adapters ---------------------------------------------------------------------------
@@ -161,12 +188,15 @@ class LoggedBandit:
         propensity: str,
         reward: str,
         n_actions: int | None = None,
+        position: str | None = None,
+        action_features: Any = None,
     ) -> LoggedBandit:
         """Build from a pandas DataFrame: ``contexts`` columns, and one column per field.
 
-        ``n_actions`` defaults to ``max(action) + 1``.
+        ``n_actions`` defaults to ``max(action) + 1``. ``position`` optionally names a column
+        of 0-based slot indices (``positions``); ``action_features`` is passed through.
         """
-        columns = [*contexts, action, propensity, reward]
+        columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
         actions = df[action].to_numpy()
         if n_actions is None:
@@ -177,58 +207,16 @@ class LoggedBandit:
             propensities=df[propensity].to_numpy(dtype=np.float64),
             rewards=df[reward].to_numpy(dtype=np.float64),
             n_actions=n_actions,
+            positions=df[position].to_numpy() if position else None,
+            action_features=action_features,
         )
 
     @classmethod
     def from_obp(cls, bandit_feedback: Mapping[str, Any]) -> LoggedBandit:
         """Build from Open Bandit Pipeline's dict (n_rounds, n_actions, context, action,
-        reward, pscore; optional pi_b of shape (n, K) or (n, K, 1)). obp is not imported."""
-        required = ("n_actions", "context", "action", "reward", "pscore")
-        missing = [k for k in required if k not in bandit_feedback]
-        if missing:
-            raise ValueError(
-                f"LoggedBandit.from_obp: bandit_feedback lacks key(s) {missing}; expected "
-                f"Open Bandit Pipeline's dict with keys {list(required)}."
-            )
-        n_actions = bandit_feedback["n_actions"]
-        if isinstance(n_actions, float | np.floating) and float(n_actions).is_integer():
-            n_actions = int(n_actions)
-        if isinstance(n_actions, bool) or not isinstance(n_actions, int | np.integer):
-            raise ValueError(
-                f"LoggedBandit.from_obp: n_actions must be an int >= 2. Got {n_actions!r}; "
-                f"it is not truncated to an integer."
-            )
-        pi_b = bandit_feedback.get("pi_b")
-        if pi_b is not None:
-            pi_b = as_real("pi_b", pi_b)
-            if pi_b.ndim == 3:
-                if pi_b.shape[2] != 1:
-                    raise ValueError(
-                        f"LoggedBandit.from_obp: pi_b has shape {pi_b.shape}, {pi_b.shape[2]} "
-                        f"slots (positions); multi-slot logs are not supported yet. Pass one "
-                        f"slot's rows, with pi_b of shape (n, K) or (n, K, 1)."
-                    )
-                pi_b = pi_b[..., 0]
-        position = bandit_feedback.get("position")
-        if position is not None:
-            pos = np.asarray(position)
-            nonzero = np.flatnonzero(pos.reshape(-1) != 0) if pos.ndim else np.array([])
-            if pos.ndim != 1 or len(nonzero):
-                i = int(nonzero[0]) if len(nonzero) else 0
-                value = pos.reshape(-1)[i].item() if pos.size else pos
-                raise ValueError(
-                    f"LoggedBandit.from_obp: position must be None or all 0 (one slot); "
-                    f"index {i} has {value!r}. Multi-slot logs are not supported yet; pass "
-                    f"one slot's rows (position == 0)."
-                )
-        data = cls(
-            contexts=bandit_feedback["context"],
-            actions=bandit_feedback["action"],
-            propensities=bandit_feedback["pscore"],
-            rewards=bandit_feedback["reward"],
-            n_actions=n_actions,
-            logging_probs=pi_b,
-        )
+        reward, pscore; optional position, action_context and pi_b of shape (n, K),
+        (n, K, 1) or (n, K, L), of which row i keeps slot position[i]). obp is not imported."""
+        data = cls(**feedback_fields(bandit_feedback))
         n_rounds = bandit_feedback.get("n_rounds")
         if n_rounds is not None and int(n_rounds) != len(data):
             raise ValueError(
@@ -237,17 +225,23 @@ class LoggedBandit:
         return data
 
     def to_obp(self) -> dict[str, Any]:
-        """Open Bandit Pipeline's bandit-feedback dict (dense context; ``position`` None)."""
+        """Open Bandit Pipeline's bandit-feedback dict: dense ``context``; ``position`` (None
+        without positions); ``action_context`` when there are action features; ``pi_b`` of
+        shape (n, K, L) when ``logging_probs`` is set, every slot holding row i's logging
+        distribution (obp reads only slot ``position[i]``, so ``from_obp`` gets it back)."""
         context = self.contexts.toarray() if self.is_sparse else np.array(self.contexts)
         feedback: dict[str, Any] = {
             "n_rounds": len(self),
             "n_actions": self.n_actions,
             "context": context,
             "action": np.array(self.actions),
-            "position": None,
+            "position": None if self.positions is None else np.array(self.positions),
             "reward": np.array(self.rewards),
             "pscore": np.array(self.propensities),
         }
         if self.logging_probs is not None:
-            feedback["pi_b"] = np.array(self.logging_probs)[..., None]
+            slots = (1, 1, self.n_positions)
+            feedback["pi_b"] = np.tile(np.array(self.logging_probs)[..., None], slots)
+        if self.action_features is not None:
+            feedback["action_context"] = np.array(self.action_features)
         return feedback

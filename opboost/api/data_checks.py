@@ -13,11 +13,13 @@ import scipy.sparse as sp
 
 __all__ = [
     "as_real",
+    "check_action_features",
     "check_actions",
     "check_columns",
     "check_contexts",
     "check_logging_probs",
     "check_n_actions",
+    "check_positions",
     "check_row_fields",
     "readonly",
 ]
@@ -257,4 +259,67 @@ def check_logging_probs(
         )
 
 
-# --- shape ------------------------------------------------------------------------------
+# --- slates and action features (obp's position and action_context) ----------------------
+
+
+def check_positions(positions: Any, n: int) -> np.ndarray:
+    """(n,) integer positions >= 0 as int64 (obp's per-position convention: row i is the
+    impression of ``actions[i]`` at slot ``positions[i]``)."""
+    positions = np.asarray(positions)
+    if positions.dtype.kind == "c":
+        positions = as_real("positions", positions)
+    if positions.shape != (n,):
+        raise ValueError(
+            f"LoggedBandit: positions must have shape ({n},) to match the rows. Got shape "
+            f"{positions.shape}; pass one position per logged row, or None for one slot."
+        )
+    if positions.dtype.kind == "f":
+        bad = ~np.isfinite(positions) | (positions != np.round(positions))
+        if bad.any():
+            i = first_index(bad)
+            raise bad_entry(
+                "positions",
+                "must be integers",
+                i,
+                float(positions[i]),
+                "Encode positions as 0..L-1 (slot 0 first).",
+            )
+    elif positions.dtype.kind not in "iu":
+        raise ValueError(
+            f"LoggedBandit: positions must be integers >= 0. Got dtype "
+            f"{positions.dtype}; encode positions as 0..L-1 (slot 0 first)."
+        )
+    bad = (positions < 0) | (positions >= 2**31)
+    if bad.any():
+        i = first_index(bad)
+        value = positions[i]
+        raise bad_entry(
+            "positions",
+            "must be slot indices in [0, 2**31)",
+            i,
+            int(value) if positions.dtype.kind in "iu" else float(value),
+            "Encode positions as 0..L-1 (slot 0 first); subtract 1 from 1-based positions.",
+        )
+    return positions.astype(np.int64)
+
+
+def check_action_features(features: Any, n_actions: int) -> np.ndarray:
+    """(n_actions, d_a) finite float64 features of the actions (obp's action_context)."""
+    array = as_real("action_features", features)
+    if array.ndim != 2 or array.shape[0] != n_actions or array.shape[1] == 0:
+        raise ValueError(
+            f"LoggedBandit: action_features must have shape ({n_actions}, d_a) with d_a >= 1, "
+            f"one row per action. Got shape {array.shape}; reshape one feature with "
+            f"f.reshape(-1, 1)."
+        )
+    bad = ~np.isfinite(array)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise bad_entry(
+            "action_features",
+            "must be finite",
+            (int(i), int(j)),
+            float(array[i, j]),
+            "Impute or encode missing action features.",
+        )
+    return readonly(array)

@@ -55,7 +55,8 @@ class Dataset(Component):
     """
 
     kind: ClassVar[str] = "dataset"
-    #: "multiclass", "multilabel" or "regression".
+    #: "multiclass", "multilabel" or "regression"; "logged_bandit" for real logs, whose
+    #: loader has ``load_logged(data_dir) -> LoggedBandit`` instead (``load`` raises).
     task: ClassVar[str] = "multiclass"
     #: True when the data ship with a dependency (no data_dir needed).
     bundled: ClassVar[bool] = False

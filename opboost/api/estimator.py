@@ -38,9 +38,12 @@ class Interval:
 def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str) -> np.ndarray:
     """The evaluated policy's (n, K) action probabilities on ``data``, from any of:
 
-    * an (n, K) matrix of probabilities (rows of ``data`` x actions);
+    * an (n, K) matrix of probabilities (rows of ``data`` x actions; with ``data.positions``,
+      the same distribution at every position);
     * an (n,) integer array of actions, a deterministic policy (converted to one-hot rows);
-    * Open Bandit Pipeline's (n, K, 1) ``action_dist`` (one slot; squeezed).
+    * Open Bandit Pipeline's (n, K, L) ``action_dist``: row i reads slot
+      ``data.positions[i]`` (obp's convention), so IPS weighs r_i by
+      action_dist[i, a_i, positions[i]] / p_i. Without positions only L = 1 is accepted.
 
     Wrong shapes, non-integer or out-of-range actions and negative or non-finite
     probabilities raise ``InvalidParameterError`` naming ``owner`` and the first bad row.
@@ -49,24 +52,17 @@ def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str)
     expected = (n, k)
     accepted = (
         f"pass an (n, K) = {expected} matrix of action probabilities, an ({n},) integer array "
-        f"of actions (a deterministic policy) or obp's ({n}, {k}, 1) action_dist"
+        f"of actions (a deterministic policy) or obp's ({n}, {k}, L) action_dist"
     )
     raw = np.asarray(action_probs)
     if raw.ndim == 1:
         return _one_hot(raw, n, k, owner, accepted)
     if raw.ndim == 3:
-        if raw.shape[:2] != expected or raw.shape[2] != 1:
-            slots = (
-                f"; {raw.shape[2]} slots (obp's len_list) are not supported, pass one slot "
-                f"(action_dist[:, :, [0]])"
-                if raw.shape[:2] == expected
-                else ""
-            )
+        if raw.shape[:2] != expected:
             raise InvalidParameterError(
-                f"{owner}: action_probs of shape {raw.shape} does not fit the data{slots}; "
-                f"{accepted}."
+                f"{owner}: action_probs of shape {raw.shape} does not fit the data; {accepted}."
             )
-        raw = raw[:, :, 0]
+        raw = _row_slots(data, raw, owner)
     if raw.dtype.kind not in "biuf":
         raise InvalidParameterError(
             f"{owner}: action_probs must be numeric. Got dtype {raw.dtype}; {accepted}."
@@ -83,6 +79,29 @@ def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str)
             f"{owner}: action_probs must be finite and >= 0; row {i} is {probs[i].tolist()}."
         )
     return probs
+
+
+def _row_slots(data: LoggedBandit, action_dist: np.ndarray, owner: str) -> np.ndarray:
+    """(n, K): row i of obp's (n, K, L) ``action_dist`` at slot ``data.positions[i]``."""
+    slots = action_dist.shape[2]
+    if data.positions is None:
+        if slots == 1:
+            return action_dist[:, :, 0]
+        raise InvalidParameterError(
+            f"{owner}: action_probs of shape {action_dist.shape} has {slots} slots (obp's "
+            f"len_list), but the data have no positions, so no slot belongs to a row. Give "
+            f"the data positions (LoggedBandit(..., positions=...), or from_obp with "
+            f"'position'), or pass one slot (action_dist[:, :, [0]]) or an (n, K) matrix."
+        )
+    if slots < data.n_positions:
+        i = int(np.flatnonzero(data.positions >= slots)[0])
+        raise InvalidParameterError(
+            f"{owner}: action_probs of shape {action_dist.shape} has {slots} slot(s), but "
+            f"data.positions index {i} has {int(data.positions[i])}; pass obp's (n, K, L) "
+            f"action_dist with L >= n_positions = {data.n_positions}, or an (n, K) matrix "
+            f"(the same distribution at every position)."
+        )
+    return action_dist[np.arange(len(data)), :, data.positions]
 
 
 def _one_hot(actions: np.ndarray, n: int, k: int, owner: str, accepted: str) -> np.ndarray:
@@ -141,13 +160,14 @@ class Estimator(Component):
 
         ``action_probs`` everywhere (here, ``estimate_value``, ``estimate_interval``) is an
         (n, K) matrix of the evaluated policy's probabilities, an (n,) integer array of its
-        actions (a deterministic policy) or obp's (n, K, 1) ``action_dist``; subclasses read
+        actions (a deterministic policy) or obp's (n, K, L) ``action_dist`` (read at
+        ``data.positions[i]``); subclasses read
         it through :func:`check_action_probs`."""
         raise NotImplementedError
 
     def estimate_value(self, data: LoggedBandit, action_probs: np.ndarray) -> float:
         """Estimated expected reward of the policy with ``action_probs`` on ``data`` ((n, K)
-        probabilities, (n,) integer actions or (n, K, 1); see ``round_values``)."""
+        probabilities, (n,) integer actions or (n, K, L); see ``round_values``)."""
         return float(np.mean(self.round_values(data, action_probs)))
 
     def estimate_interval(

@@ -110,14 +110,18 @@ def test_from_obp_rejects_fractional_n_actions():
     assert LoggedBandit.from_obp(_obp(n_actions=3.0)).n_actions == K
 
 
-def test_from_obp_rejects_multi_slot_logs():
-    """pi_b with several slots, or nonzero positions, is refused rather than cut to slot 0."""
+def test_from_obp_multi_slot_pi_b_needs_position():
+    """pi_b with several slots and no position is refused rather than cut to slot 0; with
+    position, row i keeps slot position[i], and a position beyond pi_b's slots is named."""
     pi_b = np.full((N, K, 2), 1 / K)
-    with pytest.raises(ValueError, match=r"pi_b has shape \(6, 3, 2\).*not supported yet"):
+    with pytest.raises(ValueError, match=r"pi_b has shape \(6, 3, 2\).*no position.*pi_b\[i, :"):
         LoggedBandit.from_obp(_obp(pi_b=pi_b))
     position = np.array([0, 0, 1, 0, 1, 0])
-    with pytest.raises(ValueError, match=r"position .*index 2 has 1.*not supported yet"):
-        LoggedBandit.from_obp(_obp(position=position))
+    data = LoggedBandit.from_obp(_obp(pi_b=pi_b, position=position))
+    np.testing.assert_array_equal(data.positions, position)
+    assert data.logging_probs.shape == (N, K) and data.n_positions == 2
+    with pytest.raises(ValueError, match=r"position index 2 has 2, but pi_b .* only 2 slots"):
+        LoggedBandit.from_obp(_obp(pi_b=pi_b, position=np.array([0, 0, 2, 0, 1, 0])))
     one_slot = LoggedBandit.from_obp(_obp(pi_b=pi_b[..., :1], position=np.zeros(N, int)))
     assert one_slot.logging_probs.shape == (N, K)
 

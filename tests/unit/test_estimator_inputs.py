@@ -80,7 +80,7 @@ def test_out_of_range_action_names_row_and_range(synthetic_log, bad_action, matc
         (lambda n, k: np.zeros(n, dtype=float), r"must be integers .* Got dtype float64"),
         (lambda n, k: np.zeros(n - 1, dtype=int), r"need shape \(300,\)\. Got \(299,\)"),
         (lambda n, k: np.full((n, k + 1), 0.2), r"must have shape \(300, 4\)"),
-        (lambda n, k: np.full((n, k, 2), 0.25), r"2 slots .* not supported"),
+        (lambda n, k: np.full((n, k, 2), 0.25), r"2 slots .*the data have no positions"),
         (lambda n, k: np.full((n - 1, k, 1), 0.25), r"shape \(299, 4, 1\) does not fit"),
         (lambda n, k: np.full((n, k, 1, 1), 0.25), r"must have shape \(300, 4\)"),
         (lambda n, k: np.array(["a"] * n * k).reshape(n, k), r"must be numeric"),

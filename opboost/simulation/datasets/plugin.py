@@ -11,6 +11,7 @@ def opboost_register_datasets():
     from opboost.simulation.datasets.covertype import Covertype
     from opboost.simulation.datasets.fashion_mnist import FashionMNIST
     from opboost.simulation.datasets.multilabel import TMC2007_500, Scene
+    from opboost.simulation.datasets.open_bandit import OpenBandit
     from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
     from opboost.simulation.datasets.uci_regression import Abalone, Adult, Letter
 
@@ -30,4 +31,5 @@ def opboost_register_datasets():
         Scene,
         TMC2007_500,
         Covertype,
+        OpenBandit,
     ]
