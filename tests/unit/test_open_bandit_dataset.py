@@ -130,9 +130,13 @@ def test_missing_files_name_file_and_the_fix(tmp_path, monkeypatch):
 
 
 def test_bad_parameters_and_columns(obd):
-    with pytest.raises(InvalidParameterError, match=r"behavior_policy must be one of"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"^The 'behavior_policy' parameter of OpenBandit must be one of "
+        r"\{'random', 'bts'\}\. Got 'ts' instead\.$",
+    ):
         OpenBandit(behavior_policy="ts").load_logged(obd)
-    with pytest.raises(InvalidParameterError, match=r"campaign must be one of"):
+    with pytest.raises(InvalidParameterError, match=r"'campaign' parameter of OpenBandit must be"):
         OpenBandit(campaign="kids").load_logged(obd)
     _write(obd / "broken" / "random" / "all", log=LOG.drop(columns="propensity_score"))
     with pytest.raises(ValueError, match=r"all\.csv: column\(s\) \['propensity_score'\] missing"):

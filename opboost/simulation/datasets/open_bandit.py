@@ -31,6 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Options
 from opboost.api.data import LoggedBandit
 from opboost.api.dataset import DATA_ENV, Dataset, SupervisedData, resolve_data_dir
 from opboost.api.exceptions import InvalidParameterError
@@ -61,6 +62,12 @@ class OpenBandit(Dataset):
     task: ClassVar[str] = "logged_bandit"
     source: ClassVar[str] = _SOURCE
 
+    _parameter_constraints: ClassVar[dict] = {
+        "behavior_policy": [Options(POLICIES)],
+        "campaign": [Options(CAMPAIGNS)],
+        "user_item_affinity": ["boolean"],
+    }
+
     def __init__(
         self,
         *,
@@ -81,14 +88,7 @@ class OpenBandit(Dataset):
 
     def folder(self, data_dir: str | os.PathLike | None = None) -> Path:
         """The directory holding ``{campaign}.csv`` and ``item_context.csv``."""
-        for value, name, allowed in (
-            (self.behavior_policy, "behavior_policy", POLICIES),
-            (self.campaign, "campaign", CAMPAIGNS),
-        ):
-            if value not in allowed:
-                raise InvalidParameterError(
-                    f"OpenBandit: {name} must be one of {list(allowed)}. Got {value!r}."
-                )
+        self.validate_params()
         base = resolve_data_dir(data_dir)
         relative = Path(self.behavior_policy) / self.campaign
         wanted = f"{relative / self.campaign}.csv and {relative / 'item_context.csv'}"
