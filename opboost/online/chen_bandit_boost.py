@@ -31,6 +31,7 @@ import numpy as np
 
 from opboost._validation import check_random_state, check_scalar
 from opboost.online.bandit import BanditLearner, as_context
+from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.weak_learners import make_bank
 
 __all__ = ["ChenBanditBoost", "example_weights"]
@@ -66,10 +67,12 @@ class ChenBanditBoost(BanditLearner):
     gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
     learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
+    standardize : standardise features online (:class:`~opboost.online.scaling.RunningScaler`,
+        learnt from every context ``predict_one`` acts on); False feeds raw features.
     random_state : seed of the initial hypotheses and of the exploration.
 
     Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
-    ``n_features_in_``, ``n_updates_``.
+    ``scaler_`` (None when ``standardize=False``), ``n_features_in_``, ``n_updates_``.
     """
 
     name: ClassVar[str] = "chen_bandit_boost"
@@ -84,6 +87,7 @@ class ChenBanditBoost(BanditLearner):
         delta: float = 0.05,
         gamma: float = 0.1,
         learning_rate: float | None = None,
+        standardize: bool = True,
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
@@ -93,6 +97,7 @@ class ChenBanditBoost(BanditLearner):
         self.delta = delta
         self.gamma = gamma
         self.learning_rate = learning_rate
+        self.standardize = standardize
         self.random_state = random_state
 
     # --- setup ------------------------------------------------------------------------------
@@ -136,6 +141,7 @@ class ChenBanditBoost(BanditLearner):
             allow_none=True,
             fix="use None for the paper's delta**3 / n_actions",
         )
+        self.scaler_ = make_scaler(self.standardize, n_features, owner)
         self._rng = check_random_state(self.random_state)
         params = dict(self.weak_learner_params or {})
         if self.weak_learner == "perceptron":
@@ -158,12 +164,14 @@ class ChenBanditBoost(BanditLearner):
         self._refill()
         self._last_x: Any = None
 
-    def _prepare(self, x: Any) -> np.ndarray:
+    def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` as a (d,) array, standardised; ``learn`` adds it to the scaler first."""
         if getattr(self, "_rng", None) is None:
             arr = as_context(x, None, type(self).__name__)
             self._setup(arr.shape[0])
-            return arr
-        return as_context(x, self.n_features_in_, type(self).__name__)
+        else:
+            arr = as_context(x, self.n_features_in_, type(self).__name__)
+        return scale_one(self.scaler_, arr, learn)
 
     def _refill(self) -> None:
         self._uniform = self._rng.random(_BUFFER)
@@ -205,7 +213,7 @@ class ChenBanditBoost(BanditLearner):
 
     def predict_one(self, x: np.ndarray) -> int:
         """Sample yhat_t ~ p_t: H_t(x) w.p. 1 - delta, a uniform class w.p. delta."""
-        arr = self._prepare(x)
+        arr = self._prepare(x, learn=True)
         hyp, f, top = self._scores(arr)
         self._last_x, self._last_arr, self._last = x, arr, (hyp, f, top)
         u = self._next_uniform()
@@ -221,6 +229,8 @@ class ChenBanditBoost(BanditLearner):
         """Sample one action per row of X (n, d) with the current (frozen) model; (n,)."""
         X = np.asarray(X, dtype=np.float64)
         self._prepare(X[0])
+        if self.scaler_ is not None:
+            X = self.scaler_.transform_many(X)
         hyp = self.bank_.predict_batch(X)  # (n, K, N)
         top = np.einsum("mkn,kn->mk", hyp, self.alpha_).argmax(axis=1)
         u = self._rng.random(len(X))
@@ -233,7 +243,7 @@ class ChenBanditBoost(BanditLearner):
         if x is self._last_x and x is not None:
             arr, (hyp, f, top) = self._last_arr, self._last
         else:
-            arr = self._prepare(x)
+            arr = self._prepare(x, learn=True)
             hyp, f, top = self._scores(arr)
         k = self._check_action(action, self._K)
         y = 1.0 if reward > 0.5 else -1.0  # y_tk for k = yhat_t
