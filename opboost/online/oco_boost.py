@@ -34,6 +34,7 @@ from opboost._validation import check_choice, check_fitted, check_random_state, 
 from opboost.exceptions import InvalidParameterError
 from opboost.online.base import OnlineLearner
 from opboost.online.loss_feedback import as_vector
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OCOBoost", "randomized_vote"]
 
@@ -70,6 +71,9 @@ class OCOBoost(OnlineLearner):
     weak_lr : step of the online weak learners (logistic-loss OGD).
     sample_size : m_0, draws per round passed to the stump in :meth:`fit` (None: m).
     vote : ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
+    standardize : online path only: standardise contexts online
+        (:class:`~opboost.online.scaling.RunningScaler`; a context joins the statistics in
+        ``learn_one``); False feeds raw features. :meth:`fit`'s stumps are scale-invariant.
     random_state : seed of sampling, re-labelling and the randomized vote.
 
     References
@@ -92,6 +96,7 @@ class OCOBoost(OnlineLearner):
         weak_lr: float = 0.5,
         sample_size: int | None = None,
         vote: str = "randomized",
+        standardize: bool = True,
         random_state: int | None = None,
     ) -> None:
         self.n_learners = n_learners
@@ -101,6 +106,7 @@ class OCOBoost(OnlineLearner):
         self.weak_lr = weak_lr
         self.sample_size = sample_size
         self.vote = vote
+        self.standardize = standardize
         self.random_state = random_state
 
     # --- shared -----------------------------------------------------------------------------
@@ -177,13 +183,15 @@ class OCOBoost(OnlineLearner):
 
     # --- online ---------------------------------------------------------------------------------
 
-    def _x(self, x: Any) -> np.ndarray:
+    def _x(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` (d,) standardised (then added to the scaler's statistics if ``learn``)."""
         W = getattr(self, "_W", None)
         x = as_vector(x, None if W is None else W.shape[1] - 1, "OCOBoost")
         if W is None:
             self._validate()
+            self._scaler = make_scaler(self.standardize, x.shape[0], "OCOBoost")
             self._W = np.zeros((self.n_learners, x.shape[0] + 1))
-        return x
+        return scale_one(self._scaler, x, learn)
 
     def _weak_votes(self, x: np.ndarray) -> np.ndarray:
         return np.where(self._W[:, :-1] @ x + self._W[:, -1] >= 0, 1.0, -1.0)
@@ -199,7 +207,7 @@ class OCOBoost(OnlineLearner):
 
     def learn_one(self, x: np.ndarray, y: int) -> None:
         """OGD over i = 1..N on ``p (W_i(x) y/γ - 1)``; pass (x, y) on by p (re-weight/label)."""
-        x = self._x(x)
+        x = self._x(x, learn=True)
         y = int(_labels(y, "OCOBoost.learn_one"))
         h_y = self._weak_votes(x) * y
         p = np.empty(self.n_learners)
