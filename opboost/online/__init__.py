@@ -1,8 +1,10 @@
 """Online boosting with bandit or loss feedback.
 
 Contextual-bandit feedback (the reward of the chosen action only): ``chen_bandit_boost``
-(Chen, Lin & Lu 2014) and the baselines ``banditron`` and ``conservative_ova``, run with
-:func:`run_bandit` through a label-hiding :class:`BanditEnvironment`.
+(Chen, Lin & Lu 2014), its baselines ``banditron`` and ``conservative_ova``, and the
+references ``linucb`` and ``epsilon_greedy`` (per-action ridge regressions), run with
+:func:`run_bandit` through a label-hiding :class:`BanditEnvironment`. Every learner
+standardises contexts online (:class:`RunningScaler`) unless ``standardize=False``.
 
 Loss-value feedback (noisy multi-point bandit feedback on a convex loss):
 ``brukhim_hazan`` (Brukhim & Hazan 2021, Algorithm 2), the baselines ``n_fkm``, ``ogd`` and
@@ -24,12 +26,15 @@ __all__ = [
     "Banditron",
     "ChenBanditBoost",
     "ConservativeOVA",
+    "EpsilonGreedyLinear",
     "HiddenLabelError",
+    "LinUCB",
     # loss feedback
     "LossEnvironment",
     "LossFeedbackLearner",
     "LossRunResult",
     "OnlineLearner",
+    "RunningScaler",
     "run_bandit",
     "run_loss_feedback",
 ]
@@ -43,6 +48,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Banditron": ("opboost.online.banditron", "Banditron"),
     "ChenBanditBoost": ("opboost.online.chen_bandit_boost", "ChenBanditBoost"),
     "ConservativeOVA": ("opboost.online.conservative_ova", "ConservativeOVA"),
+    "LinUCB": ("opboost.online.linear_bandits", "LinUCB"),
+    "EpsilonGreedyLinear": ("opboost.online.linear_bandits", "EpsilonGreedyLinear"),
+    "RunningScaler": ("opboost.online.scaling", "RunningScaler"),
     "BanditRunResult": ("opboost.online.results", "BanditRunResult"),
     "run_bandit": ("opboost.online.runners", "run_bandit"),
     # loss feedback

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost._validation import check_choice, check_random_state, check_scalar
-from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.loss_feedback import (
     LossFeedbackLearner,
     as_vector,
@@ -30,6 +29,7 @@ from opboost.online.loss_feedback import (
     sample_unit_sphere,
     spherical_gradient,
 )
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["NFKM", "LinearBank"]
 

@@ -118,9 +118,7 @@ def make_scaler(standardize: bool, n_features: int, owner: str) -> RunningScaler
     """A scaler for a learner's ``standardize`` parameter (validated), or None."""
     from opboost._validation import check_scalar
 
-    check_scalar(
-        standardize, "standardize", owner, kind=bool, fix="False feeds raw features"
-    )
+    check_scalar(standardize, "standardize", owner, kind=bool, fix="False feeds raw features")
     return RunningScaler(n_features) if standardize else None
 
 
