@@ -33,8 +33,10 @@ class Banditron(BanditLearner):
     n_actions : number of classes K (>= 2).
     gamma : exploration rate in (0, 1) (the paper's gamma; Chen et al. tune it like delta).
     fit_intercept : append a constant 1 feature.
-    standardize : standardise features online
-        (:class:`~opboost.online.scaling.RunningScaler`); False feeds raw features.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of the exploration and of tie-breaking.
 
     Fitted state: ``coef_`` (K, d + fit_intercept), ``scaler_``, ``n_features_in_``.
@@ -48,7 +50,7 @@ class Banditron(BanditLearner):
         n_actions: int = 2,
         gamma: float = 0.05,
         fit_intercept: bool = True,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions

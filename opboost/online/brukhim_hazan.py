@@ -113,8 +113,10 @@ class BrukhimHazanBoost(LossFeedbackLearner):
     weak_learner : ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
         ``[low, high]^m`` or ``"simplex"``).
-    standardize : standardise contexts online (:class:`~opboost.online.scaling.RunningScaler`;
-        a context joins the statistics in ``learn_one``); False feeds raw features.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : seed of the query directions ``v_t^i``.
 
     Examples
@@ -152,7 +154,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_learners = n_learners

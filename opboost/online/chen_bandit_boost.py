@@ -67,8 +67,10 @@ class ChenBanditBoost(BanditLearner):
     gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
     learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
-    standardize : standardise features online (:class:`~opboost.online.scaling.RunningScaler`,
-        learnt from every context ``predict_one`` acts on); False feeds raw features.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of the initial hypotheses and of the exploration.
 
     Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
@@ -87,7 +89,7 @@ class ChenBanditBoost(BanditLearner):
         delta: float = 0.05,
         gamma: float = 0.1,
         learning_rate: float | None = None,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
@@ -144,7 +146,7 @@ class ChenBanditBoost(BanditLearner):
         self.scaler_ = make_scaler(self.standardize, n_features, owner)
         self._rng = check_random_state(self.random_state)
         params = dict(self.weak_learner_params or {})
-        if self.weak_learner == "perceptron":
+        if self.weak_learner in ("perceptron", "averaged_perceptron"):
             # w reaches K / delta on explored classes: a perceptron step scaled by w lets one
             # explored example overwrite hundreds of others. Weights are multiplicities.
             params.setdefault("weighting", "poisson")

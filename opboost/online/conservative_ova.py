@@ -36,8 +36,10 @@ class ConservativeOVA(BanditLearner):
     base_learner : "passive_aggressive" (the C-OVA paper's internal learner), "perceptron",
         "gaussian_nb" or "river:<module>.<Class>" (see :mod:`opboost.online.weak_learners`).
     base_learner_params : keyword arguments for the base learner bank.
-    standardize : standardise features online
-        (:class:`~opboost.online.scaling.RunningScaler`); False feeds raw features.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of tie-breaking (and of any random initialisation).
 
     Fitted state: ``bank_`` (a bank with N = 1 learner per class), ``scaler_``,
@@ -52,7 +54,7 @@ class ConservativeOVA(BanditLearner):
         n_actions: int = 2,
         base_learner: str = "passive_aggressive",
         base_learner_params: dict | None = None,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions

@@ -133,8 +133,10 @@ class NFKM(LossFeedbackLearner):
           linear-model structure that Algorithm 2 uses for its learners, so it is a
           stronger baseline than the paper's (its variance does not grow with d).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
-    standardize : standardise contexts online (:class:`~opboost.online.scaling.RunningScaler`;
-        a context joins the statistics in ``learn_one``); False feeds raw features.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : seed of the query directions.
 
     References
@@ -158,7 +160,7 @@ class NFKM(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_queries = n_queries

@@ -110,7 +110,9 @@ class LinUCB(_RidgeBandit):
     l2 : prior precision of every coefficient (ridge penalty, > 0).
     beta : noise precision of the rewards (> 0).
     fit_intercept : append a constant 1 feature (after standardisation).
-    standardize : standardise contexts online (:class:`~opboost.online.scaling.RunningScaler`).
+    standardize : online feature scaling (:class:`~opboost.online.scaling.RunningScaler`):
+        ``"mean"`` (river's StandardScaler, best for the ridge regressions), ``"auto"``
+        (one-hot zeros kept) or False (raw features).
     random_state : seed of tie-breaking.
 
     Fitted state: ``cov_`` (K, p, p) posterior covariances A_k^{-1}, ``coef_`` (K, p)
@@ -136,7 +138,7 @@ class LinUCB(_RidgeBandit):
         l2: float = 1.0,
         beta: float = 1.0,
         fit_intercept: bool = True,
-        standardize: bool = True,
+        standardize: str | bool = "mean",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
@@ -199,7 +201,9 @@ class EpsilonGreedyLinear(_RidgeBandit):
     l2, beta : prior and noise precisions of the ridge regressions (> 0); the greedy action
         depends on their ratio only.
     fit_intercept : append a constant 1 feature (after standardisation).
-    standardize : standardise contexts online (:class:`~opboost.online.scaling.RunningScaler`).
+    standardize : online feature scaling (:class:`~opboost.online.scaling.RunningScaler`):
+        ``"mean"`` (river's StandardScaler, best for the ridge regressions), ``"auto"``
+        (one-hot zeros kept) or False (raw features).
     random_state : seed of the exploration and of tie-breaking.
 
     Fitted state: as :class:`LinUCB`.
@@ -215,7 +219,7 @@ class EpsilonGreedyLinear(_RidgeBandit):
         l2: float = 1.0,
         beta: float = 1.0,
         fit_intercept: bool = True,
-        standardize: bool = True,
+        standardize: str | bool = "mean",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions

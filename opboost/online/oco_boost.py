@@ -71,9 +71,11 @@ class OCOBoost(OnlineLearner):
     weak_lr : step of the online weak learners (logistic-loss OGD).
     sample_size : m_0, draws per round passed to the stump in :meth:`fit` (None: m).
     vote : ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
-    standardize : online path only: standardise contexts online
-        (:class:`~opboost.online.scaling.RunningScaler`; a context joins the statistics in
-        ``learn_one``); False feeds raw features. :meth:`fit`'s stumps are scale-invariant.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
+        Online path only (:meth:`fit`'s stumps are scale-invariant).
     random_state : seed of sampling, re-labelling and the randomized vote.
 
     References
@@ -96,7 +98,7 @@ class OCOBoost(OnlineLearner):
         weak_lr: float = 0.5,
         sample_size: int | None = None,
         vote: str = "randomized",
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_learners = n_learners

@@ -44,7 +44,10 @@ class OGD(LossFeedbackLearner):
     lr, lr_decay : step ``lr · t^{-lr_decay}``.
     radius : Frobenius bound on the weights.
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
-    standardize : standardise contexts online (:class:`~opboost.online.scaling.RunningScaler`).
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : unused (OGD is deterministic); kept for a uniform interface.
     """
 
@@ -61,7 +64,7 @@ class OGD(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
-        standardize: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.lr = lr

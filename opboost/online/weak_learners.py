@@ -40,6 +40,7 @@ from opboost.exceptions import InvalidParameterError
 
 __all__ = [
     "BANKS",
+    "AveragedPerceptronBank",
     "GaussianNBBank",
     "PassiveAggressiveBank",
     "PerceptronBank",
@@ -194,6 +195,83 @@ class PerceptronBank:
         np.minimum(need, reps, out=need)
         np.maximum(need, 0.0, out=need)
         return need
+
+
+class AveragedPerceptronBank(PerceptronBank):
+    """K x N averaged perceptrons (Freund & Schapire 1999): learn like
+    :class:`PerceptronBank`, predict with each learner's weights averaged over its updates.
+
+    Learner (k, i) at its c-th example predicts with the mean of its c weight vectors so far,
+    kept in O(1) per update by Daumé's trick: ``W_avg = W - U / c`` with ``U += c * dW``.
+    Mistakes (and the Poisson steps) are still judged by the current weights ``W``; the
+    hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
+    :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
+    """
+
+    def __init__(
+        self,
+        n_actions: int,
+        n_learners: int,
+        n_features: int,
+        rng: np.random.Generator,
+        *,
+        learning_rate: float = 1.0,
+        init_scale: float = 0.01,
+        weighting: str = "step",
+    ) -> None:
+        super().__init__(
+            n_actions,
+            n_learners,
+            n_features,
+            rng,
+            learning_rate=learning_rate,
+            init_scale=init_scale,
+            weighting=weighting,
+        )
+        self.U = np.zeros_like(self.W)
+        self.ub = np.zeros_like(self.b)
+        self.count = np.ones(n_actions)
+        self._U2 = self.U.reshape(n_actions * n_learners, n_features)
+        self._ub2 = self.ub.reshape(n_actions * n_learners)
+        self._inv_count = np.ones(n_actions * n_learners)  # 1 / count, per (k, i)
+
+    def _averaged(self, raw: np.ndarray, x: np.ndarray) -> np.ndarray:
+        correction = self._U2 @ x
+        correction += self._ub2
+        correction *= self._inv_count
+        return raw - correction
+
+    def margins(self, x: np.ndarray) -> np.ndarray:
+        """Averaged scores, shape (K, N)."""
+        return self._averaged(super().margins(x).reshape(-1), x).reshape(self._shape)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Hypotheses sign(averaged score), shape (K, N)."""
+        scores = self._W2 @ x
+        scores += self._b2
+        self._cache = (x, scores)  # ``learn`` judges mistakes by the current weights
+        return np.sign(self._averaged(scores, x)).reshape(self._shape)
+
+    def predict_batch(self, X: np.ndarray) -> np.ndarray:
+        """Hypotheses for every row of X (n, d): shape (n, K, N)."""
+        inv = self._inv_count.reshape(self._shape)
+        W = self.W - self.U * inv[:, :, None]
+        b = self.b - self.ub * inv
+        return np.sign(np.einsum("knd,md->mkn", W, X) + b)
+
+    def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
+        """A :class:`PerceptronBank` step on class k, then the running average's update."""
+        W_k, b_k = self.W[k], self.b[k]
+        before_W, before_b = W_k.copy(), b_k.copy()
+        super().learn(k, x, y, w, h_k)
+        c = self.count[k]
+        before_W -= W_k  # -dW
+        before_b -= b_k
+        self.U[k] -= c * before_W
+        self.ub[k] -= c * before_b
+        self.count[k] = c + 1.0
+        n = self.n_learners
+        self._inv_count[k * n : (k + 1) * n] = 1.0 / (c + 1.0)
 
 
 class PassiveAggressiveBank(PerceptronBank):
@@ -386,6 +464,7 @@ def _river_class(spec: str) -> type:
 #: Names of the numpy banks accepted as ``weak_learner``.
 BANKS: dict[str, type] = {
     "perceptron": PerceptronBank,
+    "averaged_perceptron": AveragedPerceptronBank,
     "passive_aggressive": PassiveAggressiveBank,
     "gaussian_nb": GaussianNBBank,
 }

@@ -39,25 +39,85 @@ def _rescale(X: np.ndarray, seed: int = 1) -> np.ndarray:
 
 
 def test_scaler_matches_numpy_running_statistics():
-    """After each context, mean and variance equal numpy's over the prefix (ddof=0)."""
+    """Mean and variance equal numpy's over the merged prefix (ddof=0) at every step."""
     X = _rescale(_stream(n=50)[0])
     scaler = RunningScaler(X.shape[1])
-    for t, x in enumerate(X, start=1):
+    for x in X:
         scaler.learn_one(x)
-        np.testing.assert_allclose(scaler.mean, X[:t].mean(axis=0), rtol=1e-10)
-        np.testing.assert_allclose(scaler.var, X[:t].var(axis=0), rtol=1e-8, atol=1e-6)
+        n = scaler.n_seen
+        np.testing.assert_allclose(scaler.mean, X[:n].mean(axis=0), rtol=1e-10)
+        np.testing.assert_allclose(scaler.var, X[:n].var(axis=0), rtol=1e-8, atol=1e-6)
 
 
 def test_scaler_transform_learn_uses_the_statistics_before_the_context():
     """transform_learn_one(x) = (x - mean_{t-1}) / std_{t-1}; the first context maps to 0."""
     X = _stream(n=20)[0]
-    scaler = RunningScaler(X.shape[1])
+    scaler = RunningScaler(X.shape[1], center="mean")
     np.testing.assert_array_equal(scaler.transform_learn_one(X[0]), 0.0)
     np.testing.assert_array_equal(scaler.transform_learn_one(X[1]), 0.0)  # std_1 = 0
     for t in range(2, len(X)):
         z = scaler.transform_learn_one(X[t])
         expected = (X[t] - X[:t].mean(axis=0)) / X[:t].std(axis=0)
         np.testing.assert_allclose(z, expected, rtol=1e-9)
+
+
+def test_scaler_auto_centres_two_valued_features_at_their_smaller_value():
+    """center="auto": a 0/1 column keeps its zeros (scaled by 1/std); a column with three
+    values is mean-centred; a column leaves the two-valued set at its third value."""
+    rng = np.random.default_rng(0)
+    onehot = (rng.random(200) < 0.2).astype(float)
+    real = rng.normal(size=200)
+    later = np.r_[np.where(rng.random(100) < 0.5, 2.0, 7.0), rng.normal(size=100)]
+    X = np.c_[onehot, real, later]
+    scaler = RunningScaler(3)
+    for x in X[:100]:
+        scaler.learn_one(x)
+    scaler.flush()
+    z = scaler.transform_one(np.array([0.0, 0.0, 2.0]))
+    assert z[0] == 0.0 and z[2] == 0.0  # zeros (and the smaller of two values) stay at 0
+    np.testing.assert_allclose(z[1], -X[:100, 1].mean() / X[:100, 1].std())
+    np.testing.assert_allclose(
+        scaler.transform_one(np.array([1.0, 0.0, 7.0]))[[0, 2]],
+        [1.0 / X[:100, 0].std(), 5.0 / X[:100, 2].std()],
+    )
+    for x in X[100:]:
+        scaler.learn_one(x)
+    scaler.flush()
+    assert scaler.two_valued.tolist() == [True, False, False]
+    np.testing.assert_allclose(scaler.centre[2], X[:, 2].mean())
+    batch = RunningScaler(3)
+    batch.learn_many(X)  # the mini-batch path agrees
+    assert batch.two_valued.tolist() == [True, False, False]
+    np.testing.assert_allclose(batch.transform_many(X[:5]), scaler.transform_many(X[:5]))
+
+
+def test_scaler_merges_in_blocks_that_lag_by_less_than_a_sixteenth():
+    """Contexts are merged in blocks: the merged statistics are exact over a prefix that
+    lacks fewer than n/16 + 1 (and at most max_block) contexts; flush() catches up."""
+    X = _rescale(_stream(n=700)[0])
+    scaler = RunningScaler(X.shape[1], max_block=32)
+    for t, x in enumerate(X, start=1):
+        scaler.learn_one(x)
+        assert t - scaler.n_seen < min(32, max(t // 16, 1)) + 1
+        assert scaler.n_seen == t or t > 31
+        np.testing.assert_allclose(scaler.mean, X[: scaler.n_seen].mean(axis=0), rtol=1e-10)
+    assert scaler.n_seen < 700  # a block is pending
+    scaler.flush()
+    assert scaler.n_seen == 700
+    np.testing.assert_allclose(scaler.var, X.var(axis=0), rtol=1e-8)
+
+
+def test_scaler_third_value_between_or_beyond_leaves_the_two_valued_set():
+    """{0, 1} then 2 (beyond) or 0.5 (between): three values, no longer two-valued."""
+    for third in (2.0, 0.5):
+        scaler = RunningScaler(1)
+        for v in (0.0, 1.0, 1.0, third):
+            scaler.learn_one(np.array([v]))
+        assert not scaler.two_valued[0]
+        batch = RunningScaler(1)
+        batch.learn_many(np.array([[0.0], [1.0]]))
+        batch.learn_many(np.array([[third]]))
+        assert not batch.two_valued[0]
 
 
 def test_scaler_constant_feature_maps_to_zero():
@@ -75,6 +135,7 @@ def test_scaler_mini_batch_equals_one_at_a_time():
     one, many = RunningScaler(X.shape[1]), RunningScaler(X.shape[1])
     for x in X:
         one.learn_one(x)
+    one.flush()
     for part in np.array_split(X, [7, 8, 50]):
         many.learn_many(part)
     assert many.n_seen == one.n_seen == 90
@@ -165,13 +226,20 @@ def test_oco_boost_same_predictions_on_rescaled_stream():
 
 
 @pytest.mark.parametrize(
-    "make",
+    ("make", "owner", "value"),
     [
-        pytest.param(lambda: ChenBanditBoost(n_actions=3, standardize=1), id="chen"),
-        pytest.param(lambda: LinUCB(n_actions=3, standardize="yes"), id="linucb"),
+        pytest.param(lambda: ChenBanditBoost(n_actions=3, standardize=1), "ChenBanditBoost", "1"),
+        pytest.param(lambda: LinUCB(n_actions=3, standardize="yes"), "LinUCB", "'yes'"),
+        pytest.param(lambda: Banditron(n_actions=3, standardize=True), "Banditron", "True"),
     ],
 )
-def test_standardize_must_be_bool(make):
-    """A non-bool standardize is rejected with the parameter's name and the value."""
-    with pytest.raises(InvalidParameterError, match=r"The 'standardize' parameter of \w+ must"):
+def test_standardize_bad_value_message(make, owner, value):
+    """A standardize other than 'auto', 'mean' or False is rejected with the exact message."""
+    message = (
+        f"The 'standardize' parameter of {owner} must be 'auto', 'mean' or False. Got {value} "
+        f"instead; 'auto' keeps one-hot zeros, 'mean' is river's StandardScaler, False feeds "
+        f"raw features."
+    )
+    with pytest.raises(InvalidParameterError) as info:
         make().predict_one(np.zeros(2))
+    assert str(info.value) == message
