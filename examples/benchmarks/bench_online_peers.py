@@ -14,9 +14,10 @@ and river's bundled ImageSegments (2,310 rows, 18 real features, 7 classes) twic
 
 Learners (``--learners``): every opboost online learner plus references:
 
-* ``chen``: ChenBanditBoost, 100 perceptrons, δ = 0.01 (opboost's default online scaler);
+* ``chen``: ChenBanditBoost with its defaults (100 averaged perceptrons, δ = 0.003,
+  γ = 0.05, ``standardize="auto"``);
 * ``chen_raw``: the same with ``standardize=False`` (the scaler's effect);
-* ``chen_pa``: ChenBanditBoost, 100 passive-aggressive learners (Poisson weighting);
+* ``chen_perceptron``: 100 plain perceptrons, δ = 0.01, γ = 0.1 (the issue's configuration);
 * ``banditron``: γ ∈ ``--gammas``, the best mean per stream (as in the issue's table);
 * ``c_ova``: Conservative OVA (passive-aggressive);
 * ``linucb``, ``epsilon_greedy``: opboost's vectorised references (ε = 0.01);
@@ -165,30 +166,20 @@ def learner_factories(args: argparse.Namespace) -> dict[str, list[tuple[str, Fac
     """Learner name -> [(variant label, factory(K, seed))]; the best variant is reported."""
     eps = args.epsilon
     out: dict[str, list[tuple[str, Factory]]] = {
-        "chen": [
-            (
-                f"δ={d}",
-                lambda K, s, d=d: ChenBanditBoost(n_actions=K, delta=d, random_state=s),
-            )
-            for d in args.deltas
-        ],
+        "chen": [("default", lambda K, s: ChenBanditBoost(n_actions=K, random_state=s))],
         "chen_raw": [
             (
-                f"δ={d}",
-                lambda K, s, d=d: ChenBanditBoost(
-                    n_actions=K, delta=d, standardize=False, random_state=s
-                ),
+                "standardize=False",
+                lambda K, s: ChenBanditBoost(n_actions=K, standardize=False, random_state=s),
             )
-            for d in args.deltas
         ],
-        "chen_pa": [
+        "chen_perceptron": [
             (
-                f"δ={d}",
-                lambda K, s, d=d: ChenBanditBoost(
-                    n_actions=K, delta=d, weak_learner="passive_aggressive", random_state=s
+                "δ=0.01, γ=0.1",
+                lambda K, s: ChenBanditBoost(
+                    n_actions=K, weak_learner="perceptron", delta=0.01, gamma=0.1, random_state=s
                 ),
             )
-            for d in args.deltas
         ],
         "banditron": [
             (f"γ={g}", lambda K, s, g=g: Banditron(n_actions=K, gamma=g, random_state=s))
@@ -231,9 +222,10 @@ def run_one(factory: Factory, X: np.ndarray, y: np.ndarray, seed: int, eps: floa
 
 
 def weak_learner_factories(n: int) -> dict[str, Factory]:
-    """ChenBanditBoost with n weak learners of each kind, δ = 0.01."""
+    """ChenBanditBoost (defaults otherwise) with n weak learners of each kind."""
     specs = {
         "perceptron (numpy)": "perceptron",
+        "averaged perceptron (numpy)": "averaged_perceptron",
         "passive-aggressive (numpy)": "passive_aggressive",
         "river LogisticRegression (w)": "river:linear_model.LogisticRegression",
         "river PAClassifier (Poisson)": "river:linear_model.PAClassifier",
@@ -242,7 +234,7 @@ def weak_learner_factories(n: int) -> dict[str, Factory]:
     return {
         label: (
             lambda K, s, spec=spec: ChenBanditBoost(
-                n_actions=K, n_learners=n, delta=0.01, weak_learner=spec, random_state=s
+                n_actions=K, n_learners=n, weak_learner=spec, random_state=s
             )
         )
         for label, spec in specs.items()
@@ -262,7 +254,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", default="linucb")
     parser.add_argument("--orderings", type=int, default=5)
     parser.add_argument("--max-rows", type=int, default=None, help="seeded subsample per stream")
-    parser.add_argument("--deltas", type=float, nargs="+", default=[0.01])
     parser.add_argument("--gammas", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3])
     parser.add_argument("--epsilon", type=float, default=0.01)
     parser.add_argument("--weak-learners", action="store_true")
@@ -317,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.weak_learners:
             n_rows = min(args.weak_rows, len(y))
             print(
-                f"\nweak learners, ChenBanditBoost with {args.weak_n} learners, δ = 0.01, "
+                f"\nweak learners, ChenBanditBoost with {args.weak_n} learners (defaults), "
                 f"first {n_rows:,} rows of each ordering\n"
             )
             print("| weak learner | progressive reward | − perceptron (paired) | examples/s |")
