@@ -35,6 +35,9 @@ PAClassifier and HoeffdingTreeClassifier with Poisson importance resampling), on
     python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets --quick
     python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
         --learners chen linucb --weak-learners --json runs/online_peers.json
+    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
+        --streams car --banditron-study
+    python examples/benchmarks/bench_online_peers.py --summarize runs/online_peers.json
 """
 
 from __future__ import annotations
@@ -241,6 +244,69 @@ def weak_learner_factories(n: int) -> dict[str, Factory]:
     }
 
 
+def banditron_study(X: np.ndarray, y: np.ndarray, seeds: range) -> dict[str, float]:
+    """Why the Banditron plays below the majority class (docs/online.md), raw features:
+    the full-information multiclass perceptron it estimates, one pass on the same orderings;
+    the Banditron's played reward and greedy accuracy by gamma; 10 passes at gamma = 0.1."""
+    K = int(y.max()) + 1
+    out = {"majority": float(np.bincount(y).max() / len(y))}
+    accuracy = []
+    for s in seeds:
+        W, correct = np.zeros((K, X.shape[1] + 1)), 0
+        for i in np.random.default_rng(s).permutation(len(y)):
+            xb = np.append(X[i], 1.0)
+            guess = int(np.argmax(W @ xb))
+            correct += guess == y[i]
+            if guess != y[i]:
+                W[y[i]] += xb
+                W[guess] -= xb
+        accuracy.append(correct / len(y))
+    out["full_information_perceptron"] = float(np.mean(accuracy))
+    for gamma in (0.1, 0.3, 0.5):
+        runs = [
+            run_bandit(
+                Banditron(n_actions=K, gamma=gamma, standardize=False, random_state=s),
+                X,
+                y,
+                random_state=s,
+            )
+            for s in seeds
+        ]
+        out[f"played_gamma_{gamma}"] = float(np.mean([r.mean_reward for r in runs]))
+        out[f"greedy_gamma_{gamma}"] = float(np.mean([1 - r.greedy_error_rate for r in runs]))
+    runs = [
+        run_bandit(
+            Banditron(n_actions=K, gamma=0.1, standardize=False, random_state=s),
+            X,
+            y,
+            random_state=s,
+            n_passes=10,
+        )
+        for s in seeds
+    ]
+    out["played_gamma_0.1_10_passes"] = float(np.mean([r.mean_reward for r in runs]))
+    return out
+
+
+def summarize(paths: list[str], focus: str) -> None:
+    """From saved ``--json`` files: ``focus`` minus every other learner, paired by ordering,
+    per stream (the acceptance comparisons: against VW --cbify and LinUCB)."""
+    streams: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for stream, rows in json.loads(Path(path).read_text())["streams"].items():
+            if not stream.endswith("/weak") and focus in rows:
+                streams[stream] = rows
+    names = sorted({n for rows in streams.values() for n in rows} - {focus})
+    print(f"| stream | {focus} | " + " | ".join(f"{focus} − {n}" for n in names) + " |")
+    print("|---" * (len(names) + 2) + "|")
+    for stream, rows in streams.items():
+        mine = np.array(rows[focus]["rewards"])
+        cells = [
+            fmt((mine - np.array(rows[n]["rewards"])).tolist()) if n in rows else "—" for n in names
+        ]
+        print(f"| {stream} | {fmt(mine.tolist())} | " + " | ".join(cells) + " |")
+
+
 def fmt(values: list[float]) -> str:
     mean, half = t_interval(values)
     return f"{mean:.3f}" if np.isnan(half) else f"{mean:.3f} ± {half:.3f}"
@@ -259,9 +325,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weak-learners", action="store_true")
     parser.add_argument("--weak-n", type=int, default=20)
     parser.add_argument("--weak-rows", type=int, default=3000)
+    parser.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="JSON",
+        help="print --focus minus every learner, paired, from saved --json files; no runs",
+    )
+    parser.add_argument("--focus", default="chen", help="the learner --summarize compares")
+    parser.add_argument(
+        "--banditron-study", action="store_true", help="only the Banditron study, per stream"
+    )
     parser.add_argument("--quick", action="store_true", help="2 orderings, 600 rows a stream")
     parser.add_argument("--json", help="write every per-ordering number to this file")
     args = parser.parse_args(argv)
+    if args.summarize:
+        summarize(args.summarize, args.focus)
+        return 0
     if args.quick:
         args.orderings, args.max_rows, args.weak_rows = 2, args.max_rows or 600, 300
         args.gammas = args.gammas[-1:]
@@ -280,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{stream}: skipped (pass --data-dir or set OPBOOST_DATA)")
             continue
         X, y = load_stream(stream, args.data_dir, args.max_rows)
+        if args.banditron_study:
+            study = banditron_study(X, y, seeds)
+            print(f"\n{stream}: " + ", ".join(f"{k} {v:.3f}" for k, v in study.items()))
+            out["streams"][stream] = study
+            continue
         rows: dict[str, dict[str, Any]] = {}
         for name in names:
             best = None
