@@ -203,9 +203,10 @@ class AveragedPerceptronBank(PerceptronBank):
 
     Learner (k, i) at its c-th example predicts with the mean of its c weight vectors so far,
     kept in O(1) per update by Daumé's trick: ``W_avg = W - U / c`` with ``U += c * dW``.
-    Mistakes (and the Poisson steps) are still judged by the current weights ``W``; the
+    Mistakes (and the Poisson steps) are judged by the current weights ``W``; the
     hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
     :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
+    ``W`` and ``U`` share one (2, K, N, d) array so one matrix-vector product scores both.
     """
 
     def __init__(
@@ -228,29 +229,37 @@ class AveragedPerceptronBank(PerceptronBank):
             init_scale=init_scale,
             weighting=weighting,
         )
-        self.U = np.zeros_like(self.W)
-        self.ub = np.zeros_like(self.b)
-        self.count = np.ones(n_actions)
-        self._U2 = self.U.reshape(n_actions * n_learners, n_features)
-        self._ub2 = self.ub.reshape(n_actions * n_learners)
-        self._inv_count = np.ones(n_actions * n_learners)  # 1 / count, per (k, i)
+        K, N, d = n_actions, n_learners, n_features
+        both = np.zeros((2, K, N, d))
+        both[0] = self.W
+        biases = np.zeros((2, K, N))
+        biases[0] = self.b
+        self.W, self.U, self.b, self.ub = both[0], both[1], biases[0], biases[1]
+        self._W2 = self.W.reshape(K * N, d)
+        self._b2 = self.b.reshape(K * N)
+        self._both2 = both.reshape(2 * K * N, d)
+        self._biases2 = biases.reshape(2 * K * N)
+        self.count = np.ones(K)
+        self._inv_count = np.ones(K * N)  # 1 / count, per (k, i)
 
-    def _averaged(self, raw: np.ndarray, x: np.ndarray) -> np.ndarray:
-        correction = self._U2 @ x
-        correction += self._ub2
+    def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(current scores, averaged scores), each (K * N,)."""
+        both = self._both2 @ x
+        both += self._biases2
+        kn = len(self._inv_count)
+        raw, correction = both[:kn], both[kn:]
         correction *= self._inv_count
-        return raw - correction
+        return raw, raw - correction
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Averaged scores, shape (K, N)."""
-        return self._averaged(super().margins(x).reshape(-1), x).reshape(self._shape)
+        return self._scores(x)[1].reshape(self._shape)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Hypotheses sign(averaged score), shape (K, N)."""
-        scores = self._W2 @ x
-        scores += self._b2
-        self._cache = (x, scores)  # ``learn`` judges mistakes by the current weights
-        return np.sign(self._averaged(scores, x)).reshape(self._shape)
+        raw, averaged = self._scores(x)
+        self._cache = (x, raw)  # ``learn`` judges mistakes by the current weights
+        return np.sign(averaged).reshape(self._shape)
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
@@ -260,18 +269,36 @@ class AveragedPerceptronBank(PerceptronBank):
         return np.sign(np.einsum("knd,md->mkn", W, X) + b)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
-        """A :class:`PerceptronBank` step on class k, then the running average's update."""
-        W_k, b_k = self.W[k], self.b[k]
-        before_W, before_b = W_k.copy(), b_k.copy()
-        super().learn(k, x, y, w, h_k)
+        """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
         c = self.count[k]
-        before_W -= W_k  # -dW
-        before_b -= b_k
-        self.U[k] -= c * before_W
-        self.ub[k] -= c * before_b
         self.count[k] = c + 1.0
         n = self.n_learners
         self._inv_count[k * n : (k + 1) * n] = 1.0 / (c + 1.0)
+        if self.weighting == "poisson":
+            step = self._poisson_steps(k, x, y, w)
+            if step is None:
+                return
+        else:  # mistakes of the current weights, not of the averaged h_k
+            step = self._signed_scores_k(k, x, y) <= 0.0
+            if not step.any():
+                return
+            step = step * w
+        self._cache = (None, self._cache[1])
+        scale = self.learning_rate * y
+        if step.dtype == bool:  # one step each where True: masked in-place adds
+            mask = step[:, None]
+            np.add(self.W[k], x * scale, out=self.W[k], where=mask)
+            np.add(self.b[k], scale, out=self.b[k], where=step)
+            np.add(self.U[k], x * (scale * c), out=self.U[k], where=mask)
+            np.add(self.ub[k], scale * c, out=self.ub[k], where=step)
+            return
+        step *= scale
+        delta = np.multiply.outer(step, x)
+        self.W[k] += delta
+        self.b[k] += step
+        delta *= c
+        self.U[k] += delta
+        self.ub[k] += c * step
 
 
 class PassiveAggressiveBank(PerceptronBank):
