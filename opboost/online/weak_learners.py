@@ -235,6 +235,7 @@ class AveragedPerceptronBank(PerceptronBank):
         biases = np.zeros((2, K, N))
         biases[0] = self.b
         self.W, self.U, self.b, self.ub = both[0], both[1], biases[0], biases[1]
+        self._both, self._biases = both, biases
         self._W2 = self.W.reshape(K * N, d)
         self._b2 = self.b.reshape(K * N)
         self._both2 = both.reshape(2 * K * N, d)
@@ -285,12 +286,11 @@ class AveragedPerceptronBank(PerceptronBank):
             step = step * w
         self._cache = (None, self._cache[1])
         scale = self.learning_rate * y
-        if step.dtype == bool:  # one step each where True: masked in-place adds
-            mask = step[:, None]
-            np.add(self.W[k], x * scale, out=self.W[k], where=mask)
-            np.add(self.b[k], scale, out=self.b[k], where=step)
-            np.add(self.U[k], x * (scale * c), out=self.U[k], where=mask)
-            np.add(self.ub[k], scale * c, out=self.ub[k], where=step)
+        if step.dtype == bool:  # one step each where True: masked in-place adds, W and U at once
+            coef = np.array([scale, scale * c])
+            both, biases = self._both[:, k], self._biases[:, k]
+            np.add(both, np.multiply.outer(coef, x)[:, None, :], out=both, where=step[:, None])
+            np.add(biases, coef[:, None], out=biases, where=step)
             return
         step *= scale
         delta = np.multiply.outer(step, x)
