@@ -38,6 +38,8 @@ PAClassifier and HoeffdingTreeClassifier with Poisson importance resampling), on
     python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
         --streams car --banditron-study
     python examples/benchmarks/bench_online_peers.py --summarize runs/online_peers.json
+    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
+        --learners chen --chen-deltas 0.003 0.005 0.01 --chen-gammas 0.05 0.1
 """
 
 from __future__ import annotations
@@ -169,7 +171,18 @@ def learner_factories(args: argparse.Namespace) -> dict[str, list[tuple[str, Fac
     """Learner name -> [(variant label, factory(K, seed))]; the best variant is reported."""
     eps = args.epsilon
     out: dict[str, list[tuple[str, Factory]]] = {
-        "chen": [("default", lambda K, s: ChenBanditBoost(n_actions=K, random_state=s))],
+        "chen": [("default", lambda K, s: ChenBanditBoost(n_actions=K, random_state=s))]
+        if not (args.chen_deltas or args.chen_gammas)
+        else [
+            (
+                f"δ={d}, γ={g}",
+                lambda K, s, d=d, g=g: ChenBanditBoost(
+                    n_actions=K, delta=d, gamma=g, random_state=s
+                ),
+            )
+            for d in args.chen_deltas or [0.003]
+            for g in args.chen_gammas or [0.05]
+        ],
         "chen_raw": [
             (
                 "standardize=False",
@@ -322,6 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rows", type=int, default=None, help="seeded subsample per stream")
     parser.add_argument("--gammas", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3])
     parser.add_argument("--epsilon", type=float, default=0.01)
+    parser.add_argument(
+        "--chen-deltas",
+        type=float,
+        nargs="+",
+        help="make `chen` a grid over these δ (with --chen-gammas); each variant's mean goes "
+        "to stderr, the table shows the best",
+    )
+    parser.add_argument("--chen-gammas", type=float, nargs="+")
     parser.add_argument("--weak-learners", action="store_true")
     parser.add_argument("--weak-n", type=int, default=20)
     parser.add_argument("--weak-rows", type=int, default=3000)
