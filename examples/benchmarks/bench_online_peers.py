@@ -21,6 +21,7 @@ Learners (``--learners``): every opboost online learner plus references:
 * ``banditron``: γ ∈ ``--gammas``, the best mean per stream (as in the issue's table);
 * ``c_ova``: Conservative OVA (passive-aggressive);
 * ``linucb``, ``epsilon_greedy``: opboost's vectorised references (ε = 0.01);
+* ``linucb_raw``: ``linucb`` with ``standardize=False, fit_intercept=False`` (river's model);
 * ``river_linucb``: river's ``bandit.LinUCBDisjoint(alpha=1)`` on raw dict features;
 * ``vw_cb_explore``: the opboost-vw plugin's ``vw_cb_explore`` (ADF, ``-q sa``, ε = 0.01);
 * ``vw_cbify``: Vowpal Wabbit's own ``--cbify K --epsilon 0.01`` loop (VW simulates the
@@ -203,6 +204,14 @@ def learner_factories(args: argparse.Namespace) -> dict[str, list[tuple[str, Fac
         ],
         "c_ova": [("PA", lambda K, s: ConservativeOVA(n_actions=K, random_state=s))],
         "linucb": [("α=1", lambda K, s: LinUCB(n_actions=K, random_state=s))],
+        "linucb_raw": [
+            (
+                "river's model",
+                lambda K, s: LinUCB(
+                    n_actions=K, standardize=False, fit_intercept=False, random_state=s
+                ),
+            )
+        ],
         "epsilon_greedy": [
             (
                 f"ε={eps}",
