@@ -16,11 +16,12 @@ Learners (``--learners``): every opboost online learner plus references:
 
 * ``chen``: ChenBanditBoost with its defaults (100 averaged perceptrons, δ = 0.003,
   γ = 0.05, ``standardize="auto"``);
-* ``chen_raw``: the same with ``standardize=False`` (the scaler's effect);
+* ``chen_raw``, ``chen_mean``: the same with ``standardize=False`` / ``"mean"``;
 * ``chen_perceptron``: 100 plain perceptrons, δ = 0.01, γ = 0.1 (the issue's configuration);
 * ``banditron``: γ ∈ ``--gammas``, the best mean per stream (as in the issue's table);
 * ``c_ova``: Conservative OVA (passive-aggressive);
 * ``linucb``, ``epsilon_greedy``: opboost's vectorised references (ε = 0.01);
+* ``epsilon_greedy_auto``: ``epsilon_greedy`` with ``standardize="auto"``;
 * ``linucb_raw``: ``linucb`` with ``standardize=False, fit_intercept=False`` (river's model);
 * ``river_linucb``: river's ``bandit.LinUCBDisjoint(alpha=1)`` on raw dict features;
 * ``vw_cb_explore``: the opboost-vw plugin's ``vw_cb_explore`` (ADF, ``-q sa``, ε = 0.01);
@@ -190,6 +191,12 @@ def learner_factories(args: argparse.Namespace) -> dict[str, list[tuple[str, Fac
                 lambda K, s: ChenBanditBoost(n_actions=K, standardize=False, random_state=s),
             )
         ],
+        "chen_mean": [
+            (
+                'standardize="mean"',
+                lambda K, s: ChenBanditBoost(n_actions=K, standardize="mean", random_state=s),
+            )
+        ],
         "chen_perceptron": [
             (
                 "δ=0.01, γ=0.1",
@@ -216,6 +223,14 @@ def learner_factories(args: argparse.Namespace) -> dict[str, list[tuple[str, Fac
             (
                 f"ε={eps}",
                 lambda K, s: EpsilonGreedyLinear(n_actions=K, epsilon=eps, random_state=s),
+            )
+        ],
+        "epsilon_greedy_auto": [
+            (
+                f'ε={eps}, standardize="auto"',
+                lambda K, s: EpsilonGreedyLinear(
+                    n_actions=K, epsilon=eps, standardize="auto", random_state=s
+                ),
             )
         ],
         "river_linucb": [("alpha=1", lambda K, s: RiverLinUCB(K, s))],
