@@ -1,7 +1,9 @@
 """Online boosting algorithms with bandit or loss feedback.
 
 Contextual-bandit feedback (the reward of the chosen action only): ``chen_bandit_boost``
-(Chen, Lin & Lu 2014) and the baselines ``banditron`` and ``conservative_ova``.
+(Chen, Lin & Lu 2014), its baselines ``banditron`` and ``conservative_ova``, and the
+references ``linucb`` and ``epsilon_greedy`` (per-action ridge regressions). Every learner
+standardises contexts online (:class:`RunningScaler`) unless ``standardize=False``.
 
 Loss-value feedback (noisy multi-point bandit feedback on a convex loss):
 ``brukhim_hazan`` (Brukhim & Hazan 2021, Algorithm 2), the baselines ``n_fkm``, ``ogd`` and
@@ -23,6 +25,9 @@ __all__ = [
     "BrukhimHazanBoost",
     "ChenBanditBoost",
     "ConservativeOVA",
+    "EpsilonGreedyLinear",
+    "LinUCB",
+    "RunningScaler",
 ]
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -30,6 +35,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BrukhimHazanBoost": ("opboost.online.brukhim_hazan", "BrukhimHazanBoost"),
     "ChenBanditBoost": ("opboost.online.chen_bandit_boost", "ChenBanditBoost"),
     "ConservativeOVA": ("opboost.online.conservative_ova", "ConservativeOVA"),
+    "EpsilonGreedyLinear": ("opboost.online.linear_bandits", "EpsilonGreedyLinear"),
+    "LinUCB": ("opboost.online.linear_bandits", "LinUCB"),
+    "RunningScaler": ("opboost.online.scaling", "RunningScaler"),
 }
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
 from opboost.api.validation import check_random_state, check_scalar
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["Banditron"]
 
@@ -32,9 +33,13 @@ class Banditron(BanditLearner):
     n_actions : number of classes K (>= 2).
     gamma : exploration rate in (0, 1) (the paper's gamma; Chen et al. tune it like delta).
     fit_intercept : append a constant 1 feature.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of the exploration and of tie-breaking.
 
-    Fitted state: ``coef_`` (K, d + fit_intercept), ``n_features_in_``.
+    Fitted state: ``coef_`` (K, d + fit_intercept), ``scaler_``, ``n_features_in_``.
     """
 
     name: ClassVar[str] = "banditron"
@@ -45,14 +50,17 @@ class Banditron(BanditLearner):
         n_actions: int = 2,
         gamma: float = 0.05,
         fit_intercept: bool = True,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
         self.gamma = gamma
         self.fit_intercept = fit_intercept
+        self.standardize = standardize
         self.random_state = random_state
 
-    def _prepare(self, x: Any) -> np.ndarray:
+    def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` standardised (learnt by the scaler if ``learn``), plus the bias; (d + 1,)."""
         if getattr(self, "_rng", None) is None:
             owner = type(self).__name__
             K = self._check_n_actions()
@@ -68,12 +76,14 @@ class Banditron(BanditLearner):
             )
             check_scalar(self.fit_intercept, "fit_intercept", owner, kind=bool)
             arr = as_context(x, None, owner)
+            self.scaler_ = make_scaler(self.standardize, arr.shape[0], owner)
             self._rng = check_random_state(self.random_state)
             self.n_features_in_ = arr.shape[0]
             self.coef_ = np.zeros((K, arr.shape[0] + int(self.fit_intercept)))
             self._K = K
             self._last_x = None
         arr = as_context(x, self.n_features_in_, type(self).__name__)
+        arr = scale_one(self.scaler_, arr, learn)
         return np.append(arr, 1.0) if self.fit_intercept else arr
 
     def _top(self, xb: np.ndarray) -> int:
@@ -92,7 +102,7 @@ class Banditron(BanditLearner):
 
     def predict_one(self, x: np.ndarray) -> int:
         """Sample ytilde ~ P; remember yhat (the greedy class) for ``learn_one``."""
-        xb = self._prepare(x)
+        xb = self._prepare(x, learn=True)
         top = self._top(xb)
         self._last_x, self._last_xb, self._last_top = x, xb, top
         if self._rng.random() < self.gamma:
@@ -108,7 +118,7 @@ class Banditron(BanditLearner):
         if x is self._last_x and x is not None:
             xb, top = self._last_xb, self._last_top
         else:
-            xb = self._prepare(x)
+            xb = self._prepare(x, learn=True)
             top = self._top(xb)
         k = self._check_action(action, self._K)
         if reward > 0.5:

@@ -38,6 +38,7 @@ from opboost.api.loss_feedback import (
 from opboost.api.online import as_context
 from opboost.api.validation import check_choice, check_random_state, check_scalar
 from opboost.online.fkm import LinearBank, check_fkm_params
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["BrukhimHazanBoost", "RiverBank", "frank_wolfe_iterates"]
 
@@ -112,6 +113,10 @@ class BrukhimHazanBoost(LossFeedbackLearner):
     weak_learner : ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
         ``[low, high]^m`` or ``"simplex"``).
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : seed of the query directions ``v_t^i``.
 
     Examples
@@ -149,6 +154,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_learners = n_learners
@@ -163,6 +169,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         self.label_set = label_set
         self.low = low
         self.high = high
+        self.standardize = standardize
         self.random_state = random_state
 
     # --- state ----------------------------------------------------------------------------
@@ -196,6 +203,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
             self._y0 += 1.0 / self.n_outputs
         self._rng = check_random_state(self.random_state)
         self._n_features = x.shape[0]
+        self._scaler = make_scaler(self.standardize, x.shape[0], owner)
         if self.weak_learner == "fkm":
             self._bank = LinearBank(
                 self.n_learners,
@@ -219,11 +227,12 @@ class BrukhimHazanBoost(LossFeedbackLearner):
             )
         self._directions: np.ndarray | None = None
 
-    def _x(self, x: Any) -> np.ndarray:
+    def _x(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` (d,) standardised (then added to the scaler's statistics if ``learn``)."""
         x = as_context(x, getattr(self, "_n_features", None), type(self).__name__)
         if not hasattr(self, "_bank"):
             self._init(x)
-        return x
+        return scale_one(self._scaler, x, learn)
 
     # --- protocol -------------------------------------------------------------------------
 
@@ -247,7 +256,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
 
         ``feedback`` is (N,): the noisy loss values at the points of the last ``query_one``.
         """
-        x = self._x(x)
+        x = self._x(x, learn=True)
         if self._directions is None:
             raise RuntimeError(
                 f"{type(self).__name__}.learn_one: call query_one(x) first for the same x."

@@ -31,6 +31,7 @@ import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
 from opboost.api.validation import check_random_state, check_scalar
+from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.weak_learners import make_bank
 
 __all__ = ["ChenBanditBoost", "example_weights"]
@@ -57,19 +58,27 @@ class ChenBanditBoost(BanditLearner):
     ----------
     n_actions : number of classes/actions K (required, >= 2).
     n_learners : number of weak learners N (paper's experiments: 100).
-    weak_learner : "perceptron", "gaussian_nb" (vectorised numpy banks) or
-        "river:<module>.<Class>", e.g. "river:linear_model.Perceptron".
-    weak_learner_params : keyword arguments for the bank / river model. For
-        ``"perceptron"`` the default is ``{"weighting": "poisson"}``: learner i learns the
+    weak_learner : "averaged_perceptron" (default), "perceptron", "passive_aggressive",
+        "gaussian_nb" (vectorised numpy banks) or "river:<module>.<Class>", e.g.
+        "river:linear_model.LogisticRegression" or "river:tree.HoeffdingTreeClassifier".
+    weak_learner_params : keyword arguments for the bank / river model. For the
+        perceptrons the default is ``{"weighting": "poisson"}``: learner i learns the
         example Poisson(w_i) times (Oza & Russell 2001) rather than stepping by w_i.
-    delta : exploration rate delta in (0, 1) (paper's grid: around 0.01 to 0.1).
+    delta : exploration rate delta in (0, 1). The paper's grid is 0.01 to 0.1; the default
+        0.003 (with gamma = 0.05 and averaged perceptrons) is the best of
+        {0.003, 0.005, 0.01} x {0.05, 0.1} on Car, Nursery, DNA, Connect-4 and
+        ImageSegments (docs/online.md).
     gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
     learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of the initial hypotheses and of the exploration.
 
     Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
-    ``n_features_in_``, ``n_updates_``.
+    ``scaler_`` (None when ``standardize=False``), ``n_features_in_``, ``n_updates_``.
     """
 
     name: ClassVar[str] = "chen_bandit_boost"
@@ -79,11 +88,12 @@ class ChenBanditBoost(BanditLearner):
         *,
         n_actions: int = 2,
         n_learners: int = 100,
-        weak_learner: str = "perceptron",
+        weak_learner: str = "averaged_perceptron",
         weak_learner_params: dict | None = None,
-        delta: float = 0.05,
-        gamma: float = 0.1,
+        delta: float = 0.003,
+        gamma: float = 0.05,
         learning_rate: float | None = None,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
@@ -93,6 +103,7 @@ class ChenBanditBoost(BanditLearner):
         self.delta = delta
         self.gamma = gamma
         self.learning_rate = learning_rate
+        self.standardize = standardize
         self.random_state = random_state
 
     # --- setup ------------------------------------------------------------------------------
@@ -136,9 +147,10 @@ class ChenBanditBoost(BanditLearner):
             allow_none=True,
             fix="use None for the paper's delta**3 / n_actions",
         )
+        self.scaler_ = make_scaler(self.standardize, n_features, owner)
         self._rng = check_random_state(self.random_state)
         params = dict(self.weak_learner_params or {})
-        if self.weak_learner == "perceptron":
+        if self.weak_learner in ("perceptron", "averaged_perceptron"):
             # w reaches K / delta on explored classes: a perceptron step scaled by w lets one
             # explored example overwrite hundreds of others. Weights are multiplicities.
             params.setdefault("weighting", "poisson")
@@ -158,12 +170,14 @@ class ChenBanditBoost(BanditLearner):
         self._refill()
         self._last_x: Any = None
 
-    def _prepare(self, x: Any) -> np.ndarray:
+    def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` as a (d,) array, standardised; ``learn`` adds it to the scaler first."""
         if getattr(self, "_rng", None) is None:
             arr = as_context(x, None, type(self).__name__)
             self._setup(arr.shape[0])
-            return arr
-        return as_context(x, self.n_features_in_, type(self).__name__)
+        else:
+            arr = as_context(x, self.n_features_in_, type(self).__name__)
+        return scale_one(self.scaler_, arr, learn)
 
     def _refill(self) -> None:
         self._uniform = self._rng.random(_BUFFER)
@@ -205,7 +219,7 @@ class ChenBanditBoost(BanditLearner):
 
     def predict_one(self, x: np.ndarray) -> int:
         """Sample yhat_t ~ p_t: H_t(x) w.p. 1 - delta, a uniform class w.p. delta."""
-        arr = self._prepare(x)
+        arr = self._prepare(x, learn=True)
         hyp, f, top = self._scores(arr)
         self._last_x, self._last_arr, self._last = x, arr, (hyp, f, top)
         u = self._next_uniform()
@@ -221,6 +235,8 @@ class ChenBanditBoost(BanditLearner):
         """Sample one action per row of X (n, d) with the current (frozen) model; (n,)."""
         X = np.asarray(X, dtype=np.float64)
         self._prepare(X[0])
+        if self.scaler_ is not None:
+            X = self.scaler_.transform_many(X)
         hyp = self.bank_.predict_batch(X)  # (n, K, N)
         top = np.einsum("mkn,kn->mk", hyp, self.alpha_).argmax(axis=1)
         u = self._rng.random(len(X))
@@ -233,7 +249,7 @@ class ChenBanditBoost(BanditLearner):
         if x is self._last_x and x is not None:
             arr, (hyp, f, top) = self._last_arr, self._last
         else:
-            arr = self._prepare(x)
+            arr = self._prepare(x, learn=True)
             hyp, f, top = self._scores(arr)
         k = self._check_action(action, self._K)
         y = 1.0 if reward > 0.5 else -1.0  # y_tk for k = yhat_t

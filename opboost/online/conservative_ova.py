@@ -19,6 +19,7 @@ import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
 from opboost.api.validation import check_random_state
+from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.weak_learners import make_bank
 
 __all__ = ["ConservativeOVA"]
@@ -35,9 +36,14 @@ class ConservativeOVA(BanditLearner):
     base_learner : "passive_aggressive" (the C-OVA paper's internal learner), "perceptron",
         "gaussian_nb" or "river:<module>.<Class>" (see :mod:`opboost.online.weak_learners`).
     base_learner_params : keyword arguments for the base learner bank.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics when ``predict_one`` acts on it): ``"auto"`` centres at
+        the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
+        river's StandardScaler, False feeds raw features.
     random_state : seed of tie-breaking (and of any random initialisation).
 
-    Fitted state: ``bank_`` (a bank with N = 1 learner per class), ``n_features_in_``.
+    Fitted state: ``bank_`` (a bank with N = 1 learner per class), ``scaler_``,
+    ``n_features_in_``.
     """
 
     name: ClassVar[str] = "conservative_ova"
@@ -48,17 +54,21 @@ class ConservativeOVA(BanditLearner):
         n_actions: int = 2,
         base_learner: str = "passive_aggressive",
         base_learner_params: dict | None = None,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_actions = n_actions
         self.base_learner = base_learner
         self.base_learner_params = base_learner_params
+        self.standardize = standardize
         self.random_state = random_state
 
-    def _prepare(self, x: Any) -> np.ndarray:
+    def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` as a (d,) array, standardised (learnt by the scaler first if ``learn``)."""
         if getattr(self, "_rng", None) is None:
             K = self._check_n_actions()
             arr = as_context(x, None, type(self).__name__)
+            self.scaler_ = make_scaler(self.standardize, arr.shape[0], type(self).__name__)
             self._rng = check_random_state(self.random_state)
             params = dict(self.base_learner_params or {})
             if self.base_learner == "perceptron":
@@ -69,8 +79,9 @@ class ConservativeOVA(BanditLearner):
             self.n_features_in_ = arr.shape[0]
             self._K = K
             self._last_x = None
-            return arr
-        return as_context(x, self.n_features_in_, type(self).__name__)
+        else:
+            arr = as_context(x, self.n_features_in_, type(self).__name__)
+        return scale_one(self.scaler_, arr, learn)
 
     def action_probs_one(self, x: np.ndarray) -> np.ndarray:
         """Point mass on the argmax of the margins (K,), split evenly over ties."""
@@ -81,7 +92,7 @@ class ConservativeOVA(BanditLearner):
 
     def predict_one(self, x: np.ndarray) -> int:
         """argmax_k of the K binary margins (random tie-break)."""
-        arr = self._prepare(x)
+        arr = self._prepare(x, learn=True)
         margins = self.bank_.margins(arr)[:, 0]
         best = np.flatnonzero(margins == margins.max())
         top = int(best[0] if len(best) == 1 else self._rng.choice(best))
@@ -98,7 +109,7 @@ class ConservativeOVA(BanditLearner):
         if x is self._last_x and x is not None:
             arr, margins = self._last_arr, self._last_margins
         else:
-            arr = self._prepare(x)
+            arr = self._prepare(x, learn=True)
             margins = self.bank_.margins(arr)[:, 0]
         k = self._check_action(action, self._K)
         y = 1.0 if reward > 0.5 else -1.0

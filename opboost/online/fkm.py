@@ -29,6 +29,7 @@ from opboost.api.loss_feedback import (
 )
 from opboost.api.online import as_context
 from opboost.api.validation import check_choice, check_random_state, check_scalar
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["NFKM", "LinearBank"]
 
@@ -132,6 +133,10 @@ class NFKM(LossFeedbackLearner):
           linear-model structure that Algorithm 2 uses for its learners, so it is a
           stronger baseline than the paper's (its variance does not grow with d).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : seed of the query directions.
 
     References
@@ -155,6 +160,7 @@ class NFKM(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_queries = n_queries
@@ -167,10 +173,12 @@ class NFKM(LossFeedbackLearner):
         self.label_set = label_set
         self.low = low
         self.high = high
+        self.standardize = standardize
         self.random_state = random_state
 
     def _init(self, x: np.ndarray) -> None:
         check_scalar(self.n_queries, "n_queries", "NFKM", kind=int, low=1)
+        self._scaler = make_scaler(self.standardize, x.shape[0], "NFKM")
         check_fkm_params(self)
         check_choice(self.perturb, "perturb", "NFKM", ("weights", "outputs"))
         self._check_label_params()
@@ -188,12 +196,12 @@ class NFKM(LossFeedbackLearner):
         )
         self._directions: np.ndarray | None = None
 
-    def _x(self, x: Any) -> np.ndarray:
+    def _x(self, x: Any, learn: bool = False) -> np.ndarray:
         bank = getattr(self, "_bank", None)
         x = as_context(x, None if bank is None else bank.W.shape[2] - 1, "NFKM")
         if bank is None:
             self._init(x)
-        return x
+        return scale_one(self._scaler, x, learn)
 
     def predict_one(self, x: np.ndarray) -> np.ndarray:
         """``Π_K(W [x, 1])``; (m,)."""
@@ -215,7 +223,7 @@ class NFKM(LossFeedbackLearner):
 
     def learn_one(self, x: np.ndarray, feedback: np.ndarray) -> None:
         """Step on the mean spherical gradient estimate from ``feedback`` (N,) loss values."""
-        x = self._x(x)
+        x = self._x(x, learn=True)
         if self._directions is None:
             raise RuntimeError("NFKM.learn_one: call query_one(x) first for the same x.")
         losses = np.asarray(feedback, float).reshape(-1)

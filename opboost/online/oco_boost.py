@@ -33,6 +33,7 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.online import OnlineLearner, as_context
 from opboost.api.validation import check_choice, check_fitted, check_random_state, check_scalar
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OCOBoost", "randomized_vote"]
 
@@ -69,6 +70,11 @@ class OCOBoost(OnlineLearner):
     weak_lr : step of the online weak learners (logistic-loss OGD).
     sample_size : m_0, draws per round passed to the stump in :meth:`fit` (None: m).
     vote : ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
+        Online path only (:meth:`fit`'s stumps are scale-invariant).
     random_state : seed of sampling, re-labelling and the randomized vote.
 
     References
@@ -91,6 +97,7 @@ class OCOBoost(OnlineLearner):
         weak_lr: float = 0.5,
         sample_size: int | None = None,
         vote: str = "randomized",
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.n_learners = n_learners
@@ -100,6 +107,7 @@ class OCOBoost(OnlineLearner):
         self.weak_lr = weak_lr
         self.sample_size = sample_size
         self.vote = vote
+        self.standardize = standardize
         self.random_state = random_state
 
     # --- shared -----------------------------------------------------------------------------
@@ -176,13 +184,15 @@ class OCOBoost(OnlineLearner):
 
     # --- online ---------------------------------------------------------------------------------
 
-    def _x(self, x: Any) -> np.ndarray:
+    def _x(self, x: Any, learn: bool = False) -> np.ndarray:
+        """``x`` (d,) standardised (then added to the scaler's statistics if ``learn``)."""
         W = getattr(self, "_W", None)
         x = as_context(x, None if W is None else W.shape[1] - 1, "OCOBoost")
         if W is None:
             self._validate()
+            self._scaler = make_scaler(self.standardize, x.shape[0], "OCOBoost")
             self._W = np.zeros((self.n_learners, x.shape[0] + 1))
-        return x
+        return scale_one(self._scaler, x, learn)
 
     def _weak_votes(self, x: np.ndarray) -> np.ndarray:
         return np.where(self._W[:, :-1] @ x + self._W[:, -1] >= 0, 1.0, -1.0)
@@ -198,7 +208,7 @@ class OCOBoost(OnlineLearner):
 
     def learn_one(self, x: np.ndarray, y: int) -> None:
         """OGD over i = 1..N on ``p (W_i(x) y/γ - 1)``; pass (x, y) on by p (re-weight/label)."""
-        x = self._x(x)
+        x = self._x(x, learn=True)
         y = int(_labels(y, "OCOBoost.learn_one"))
         h_y = self._weak_votes(x) * y
         p = np.empty(self.n_learners)

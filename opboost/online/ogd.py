@@ -23,6 +23,7 @@ from opboost.api.online import as_context
 from opboost.api.validation import check_scalar
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.online.fkm import LinearBank, check_fkm_params
+from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OGB", "OGD"]
 
@@ -45,6 +46,10 @@ class OGD(LossFeedbackLearner):
     lr, lr_decay : step ``lr · t^{-lr_decay}``.
     radius : Frobenius bound on the weights.
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
+    standardize : online scaling by the running std (:class:`~opboost.online.scaling.RunningScaler`;
+        a context joins the statistics in ``learn_one``): ``"auto"`` centres at the running
+        mean except two-valued features (one-hot zeros kept), ``"mean"`` is river's
+        StandardScaler, False feeds raw features.
     random_state : unused (OGD is deterministic); kept for a uniform interface.
     """
 
@@ -61,6 +66,7 @@ class OGD(LossFeedbackLearner):
         label_set: str = "real",
         low: float = 0.0,
         high: float = 1.0,
+        standardize: str | bool = "auto",
         random_state: int | None = None,
     ) -> None:
         self.lr = lr
@@ -70,14 +76,16 @@ class OGD(LossFeedbackLearner):
         self.label_set = label_set
         self.low = low
         self.high = high
+        self.standardize = standardize
         self.random_state = random_state
 
-    def _x(self, x: Any) -> np.ndarray:
+    def _x(self, x: Any, learn: bool = False) -> np.ndarray:
         bank = getattr(self, "_bank", None)
         x = as_context(x, None if bank is None else bank.W.shape[2] - 1, "OGD")
         if bank is None:
             check_fkm_params(self, smoothing=False)
             self._check_label_params()
+            self._scaler = make_scaler(self.standardize, x.shape[0], "OGD")
             self._bank = LinearBank(
                 1,
                 self.n_outputs,
@@ -89,7 +97,7 @@ class OGD(LossFeedbackLearner):
                 low=self.low,
                 high=self.high,
             )
-        return x
+        return scale_one(self._scaler, x, learn)
 
     def predict_one(self, x: np.ndarray) -> np.ndarray:
         """``Π_K(W [x, 1])``; (m,)."""
@@ -98,7 +106,7 @@ class OGD(LossFeedbackLearner):
 
     def learn_one(self, x: np.ndarray, feedback: FullLoss) -> None:
         """One gradient step with ``∇l_t(ŷ)`` from the revealed loss."""
-        x = self._x(x)
+        x = self._x(x, learn=True)
         grad = _check_revealed("OGD", feedback).gradient(self._bank.predict(x)[0])
         self._bank.update(x, grad[None, :])
 
@@ -124,7 +132,7 @@ class OGB(BrukhimHazanBoost):
         """Pass the exact ``∇l_t(y^{i-1})`` (N, m) to the N learners as linear losses."""
         revealed = _check_revealed("OGB", feedback)
         iterates = self.iterates_one(x)
-        self._bank.update(self._x(x), revealed.gradient(iterates[:-1]))
+        self._bank.update(self._x(x, learn=True), revealed.gradient(iterates[:-1]))
 
     def _init(self, x: np.ndarray) -> None:
         check_scalar(self.n_learners, "n_learners", "OGB", kind=int, low=1)

@@ -10,5 +10,6 @@ def opboost_register_online_learners():
     from opboost.online.banditron import Banditron
     from opboost.online.chen_bandit_boost import ChenBanditBoost
     from opboost.online.conservative_ova import ConservativeOVA
+    from opboost.online.linear_bandits import EpsilonGreedyLinear, LinUCB
 
-    return [ChenBanditBoost, Banditron, ConservativeOVA]
+    return [ChenBanditBoost, Banditron, ConservativeOVA, LinUCB, EpsilonGreedyLinear]

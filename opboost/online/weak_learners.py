@@ -40,6 +40,7 @@ from opboost.api.exceptions import InvalidParameterError
 
 __all__ = [
     "BANKS",
+    "AveragedPerceptronBank",
     "GaussianNBBank",
     "PassiveAggressiveBank",
     "PerceptronBank",
@@ -194,6 +195,110 @@ class PerceptronBank:
         np.minimum(need, reps, out=need)
         np.maximum(need, 0.0, out=need)
         return need
+
+
+class AveragedPerceptronBank(PerceptronBank):
+    """K x N averaged perceptrons (Freund & Schapire 1999): learn like
+    :class:`PerceptronBank`, predict with each learner's weights averaged over its updates.
+
+    Learner (k, i) at its c-th example predicts with the mean of its c weight vectors so far,
+    kept in O(1) per update by Daumé's trick: ``W_avg = W - U / c`` with ``U += c * dW``.
+    Mistakes (and the Poisson steps) are judged by the current weights ``W``; the
+    hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
+    :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
+    ``W`` and ``U`` share one (2, K, N, d) array so one matrix-vector product scores both.
+    """
+
+    def __init__(
+        self,
+        n_actions: int,
+        n_learners: int,
+        n_features: int,
+        rng: np.random.Generator,
+        *,
+        learning_rate: float = 1.0,
+        init_scale: float = 0.01,
+        weighting: str = "step",
+    ) -> None:
+        super().__init__(
+            n_actions,
+            n_learners,
+            n_features,
+            rng,
+            learning_rate=learning_rate,
+            init_scale=init_scale,
+            weighting=weighting,
+        )
+        K, N, d = n_actions, n_learners, n_features
+        both = np.zeros((2, K, N, d))
+        both[0] = self.W
+        biases = np.zeros((2, K, N))
+        biases[0] = self.b
+        self.W, self.U, self.b, self.ub = both[0], both[1], biases[0], biases[1]
+        self._both, self._biases = both, biases
+        self._W2 = self.W.reshape(K * N, d)
+        self._b2 = self.b.reshape(K * N)
+        self._both2 = both.reshape(2 * K * N, d)
+        self._biases2 = biases.reshape(2 * K * N)
+        self.count = np.ones(K)
+        self._inv_count = np.ones(K * N)  # 1 / count, per (k, i)
+
+    def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(current scores, averaged scores), each (K * N,)."""
+        both = self._both2 @ x
+        both += self._biases2
+        kn = len(self._inv_count)
+        raw, correction = both[:kn], both[kn:]
+        correction *= self._inv_count
+        return raw, raw - correction
+
+    def margins(self, x: np.ndarray) -> np.ndarray:
+        """Averaged scores, shape (K, N)."""
+        return self._scores(x)[1].reshape(self._shape)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Hypotheses sign(averaged score), shape (K, N)."""
+        raw, averaged = self._scores(x)
+        self._cache = (x, raw)  # ``learn`` judges mistakes by the current weights
+        return np.sign(averaged).reshape(self._shape)
+
+    def predict_batch(self, X: np.ndarray) -> np.ndarray:
+        """Hypotheses for every row of X (n, d): shape (n, K, N)."""
+        inv = self._inv_count.reshape(self._shape)
+        W = self.W - self.U * inv[:, :, None]
+        b = self.b - self.ub * inv
+        return np.sign(np.einsum("knd,md->mkn", W, X) + b)
+
+    def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
+        """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
+        c = self.count[k]
+        self.count[k] = c + 1.0
+        n = self.n_learners
+        self._inv_count[k * n : (k + 1) * n] = 1.0 / (c + 1.0)
+        if self.weighting == "poisson":
+            step = self._poisson_steps(k, x, y, w)
+            if step is None:
+                return
+        else:  # mistakes of the current weights, not of the averaged h_k
+            step = self._signed_scores_k(k, x, y) <= 0.0
+            if not step.any():
+                return
+            step = step * w
+        self._cache = (None, self._cache[1])
+        scale = self.learning_rate * y
+        if step.dtype == bool:  # one step each where True: masked in-place adds, W and U at once
+            coef = np.array([scale, scale * c])
+            both, biases = self._both[:, k], self._biases[:, k]
+            np.add(both, np.multiply.outer(coef, x)[:, None, :], out=both, where=step[:, None])
+            np.add(biases, coef[:, None], out=biases, where=step)
+            return
+        step *= scale
+        delta = np.multiply.outer(step, x)
+        self.W[k] += delta
+        self.b[k] += step
+        delta *= c
+        self.U[k] += delta
+        self.ub[k] += c * step
 
 
 class PassiveAggressiveBank(PerceptronBank):
@@ -386,6 +491,7 @@ def _river_class(spec: str) -> type:
 #: Names of the numpy banks accepted as ``weak_learner``.
 BANKS: dict[str, type] = {
     "perceptron": PerceptronBank,
+    "averaged_perceptron": AveragedPerceptronBank,
     "passive_aggressive": PassiveAggressiveBank,
     "gaussian_nb": GaussianNBBank,
 }

@@ -31,7 +31,13 @@ def _train(booster, m, n=150, d=4, seed=0):
 def test_frank_wolfe_iterates_stay_in_label_set(m, label_set):
     """Every iterate y^1..y^N is a convex combination of learner outputs, hence in K."""
     booster = BrukhimHazanBoost(
-        n_learners=8, n_outputs=m, label_set=label_set, lr=0.1, lr_decay=0.25, random_state=0
+        n_learners=8,
+        n_outputs=m,
+        label_set=label_set,
+        lr=0.1,
+        lr_decay=0.25,
+        standardize=False,  # the learners' outputs below are computed on raw x
+        random_state=0,
     )
     for x in _train(booster, m):
         it = booster.iterates_one(x)[1:]

@@ -11,8 +11,14 @@ from opboost.simulation import run_bandit
 
 
 def _recording_learner(delta: float, seed: int) -> tuple[ChenBanditBoost, list]:
+    # raw features: the claim is about fixed hypotheses, and a running scaler moves them
     learner = ChenBanditBoost(
-        n_actions=4, n_learners=12, delta=delta, learning_rate=0.0, random_state=seed
+        n_actions=4,
+        n_learners=12,
+        delta=delta,
+        learning_rate=0.0,
+        standardize=False,
+        random_state=seed,
     )
     learner.predict_one(np.zeros(5))  # build the bank
     calls: list = []

@@ -47,11 +47,17 @@ LEARNERS = [
 
 
 def test_plugin_registers_bandit_learners():
-    """The built-in plugin hook returns the three bandit learners, all with bandit feedback."""
+    """The built-in plugin hook returns the bandit learners, all with bandit feedback."""
     from opboost.online.plugin import opboost_register_online_learners
 
     classes = opboost_register_online_learners()
-    assert {c.name for c in classes} == {"chen_bandit_boost", "banditron", "conservative_ova"}
+    assert {c.name for c in classes} == {
+        "chen_bandit_boost",
+        "banditron",
+        "conservative_ova",
+        "linucb",
+        "epsilon_greedy",
+    }
     assert all(c.feedback == "bandit" and c.kind == "online_learner" for c in classes)
 
 

@@ -149,6 +149,7 @@ def test_brukhim_hazan_round_follows_algorithm_2_lines_5_to_11():
         label_set="box",
         low=0.0,
         high=1.0,
+        standardize=False,  # the lines are checked on raw x
         random_state=0,
     )
     assert booster.origin == "zero"  # the paper's y^0 is the default
@@ -185,7 +186,7 @@ def test_brukhim_hazan_round_follows_algorithm_2_lines_5_to_11():
 def test_nfkm_weight_perturbation_queries():
     """perturb="weights" queries Π_K((W + δU_j)[x, 1]) with U_j unit vectors of R^{m(d+1)}."""
     m, d, n = 2, 3, 5
-    fkm = NFKM(n_queries=n, n_outputs=m, delta=0.5, random_state=0)
+    fkm = NFKM(n_queries=n, n_outputs=m, delta=0.5, standardize=False, random_state=0)
     x = np.array([1.0, -2.0, 0.5])
     fkm.predict_one(x)
     fkm._bank.W[:] = np.random.default_rng(0).normal(size=fkm._bank.W.shape)
