@@ -25,15 +25,16 @@ these calls.
 from __future__ import annotations
 
 from abc import abstractmethod
+from numbers import Integral, Real
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api.constraints import Interval, Options, Rule, validate_params
 from opboost.api.online import OnlineLearner
-from opboost.api.validation import check_choice, check_scalar
 
 __all__ = [
+    "LABEL_CONSTRAINTS",
     "LABEL_SETS",
     "LOSSES",
     "FullLoss",
@@ -47,6 +48,28 @@ __all__ = [
 LOSSES: tuple[str, ...] = ("squared", "absolute")
 #: Convex label sets with a Euclidean projection (Assumption 3 of Brukhim & Hazan).
 LABEL_SETS: tuple[str, ...] = ("real", "box", "simplex")
+
+#: Declared constraints of the label-set parameters every loss-feedback learner has.
+LABEL_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_outputs": [
+        Interval(Integral, 1, None),
+        Rule(
+            lambda p: p["label_set"] != "simplex" or p["n_outputs"] >= 2,
+            "must be >= 2 for label_set='simplex'. Got {n_outputs!r} instead",
+            fix="use label_set='box' for a scalar in [0, 1]",
+        ),
+    ],
+    "label_set": [Options(LABEL_SETS)],
+    "low": [Interval(Real, finite=True)],
+    "high": [
+        Interval(Real, finite=True),
+        Rule(
+            lambda p: p["label_set"] != "box" or p["low"] < p["high"],
+            "must exceed 'low' for label_set='box' (low < high). Got low={low!r}, "
+            "high={high!r} instead",
+        ),
+    ],
+}
 
 
 # --- geometry -----------------------------------------------------------------------------
@@ -135,19 +158,7 @@ class LossFeedbackLearner(OnlineLearner):
 
     # shared validation of the label-set parameters
     def _check_label_params(self) -> None:
-        owner = type(self).__name__
-        check_scalar(self.n_outputs, "n_outputs", owner, kind=int, low=1)
-        check_choice(self.label_set, "label_set", owner, LABEL_SETS)
-        if self.label_set == "box" and not self.low < self.high:
-            raise InvalidParameterError(
-                f"The 'low' and 'high' parameters of {owner} must satisfy low < high for "
-                f"label_set='box'. Got low={self.low!r}, high={self.high!r} instead."
-            )
-        if self.label_set == "simplex" and self.n_outputs < 2:
-            raise InvalidParameterError(
-                f"The 'n_outputs' parameter of {owner} must be >= 2 for label_set='simplex'. "
-                f"Got {self.n_outputs!r} instead; use label_set='box' for a scalar in [0, 1]."
-            )
+        validate_params(type(self).__name__, LABEL_CONSTRAINTS, self.get_params(deep=False))
 
     def _project(self, points: np.ndarray) -> np.ndarray:
         return project(points, self.label_set, self.low, self.high)

@@ -14,12 +14,15 @@ A constant bias feature is appended internally (``fit_intercept=True``).
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.validation import check_random_state, check_scalar
+from opboost.api.constraints import Interval
+from opboost.api.validation import check_random_state
+from opboost.online.parameters import BANDIT
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["Banditron"]
@@ -44,6 +47,16 @@ class Banditron(BanditLearner):
 
     name: ClassVar[str] = "banditron"
 
+    _parameter_constraints: ClassVar[dict] = {
+        **BANDIT,
+        "gamma": [
+            Interval(
+                Real, 0.0, 1.0, closed="neither", fix="Kakade et al. use a small gamma, e.g. 0.05"
+            )
+        ],
+        "fit_intercept": ["boolean"],
+    }
+
     def __init__(
         self,
         *,
@@ -63,18 +76,8 @@ class Banditron(BanditLearner):
         """``x`` standardised (learnt by the scaler if ``learn``), plus the bias; (d + 1,)."""
         if getattr(self, "_rng", None) is None:
             owner = type(self).__name__
-            K = self._check_n_actions()
-            check_scalar(
-                self.gamma,
-                "gamma",
-                owner,
-                low=0.0,
-                high=1.0,
-                low_inclusive=False,
-                high_inclusive=False,
-                fix="Kakade et al. use a small gamma, e.g. 0.05",
-            )
-            check_scalar(self.fit_intercept, "fit_intercept", owner, kind=bool)
+            self.validate_params()
+            K = int(self.n_actions)
             arr = as_context(x, None, owner)
             self.scaler_ = make_scaler(self.standardize, arr.shape[0], owner)
             self._rng = check_random_state(self.random_state)

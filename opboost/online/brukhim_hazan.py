@@ -24,20 +24,24 @@ from __future__ import annotations
 
 import copy
 import importlib
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval, Options, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.loss_feedback import (
+    LABEL_CONSTRAINTS,
     LossFeedbackLearner,
     project,
     sample_unit_sphere,
     spherical_gradient,
 )
 from opboost.api.online import as_context
-from opboost.api.validation import check_choice, check_random_state, check_scalar
-from opboost.online.fkm import LinearBank, check_fkm_params
+from opboost.api.validation import check_random_state
+from opboost.online.fkm import LinearBank
+from opboost.online.parameters import FKM_STEPS, N_LEARNERS, STANDARDIZE
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["BrukhimHazanBoost", "RiverBank", "frank_wolfe_iterates"]
@@ -139,6 +143,24 @@ class BrukhimHazanBoost(LossFeedbackLearner):
 
     name: ClassVar[str] = "brukhim_hazan"
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_learners": N_LEARNERS("the paper uses 5 to 30 weak learners"),
+        "delta": [Interval(Real, 0.0, None, closed="right", fix="the paper uses delta=0.5")],
+        "gamma": [Interval(Real, 1.0, None, fix="gamma=1 means no advantage")],
+        **FKM_STEPS,
+        "origin": [Options(("zero", "center"))],
+        "weak_learner": [
+            Satisfies(
+                lambda v: isinstance(v, str) and (v == "fkm" or v.startswith("river:")),
+                "'fkm' or 'river:<module>.<Class>'",
+                fix="e.g. 'river:linear_model.LinearRegression'",
+            )
+        ],
+        **LABEL_CONSTRAINTS,
+        "standardize": STANDARDIZE,
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         *,
@@ -176,26 +198,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
 
     def _init(self, x: np.ndarray) -> None:
         owner = type(self).__name__
-        check_scalar(
-            self.n_learners,
-            "n_learners",
-            owner,
-            kind=int,
-            low=1,
-            fix="the paper uses 5 to 30 weak learners",
-        )
-        check_scalar(self.gamma, "gamma", owner, low=1.0, fix="gamma=1 means no advantage")
-        check_fkm_params(self)
-        self._check_label_params()
-        if not isinstance(self.weak_learner, str) or not (
-            self.weak_learner == "fkm" or self.weak_learner.startswith("river:")
-        ):
-            raise InvalidParameterError(
-                f"The 'weak_learner' parameter of {owner} must be 'fkm' or "
-                f"'river:<module>.<Class>'. Got {self.weak_learner!r} instead; e.g. "
-                f"'river:linear_model.LinearRegression'."
-            )
-        check_choice(self.origin, "origin", owner, ("zero", "center"))
+        self.validate_params()
         self._y0 = np.zeros(self.n_outputs)
         if self.origin == "center" and self.label_set == "box":
             self._y0 += (self.low + self.high) / 2.0

@@ -25,12 +25,15 @@ Claim 1: E[w^{(i)}_tk] = E[wbar^{(i)}_tk] (tested in tests/property/test_chen_cl
 from __future__ import annotations
 
 import math
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.validation import check_random_state, check_scalar
+from opboost.api.constraints import Interval
+from opboost.api.validation import check_random_state
+from opboost.online.parameters import BANDIT, N_LEARNERS, OPTIONAL_DICT, WEAK_LEARNER
 from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.weak_learners import make_bank
 
@@ -83,6 +86,21 @@ class ChenBanditBoost(BanditLearner):
 
     name: ClassVar[str] = "chen_bandit_boost"
 
+    _parameter_constraints: ClassVar[dict] = {
+        **BANDIT,
+        "n_learners": N_LEARNERS("the paper uses n_learners=100"),
+        "weak_learner": WEAK_LEARNER,
+        "weak_learner_params": OPTIONAL_DICT,
+        "delta": [
+            Interval(Real, 0.0, 1.0, closed="neither", fix="the paper uses delta in [0.01, 0.1]")
+        ],
+        "gamma": [Interval(Real, 0.0, 0.5, closed="neither", fix="the paper uses gamma=0.1")],
+        "learning_rate": [
+            Interval(Real, 0.0, None, fix="use None for the paper's delta**3 / n_actions"),
+            None,
+        ],
+    }
+
     def __init__(
         self,
         *,
@@ -110,43 +128,8 @@ class ChenBanditBoost(BanditLearner):
 
     def _setup(self, n_features: int) -> None:
         owner = type(self).__name__
-        K = self._check_n_actions()
-        N = check_scalar(
-            self.n_learners,
-            "n_learners",
-            owner,
-            kind=int,
-            low=1,
-            fix="the paper uses n_learners=100",
-        )
-        check_scalar(
-            self.delta,
-            "delta",
-            owner,
-            low=0.0,
-            high=1.0,
-            low_inclusive=False,
-            high_inclusive=False,
-            fix="the paper uses delta between 0.01 and 0.1",
-        )
-        check_scalar(
-            self.gamma,
-            "gamma",
-            owner,
-            low=0.0,
-            high=0.5,
-            low_inclusive=False,
-            high_inclusive=False,
-            fix="the paper uses gamma=0.1",
-        )
-        check_scalar(
-            self.learning_rate,
-            "learning_rate",
-            owner,
-            low=0.0,
-            allow_none=True,
-            fix="use None for the paper's delta**3 / n_actions",
-        )
+        self.validate_params()
+        K, N = int(self.n_actions), int(self.n_learners)
         self.scaler_ = make_scaler(self.standardize, n_features, owner)
         self._rng = check_random_state(self.random_state)
         params = dict(self.weak_learner_params or {})

@@ -19,6 +19,7 @@ import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
 from opboost.api.validation import check_random_state
+from opboost.online.parameters import BANDIT, OPTIONAL_DICT, WEAK_LEARNER
 from opboost.online.scaling import make_scaler, scale_one
 from opboost.online.weak_learners import make_bank
 
@@ -48,6 +49,12 @@ class ConservativeOVA(BanditLearner):
 
     name: ClassVar[str] = "conservative_ova"
 
+    _parameter_constraints: ClassVar[dict] = {
+        **BANDIT,
+        "base_learner": WEAK_LEARNER,
+        "base_learner_params": OPTIONAL_DICT,
+    }
+
     def __init__(
         self,
         *,
@@ -66,7 +73,8 @@ class ConservativeOVA(BanditLearner):
     def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
         """``x`` as a (d,) array, standardised (learnt by the scaler first if ``learn``)."""
         if getattr(self, "_rng", None) is None:
-            K = self._check_n_actions()
+            self.validate_params()
+            K = int(self.n_actions)
             arr = as_context(x, None, type(self).__name__)
             self.scaler_ = make_scaler(self.standardize, arr.shape[0], type(self).__name__)
             self._rng = check_random_state(self.random_state)

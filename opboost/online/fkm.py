@@ -17,18 +17,22 @@ perturbs the prediction instead (``ŷ + δv_j``, estimate ``(m/δ) l̃_j v_j`` c
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval, Options
 from opboost.api.loss_feedback import (
+    LABEL_CONSTRAINTS,
     LossFeedbackLearner,
     project,
     sample_unit_sphere,
     spherical_gradient,
 )
 from opboost.api.online import as_context
-from opboost.api.validation import check_choice, check_random_state, check_scalar
+from opboost.api.validation import check_random_state
+from opboost.online.parameters import FKM_STEPS, STANDARDIZE
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["NFKM", "LinearBank"]
@@ -90,29 +94,6 @@ class LinearBank:
             self.W *= scale[:, None, None]
 
 
-def check_fkm_params(obj: Any, *, smoothing: bool = True) -> None:
-    """Validate the step-size, radius and (if ``smoothing``) δ parameters of ``obj``."""
-    owner = type(obj).__name__
-    check_scalar(
-        obj.lr, "lr", owner, low=0.0, low_inclusive=False, fix="the paper tunes lr in [1e-4, 0.1]"
-    )
-    check_scalar(
-        obj.lr_decay, "lr_decay", owner, low=0.0, high=1.0, fix="the paper tunes c in [0.25, 1]"
-    )
-    if smoothing:
-        check_scalar(
-            obj.delta, "delta", owner, low=0.0, low_inclusive=False, fix="the paper uses delta=0.5"
-        )
-    check_scalar(
-        obj.radius,
-        "radius",
-        owner,
-        low=0.0,
-        low_inclusive=False,
-        fix="use float('inf') to disable the projection",
-    )
-
-
 class NFKM(LossFeedbackLearner):
     """N-point FKM: a linear model learned from ``N`` noisy loss values per round.
 
@@ -147,6 +128,16 @@ class NFKM(LossFeedbackLearner):
 
     name: ClassVar[str] = "n_fkm"
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_queries": [Interval(Integral, 1, None)],
+        "delta": [Interval(Real, 0.0, None, closed="right", fix="the paper uses delta=0.5")],
+        **FKM_STEPS,
+        "perturb": [Options(("weights", "outputs"))],
+        **LABEL_CONSTRAINTS,
+        "standardize": STANDARDIZE,
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         *,
@@ -177,11 +168,8 @@ class NFKM(LossFeedbackLearner):
         self.random_state = random_state
 
     def _init(self, x: np.ndarray) -> None:
-        check_scalar(self.n_queries, "n_queries", "NFKM", kind=int, low=1)
+        self.validate_params()
         self._scaler = make_scaler(self.standardize, x.shape[0], "NFKM")
-        check_fkm_params(self)
-        check_choice(self.perturb, "perturb", "NFKM", ("weights", "outputs"))
-        self._check_label_params()
         self._rng = check_random_state(self.random_state)
         self._bank = LinearBank(
             1,

@@ -23,12 +23,15 @@ Ties of the argmax are broken uniformly at random with the learner's seeded gene
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.validation import check_random_state, check_scalar
+from opboost.api.constraints import Interval
+from opboost.api.validation import check_random_state
+from opboost.online.parameters import BANDIT
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["EpsilonGreedyLinear", "LinUCB"]
@@ -37,17 +40,19 @@ __all__ = ["EpsilonGreedyLinear", "LinUCB"]
 class _RidgeBandit(BanditLearner):
     """Shared state and updates of the per-action ridge regressions (see the module doc)."""
 
-    def _check_params(self, owner: str) -> None:
-        check_scalar(self.l2, "l2", owner, low=0.0, low_inclusive=False, fix="e.g. l2=1.0")
-        check_scalar(self.beta, "beta", owner, low=0.0, low_inclusive=False, fix="e.g. beta=1.0")
-        check_scalar(self.fit_intercept, "fit_intercept", owner, kind=bool)
+    _parameter_constraints: ClassVar[dict] = {
+        **BANDIT,
+        "l2": [Interval(Real, 0.0, None, closed="right", fix="e.g. l2=1.0")],
+        "beta": [Interval(Real, 0.0, None, closed="right", fix="e.g. beta=1.0")],
+        "fit_intercept": ["boolean"],
+    }
 
     def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
         """``x`` standardised (then learnt by the scaler if ``learn``), plus the bias; (p,)."""
         owner = type(self).__name__
         if getattr(self, "_rng", None) is None:
-            K = self._check_n_actions()
-            self._check_params(owner)
+            self.validate_params()
+            K = int(self.n_actions)
             arr = as_context(x, None, owner)
             self.scaler_ = make_scaler(self.standardize, arr.shape[0], owner)
             p = arr.shape[0] + int(self.fit_intercept)
@@ -149,9 +154,10 @@ class LinUCB(_RidgeBandit):
         self.standardize = standardize
         self.random_state = random_state
 
-    def _check_params(self, owner: str) -> None:
-        super()._check_params(owner)
-        check_scalar(self.alpha, "alpha", owner, low=0.0, fix="alpha=0 plays greedily")
+    _parameter_constraints: ClassVar[dict] = {
+        **_RidgeBandit._parameter_constraints,
+        "alpha": [Interval(Real, 0.0, None, fix="alpha=0 plays greedily")],
+    }
 
     def _ucb(self, xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cov_x = self.cov_ @ xb  # (K, p)
@@ -230,9 +236,10 @@ class EpsilonGreedyLinear(_RidgeBandit):
         self.standardize = standardize
         self.random_state = random_state
 
-    def _check_params(self, owner: str) -> None:
-        super()._check_params(owner)
-        check_scalar(self.epsilon, "epsilon", owner, low=0.0, high=1.0, fix="e.g. 0.05")
+    _parameter_constraints: ClassVar[dict] = {
+        **_RidgeBandit._parameter_constraints,
+        "epsilon": [Interval(Real, 0.0, 1.0, fix="e.g. 0.05")],
+    }
 
     def action_probs_one(self, x: np.ndarray) -> np.ndarray:
         """(K,): 1 - epsilon split over the argmax actions, epsilon / K on every action."""

@@ -26,13 +26,16 @@ Two ways to run it:
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.constraints import Interval, Options
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.online import OnlineLearner, as_context
-from opboost.api.validation import check_choice, check_fitted, check_random_state, check_scalar
+from opboost.api.validation import check_fitted, check_random_state
+from opboost.online.parameters import N_LEARNERS, STANDARDIZE
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OCOBoost", "randomized_vote"]
@@ -87,6 +90,22 @@ class OCOBoost(OnlineLearner):
     #: Full-information binary labels (not bandit): ``learn_one(x, y)`` with y = ±1.
     feedback: ClassVar[str] = "label"
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_learners": N_LEARNERS("e.g. n_learners=20"),
+        "mode": [Options(("realizable", "agnostic"))],
+        "gamma": [
+            Interval(
+                Real, 0.0, 1.0, closed="right", fix="gamma is the weak learner's edge, e.g. 0.1"
+            )
+        ],
+        "oco_lr": [Interval(Real, 0.0, None, closed="right"), None],
+        "weak_lr": [Interval(Real, 0.0, None, closed="right")],
+        "sample_size": [Interval(Integral, 1, None), None],
+        "vote": [Options(("randomized", "deterministic"))],
+        "standardize": STANDARDIZE,
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         *,
@@ -113,22 +132,7 @@ class OCOBoost(OnlineLearner):
     # --- shared -----------------------------------------------------------------------------
 
     def _validate(self) -> None:
-        owner = "OCOBoost"
-        check_scalar(self.n_learners, "n_learners", owner, kind=int, low=1)
-        check_choice(self.mode, "mode", owner, ("realizable", "agnostic"))
-        check_scalar(
-            self.gamma,
-            "gamma",
-            owner,
-            low=0.0,
-            high=1.0,
-            low_inclusive=False,
-            fix="gamma is the weak learner's edge, e.g. 0.1",
-        )
-        check_scalar(self.oco_lr, "oco_lr", owner, low=0.0, low_inclusive=False, allow_none=True)
-        check_scalar(self.weak_lr, "weak_lr", owner, low=0.0, low_inclusive=False)
-        check_scalar(self.sample_size, "sample_size", owner, kind=int, low=1, allow_none=True)
-        check_choice(self.vote, "vote", owner, ("randomized", "deterministic"))
+        self.validate_params()
         self._rng = check_random_state(self.random_state)
         self._p_low = 0.0 if self.mode == "realizable" else -1.0
         self._eta = self.oco_lr or 1.0 / ((1.0 / self.gamma + 1.0) * np.sqrt(self.n_learners))

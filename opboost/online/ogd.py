@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.loss_feedback import FullLoss, LossFeedbackLearner
+from opboost.api.loss_feedback import LABEL_CONSTRAINTS, FullLoss, LossFeedbackLearner
 from opboost.api.online import as_context
-from opboost.api.validation import check_scalar
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
-from opboost.online.fkm import LinearBank, check_fkm_params
+from opboost.online.fkm import LinearBank
+from opboost.online.parameters import FKM_STEPS, STANDARDIZE
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OGB", "OGD"]
@@ -56,6 +56,13 @@ class OGD(LossFeedbackLearner):
     name: ClassVar[str] = "ogd"
     information: ClassVar[str] = "full"
 
+    _parameter_constraints: ClassVar[dict] = {
+        **FKM_STEPS,
+        **LABEL_CONSTRAINTS,
+        "standardize": STANDARDIZE,
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         *,
@@ -83,8 +90,7 @@ class OGD(LossFeedbackLearner):
         bank = getattr(self, "_bank", None)
         x = as_context(x, None if bank is None else bank.W.shape[2] - 1, "OGD")
         if bank is None:
-            check_fkm_params(self, smoothing=False)
-            self._check_label_params()
+            self.validate_params()
             self._scaler = make_scaler(self.standardize, x.shape[0], "OGD")
             self._bank = LinearBank(
                 1,
@@ -133,7 +139,3 @@ class OGB(BrukhimHazanBoost):
         revealed = _check_revealed("OGB", feedback)
         iterates = self.iterates_one(x)
         self._bank.update(self._x(x, learn=True), revealed.gradient(iterates[:-1]))
-
-    def _init(self, x: np.ndarray) -> None:
-        check_scalar(self.n_learners, "n_learners", "OGB", kind=int, low=1)
-        super()._init(x)

@@ -26,13 +26,6 @@ REQUIRED = {"SklearnRegressor": "estimator", "SklearnClassifier": "estimator"}
 ENABLING = {("Booster", "warm_start_prob"): {"warm_start": "best_constant"}}
 
 
-def _pending(cls) -> None:
-    """Online learners: opboost/online is being changed on another branch, where they will
-    declare their constraints; until then they have none (and these checks expect failure)."""
-    if cls.__module__.startswith("opboost.online.") and not cls._parameter_constraints:
-        pytest.xfail("opboost/online learners declare _parameter_constraints on their branch")
-
-
 class Wrong:
     """A value of a type no parameter accepts."""
 
@@ -58,7 +51,6 @@ def _unit_params(cls) -> dict:
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_every_parameter_has_a_constraint(cls):
-    _pending(cls)
     declared = set(cls._parameter_constraints)
     params = set(cls._get_param_names())
     assert params - declared == set(), f"{cls.__name__}: no constraint for {params - declared}"
@@ -80,7 +72,6 @@ def test_defaults_and_unit_test_params_validate(cls):
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_wrong_type_is_rejected_naming_class_parameter_and_value(cls):
-    _pending(cls)
     base = _unit_params(cls)
     for param in cls._get_param_names():
         params = {**base, **ENABLING.get((cls.__name__, param), {}), param: Wrong()}
