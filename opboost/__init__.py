@@ -6,9 +6,6 @@ registry; both happen on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import (
     ConfigError,
@@ -18,6 +15,7 @@ from opboost.api.exceptions import (
     PluginError,
 )
 from opboost.api.hookspecs import hookimpl
+from opboost.api.lazy import lazy_attributes
 from opboost.registry import available, get_registry, make
 
 try:
@@ -55,11 +53,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module_name, attr = _LAZY[name]
-        module = importlib.import_module(module_name)
-        value = module if attr is None else getattr(module, attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'opboost' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes("opboost", _LAZY, globals())

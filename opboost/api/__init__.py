@@ -35,8 +35,7 @@ Names load lazily: ``from opboost.api import BaseLearner`` imports only what it 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from opboost.api.lazy import lazy_attributes
 
 _LAZY: dict[str, str] = {
     "Component": "opboost.api.component",
@@ -133,14 +132,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'opboost.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes("opboost.api", _LAZY, globals())

@@ -19,8 +19,7 @@ registered without importing dask).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from opboost.api.lazy import lazy_attributes
 
 __all__ = ["DaskLoggedBandit", "LightGBMDaskTree", "make_engine", "merge_rounds"]
 
@@ -32,9 +31,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'opboost.dask' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes("opboost.dask", _LAZY, globals())

@@ -17,8 +17,7 @@ their streams are in :mod:`opboost.simulation`. Submodules load lazily, so
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from opboost.api.lazy import lazy_attributes
 
 __all__ = [
     "Banditron",
@@ -41,14 +40,4 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module_name, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module_name), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'opboost.online' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes("opboost.online", _LAZY, globals())

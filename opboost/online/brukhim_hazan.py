@@ -32,7 +32,6 @@ import numpy as np
 from opboost.api.constraints import Interval, Options, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.loss_feedback import (
-    LABEL_CONSTRAINTS,
     LossFeedbackLearner,
     project,
     sample_unit_sphere,
@@ -41,7 +40,7 @@ from opboost.api.loss_feedback import (
 from opboost.api.online import as_context
 from opboost.api.validation import check_random_state
 from opboost.online.fkm import LinearBank
-from opboost.online.parameters import FKM_STEPS, N_LEARNERS, STANDARDIZE
+from opboost.online.parameters import FKM_STEPS, LOSS_LEARNER, N_LEARNERS
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["BrukhimHazanBoost", "RiverBank", "frank_wolfe_iterates"]
@@ -156,9 +155,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
                 fix="e.g. 'river:linear_model.LinearRegression'",
             )
         ],
-        **LABEL_CONSTRAINTS,
-        "standardize": STANDARDIZE,
-        "random_state": ["random_state"],
+        **LOSS_LEARNER,
     }
 
     def __init__(
@@ -208,17 +205,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         self._n_features = x.shape[0]
         self._scaler = make_scaler(self.standardize, x.shape[0], owner)
         if self.weak_learner == "fkm":
-            self._bank = LinearBank(
-                self.n_learners,
-                self.n_outputs,
-                x.shape[0],
-                lr=self.lr,
-                lr_decay=self.lr_decay,
-                radius=self.radius,
-                label_set=self.label_set,
-                low=self.low,
-                high=self.high,
-            )
+            self._bank = LinearBank.of(self, self.n_learners, x.shape[0])
         else:
             self._bank = RiverBank(
                 self.weak_learner,

@@ -24,7 +24,6 @@ import numpy as np
 
 from opboost.api.constraints import Interval, Options
 from opboost.api.loss_feedback import (
-    LABEL_CONSTRAINTS,
     LossFeedbackLearner,
     project,
     sample_unit_sphere,
@@ -32,7 +31,7 @@ from opboost.api.loss_feedback import (
 )
 from opboost.api.online import as_context
 from opboost.api.validation import check_random_state
-from opboost.online.parameters import FKM_STEPS, STANDARDIZE
+from opboost.online.parameters import FKM_STEPS, LOSS_LEARNER
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["NFKM", "LinearBank"]
@@ -49,6 +48,23 @@ class LinearBank:
         disables the projection.
     label_set, low, high : the set ``K`` each output is projected onto.
     """
+
+    @classmethod
+    def of(cls, learner: Any, n_learners: int, n_features: int) -> LinearBank:
+        """The bank of a learner that has ``n_outputs``, the step parameters (``lr``,
+        ``lr_decay``, ``radius``) and the label-set parameters (``label_set``, ``low``,
+        ``high``)."""
+        return cls(
+            n_learners,
+            learner.n_outputs,
+            n_features,
+            lr=learner.lr,
+            lr_decay=learner.lr_decay,
+            radius=learner.radius,
+            label_set=learner.label_set,
+            low=learner.low,
+            high=learner.high,
+        )
 
     def __init__(
         self,
@@ -133,9 +149,7 @@ class NFKM(LossFeedbackLearner):
         "delta": [Interval(Real, 0.0, None, closed="right", fix="the paper uses delta=0.5")],
         **FKM_STEPS,
         "perturb": [Options(("weights", "outputs"))],
-        **LABEL_CONSTRAINTS,
-        "standardize": STANDARDIZE,
-        "random_state": ["random_state"],
+        **LOSS_LEARNER,
     }
 
     def __init__(
@@ -171,17 +185,7 @@ class NFKM(LossFeedbackLearner):
         self.validate_params()
         self._scaler = make_scaler(self.standardize, x.shape[0], "NFKM")
         self._rng = check_random_state(self.random_state)
-        self._bank = LinearBank(
-            1,
-            self.n_outputs,
-            x.shape[0],
-            lr=self.lr,
-            lr_decay=self.lr_decay,
-            radius=self.radius,
-            label_set=self.label_set,
-            low=self.low,
-            high=self.high,
-        )
+        self._bank = LinearBank.of(self, 1, x.shape[0])
         self._directions: np.ndarray | None = None
 
     def _x(self, x: Any, learn: bool = False) -> np.ndarray:

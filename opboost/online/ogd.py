@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.loss_feedback import LABEL_CONSTRAINTS, FullLoss, LossFeedbackLearner
+from opboost.api.loss_feedback import FullLoss, LossFeedbackLearner
 from opboost.api.online import as_context
 from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.online.fkm import LinearBank
-from opboost.online.parameters import FKM_STEPS, STANDARDIZE
+from opboost.online.parameters import FKM_STEPS, LOSS_LEARNER
 from opboost.online.scaling import make_scaler, scale_one
 
 __all__ = ["OGB", "OGD"]
@@ -58,9 +58,7 @@ class OGD(LossFeedbackLearner):
 
     _parameter_constraints: ClassVar[dict] = {
         **FKM_STEPS,
-        **LABEL_CONSTRAINTS,
-        "standardize": STANDARDIZE,
-        "random_state": ["random_state"],
+        **LOSS_LEARNER,
     }
 
     def __init__(
@@ -92,17 +90,7 @@ class OGD(LossFeedbackLearner):
         if bank is None:
             self.validate_params()
             self._scaler = make_scaler(self.standardize, x.shape[0], "OGD")
-            self._bank = LinearBank(
-                1,
-                self.n_outputs,
-                x.shape[0],
-                lr=self.lr,
-                lr_decay=self.lr_decay,
-                radius=self.radius,
-                label_set=self.label_set,
-                low=self.low,
-                high=self.high,
-            )
+            self._bank = LinearBank.of(self, 1, x.shape[0])
         return scale_one(self._scaler, x, learn)
 
     def predict_one(self, x: np.ndarray) -> np.ndarray:

@@ -7,12 +7,14 @@ from numbers import Integral, Real
 from typing import Any
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Satisfies
+from opboost.api.loss_feedback import LABEL_CONSTRAINTS
 from opboost.online.scaling import CENTERS
 from opboost.online.weak_learners import BANKS
 
 __all__ = [
     "BANDIT",
     "FKM_STEPS",
+    "LOSS_LEARNER",
     "N_LEARNERS",
     "OPTIONAL_DICT",
     "STANDARDIZE",
@@ -51,6 +53,13 @@ def N_LEARNERS(fix: str) -> list[Any]:
     """``n_learners``: an int >= 1."""
     return [Interval(Integral, 1, None, fix=fix)]
 
+
+#: Every loss-feedback learner: the label set, the scaler and the seed.
+LOSS_LEARNER: dict[str, list[Any]] = {
+    **LABEL_CONSTRAINTS,
+    "standardize": STANDARDIZE,
+    "random_state": ["random_state"],
+}
 
 #: Step sizes and projection radius of the (N-)FKM linear learners.
 FKM_STEPS: dict[str, list[Any]] = {

@@ -6,8 +6,7 @@ Submodules load lazily, so ``import opboost.simulation`` stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from opboost.api.lazy import lazy_attributes
 
 __all__ = [
     "BanditEnvironment",
@@ -40,14 +39,4 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module_name, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module_name), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'opboost.simulation' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes("opboost.simulation", _LAZY, globals())
