@@ -227,3 +227,39 @@ def test_a_large_sparse_catalogue_stays_small():
     stored = data.candidates
     assert stored.data.nbytes + stored.indices.nbytes + stored.indptr.nbytes < 40 * n * c
     assert data.n_candidates.max() <= c
+
+
+def test_dense_and_sparse_masks_agree_on_random_logs():
+    """200 seeded random logs, some invalid: the dense and the sparse form of each mask both
+    pass with the same counts, or both fail with the same message."""
+    rng = np.random.default_rng(19)
+    failures = 0
+    for _ in range(200):
+        n, k = int(rng.integers(1, 8)), int(rng.integers(2, 6))
+        mask = rng.random((n, k)) < rng.uniform(0.2, 0.9)
+        actions = rng.integers(0, k, n)
+        if rng.random() < 0.7:  # usually a consistent log, sometimes not
+            mask[np.arange(n), actions] = True
+        logging = None
+        if rng.random() < 0.5:
+            logging = mask / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            if rng.random() < 0.3:
+                logging = np.full((n, k), 1 / k)
+        fields = {
+            "contexts": np.ones((n, 1)),
+            "actions": actions,
+            "propensities": np.full(n, 0.5) if logging is None else logging[np.arange(n), actions],
+            "rewards": np.zeros(n),
+            "n_actions": k,
+            "logging_probs": logging,
+        }
+        outcomes = []
+        for candidates in (mask, sp.csr_matrix(mask)):
+            try:
+                data = LoggedBandit(**fields, candidates=candidates)
+                outcomes.append(data.n_candidates.tolist())
+            except ValueError as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
+        failures += isinstance(outcomes[0], str)
+    assert 20 < failures < 180
