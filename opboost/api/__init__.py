@@ -16,8 +16,9 @@ module                    what it holds
                           top-level ``Interval`` is the estimator's confidence interval)
 ``files``                 crash-safe writes and JSON-safe values
 ``data``                  :class:`LoggedBandit`, the logged-feedback data model
-``data_checks``,          its field checks; Open Bandit Pipeline's bandit-feedback dict
-``obp_format``
+``data_checks``,          its field checks; Open Bandit Pipeline's bandit-feedback dict;
+``obp_format``,           the per-row candidate sets (eligible actions)
+``candidates``
 ``design``                the stacked (x, a) design of the regression reduction
 ``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
 ``estimator``             :class:`Estimator`, :class:`Interval`

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.candidates import Candidates, check_candidates, count_candidates
 from opboost.api.data_checks import (
     Contexts,
     as_real,
@@ -54,6 +55,13 @@ class LoggedBandit:
         ``positions[i]``.
     action_features
         optional (n_actions, d_a) finite features of each action (obp's ``action_context``).
+    candidates
+        optional (n, n_actions) boolean mask of the actions eligible in each row (True or 1
+        where eligible): a dense array, stored as a read-only ``bool`` array, or a
+        scipy.sparse matrix, stored as a read-only boolean CSR matrix (n * K bytes against
+        about 12 bytes per candidate: use sparse input for large catalogues). Every row has a
+        candidate, each logged action is a candidate of its row and ``logging_probs`` put no
+        mass outside the candidates; estimators reject policies that do.
 
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
@@ -67,6 +75,7 @@ class LoggedBandit:
     logging_probs: np.ndarray | None = None
     positions: np.ndarray | None = None
     action_features: np.ndarray | None = None
+    candidates: Candidates | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -87,6 +96,9 @@ class LoggedBandit:
             set_(self, "positions", readonly(check_positions(self.positions, len(actions))))
         if self.action_features is not None:
             set_(self, "action_features", check_action_features(self.action_features, n_actions))
+        if self.candidates is not None:
+            mask = check_candidates(self.candidates, n_actions, actions, self.logging_probs)
+            set_(self, "candidates", mask)
 
     def __len__(self) -> int:
         return int(self.contexts.shape[0])
@@ -107,12 +119,22 @@ class LoggedBandit:
         return 1 if self.positions is None else int(self.positions.max()) + 1
 
     @property
+    def n_candidates(self) -> np.ndarray:
+        """(n,) int64: each row's number of candidates (n_actions for all without
+        ``candidates``)."""
+        if self.candidates is None:
+            return np.full(len(self), self.n_actions, dtype=np.int64)
+        return count_candidates(self.candidates)
+
+    @property
     def is_sparse(self) -> bool:
         return sp.issparse(self.contexts)
 
     def __repr__(self) -> str:
         kind = "sparse " if self.is_sparse else ""
         slots = "" if self.positions is None else f", n_positions={self.n_positions}"
+        if self.candidates is not None:
+            slots += f", candidates per row={self.n_candidates.mean():.4g}"
         return (
             f"LoggedBandit(n={len(self)}, d={self.n_features} {kind}features, "
             f"n_actions={self.n_actions}{slots}, mean reward={self.rewards.mean():.4g})"
@@ -139,6 +161,7 @@ class LoggedBandit:
             logging_probs=None if self.logging_probs is None else self.logging_probs[idx],
             positions=None if self.positions is None else self.positions[idx],
             action_features=self.action_features,
+            candidates=None if self.candidates is None else self.candidates[idx],
         )
 
     def split(
@@ -174,6 +197,7 @@ class LoggedBandit:
             self.logging_probs,
             self.positions,
             self.action_features,
+            self.candidates,
         )
 
     # --- adapters ---------------------------------------------------------------------------
@@ -215,7 +239,8 @@ class LoggedBandit:
     def from_obp(cls, bandit_feedback: Mapping[str, Any]) -> LoggedBandit:
         """Build from Open Bandit Pipeline's dict (n_rounds, n_actions, context, action,
         reward, pscore; optional position, action_context and pi_b of shape (n, K),
-        (n, K, 1) or (n, K, L), of which row i keeps slot position[i]). obp is not imported."""
+        (n, K, 1) or (n, K, L), of which row i keeps slot position[i]). obp is not imported.
+        obp has no candidate sets, so ``candidates`` is None."""
         data = cls(**feedback_fields(bandit_feedback))
         n_rounds = bandit_feedback.get("n_rounds")
         if n_rounds is not None and int(n_rounds) != len(data):
@@ -228,7 +253,9 @@ class LoggedBandit:
         """Open Bandit Pipeline's bandit-feedback dict: dense ``context``; ``position`` (None
         without positions); ``action_context`` when there are action features; ``pi_b`` of
         shape (n, K, L) when ``logging_probs`` is set, every slot holding row i's logging
-        distribution (obp reads only slot ``position[i]``, so ``from_obp`` gets it back)."""
+        distribution (obp reads only slot ``position[i]``, so ``from_obp`` gets it back).
+        obp has no candidate field: ``candidates`` are not written (mask the evaluated
+        policies' ``action_dist`` instead)."""
         context = self.contexts.toarray() if self.is_sparse else np.array(self.contexts)
         feedback: dict[str, Any] = {
             "n_rounds": len(self),

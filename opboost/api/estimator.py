@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import stats
 
+from opboost.api.candidates import first_outside, is_candidate
 from opboost.api.component import Component
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
@@ -46,7 +47,9 @@ def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str)
       action_dist[i, a_i, positions[i]] / p_i. Without positions only L = 1 is accepted.
 
     Wrong shapes, non-integer or out-of-range actions and negative or non-finite
-    probabilities raise ``InvalidParameterError`` naming ``owner`` and the first bad row.
+    probabilities raise ``InvalidParameterError`` naming ``owner`` and the first bad row; so
+    does, when ``data.candidates`` is set, an action (or positive probability) outside the
+    row's candidates.
     """
     n, k = len(data), data.n_actions
     expected = (n, k)
@@ -56,7 +59,7 @@ def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str)
     )
     raw = np.asarray(action_probs)
     if raw.ndim == 1:
-        return _one_hot(raw, n, k, owner, accepted)
+        return _one_hot(raw, data, owner, accepted)
     if raw.ndim == 3:
         if raw.shape[:2] != expected:
             raise InvalidParameterError(
@@ -78,7 +81,22 @@ def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str)
         raise InvalidParameterError(
             f"{owner}: action_probs must be finite and >= 0; row {i} is {probs[i].tolist()}."
         )
+    _check_candidate_mass(data, probs, owner)
     return probs
+
+
+def _check_candidate_mass(data: LoggedBandit, probs: np.ndarray, owner: str) -> None:
+    """InvalidParameterError naming the first row and action where ``probs`` put mass
+    outside ``data.candidates`` (when the log has candidates)."""
+    candidates = getattr(data, "candidates", None)
+    where = None if candidates is None else first_outside(candidates, probs)
+    if where is not None:
+        raise InvalidParameterError(
+            f"{owner}: action_probs put probability {float(probs[where])!r} on action "
+            f"{where[1]} in row {where[0]}, which is not one of the row's candidates "
+            f"(data.candidates[{where[0]}, {where[1]}] is False). Set the probabilities of "
+            f"non-candidate actions to 0 and renormalise each row."
+        )
 
 
 def _row_slots(data: LoggedBandit, action_dist: np.ndarray, owner: str) -> np.ndarray:
@@ -104,8 +122,9 @@ def _row_slots(data: LoggedBandit, action_dist: np.ndarray, owner: str) -> np.nd
     return action_dist[np.arange(len(data)), :, data.positions]
 
 
-def _one_hot(actions: np.ndarray, n: int, k: int, owner: str, accepted: str) -> np.ndarray:
+def _one_hot(actions: np.ndarray, data: LoggedBandit, owner: str, accepted: str) -> np.ndarray:
     """One-hot (n, K) rows of a deterministic policy's (n,) integer ``actions``."""
+    n, k = len(data), data.n_actions
     if actions.shape != (n,):
         raise InvalidParameterError(
             f"{owner}: 1-D action_probs are read as one action per row and need shape "
@@ -123,6 +142,16 @@ def _one_hot(actions: np.ndarray, n: int, k: int, owner: str, accepted: str) -> 
             f"{owner}: action {int(actions[i])} at row {i} is out of range; actions must be in "
             f"[0, {k}) for n_actions={k}."
         )
+    candidates = getattr(data, "candidates", None)
+    if candidates is not None:
+        bad = ~is_candidate(candidates, np.arange(n), actions)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidParameterError(
+                f"{owner}: action {int(actions[i])} at row {i} is not one of the row's "
+                f"candidates (data.candidates[{i}, {int(actions[i])}] is False); choose each "
+                f"row's action among its candidates."
+            )
     return one_hot(actions, k)
 
 

@@ -11,6 +11,9 @@ With ``n_folds`` > 1 the model is cross-fitted: rows are split into seeded folds
 fold's q comes from a model trained on the other folds, so the model never predicts rows it
 was trained on (this keeps DR unbiased up to the model's error on unseen rows).
 
+On a log with ``candidates`` the model predicts only each row's candidate actions; q is 0
+elsewhere, where the evaluated policy has no mass (``check_action_probs`` rejects it).
+
 Both drive boosting with per-action coefficients Gamma (n, K), V(pi) = (1/n) sum_i <pi_i,
 Gamma_i> (:meth:`coefficients`): DM Gamma_i(a) = q(x_i, a); DR Gamma_i(a) = q(x_i, a)
 + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i. For any fixed q, E[Gamma_i(a) | x_i] is the true mean
@@ -26,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.candidates import candidate_pairs
 from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
@@ -120,6 +124,7 @@ class _RewardModelEstimator(Estimator):
         """q(x_i, a) for every logged row and action, shape (n, K), cross-fitted.
 
         Each call fits fresh models (seeded by ``random_state``), so repeated calls agree.
+        With ``data.candidates`` only the candidate actions are predicted; q is 0 elsewhere.
         """
         owner = type(self).__name__
         self.validate_params()
@@ -142,7 +147,12 @@ class _RewardModelEstimator(Estimator):
                 action_features(data.contexts[train], data.actions[train], data.n_actions),
                 data.rewards[train],
             )
-            q[fold] = self._predict_all_actions(model, data.contexts[fold], data.n_actions)
+            if data.candidates is None:
+                q[fold] = self._predict_all_actions(model, data.contexts[fold], data.n_actions)
+            else:
+                q[fold] = self._predict_candidates(
+                    model, data.contexts[fold], data.n_actions, data.candidates[fold]
+                )
         return q
 
     @staticmethod
@@ -157,6 +167,21 @@ class _RewardModelEstimator(Estimator):
             for a in range(n_actions)
         ]
         return np.column_stack(columns)
+
+    @staticmethod
+    def _predict_candidates(
+        model: Any, contexts: Any, n_actions: int, candidates: Any
+    ) -> np.ndarray:
+        """(m, K) predictions at the candidate (row, action) pairs, 0 elsewhere; batches of
+        m pairs keep memory at (m, d + K), so a row's c candidates cost about c calls."""
+        m = contexts.shape[0]
+        rows, actions = candidate_pairs(candidates)
+        q = np.zeros((m, n_actions))
+        for start in range(0, len(rows), m):
+            r, a = rows[start : start + m], actions[start : start + m]
+            features = action_features(contexts[r], a, n_actions)
+            q[r, a] = np.asarray(model.predict(features), dtype=np.float64).reshape(len(r))
+        return q
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""Simulation: supervised data turned into bandit logs and streams, label-hiding environments,
-the online runners and the data set loaders. Algorithms never import it.
+"""Simulation: supervised data turned into bandit logs and streams, a catalogue of items with
+features and candidate sets (``simulate_catalogue``), label-hiding environments, the online
+runners and the data set loaders. Algorithms never import it.
 
 Submodules load lazily, so ``import opboost.simulation`` stays light.
 """
@@ -15,11 +16,13 @@ __all__ = [
     "LossEnvironment",
     "LossRunResult",
     "SimulatedBandit",
+    "SimulatedCatalogue",
     "SoftmaxLoggingPolicy",
     "expected_reward",
     "reward_table",
     "run_bandit",
     "run_loss_feedback",
+    "simulate_catalogue",
     "supervised_to_bandit",
 ]
 
@@ -30,11 +33,13 @@ _LAZY: dict[str, tuple[str, str]] = {
     "LossEnvironment": ("opboost.simulation.loss_environment", "LossEnvironment"),
     "LossRunResult": ("opboost.simulation.loss_runner", "LossRunResult"),
     "SimulatedBandit": ("opboost.simulation.supervised", "SimulatedBandit"),
+    "SimulatedCatalogue": ("opboost.simulation.items", "SimulatedCatalogue"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
     "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
     "reward_table": ("opboost.simulation.supervised", "reward_table"),
     "run_bandit": ("opboost.simulation.runners", "run_bandit"),
     "run_loss_feedback": ("opboost.simulation.loss_runner", "run_loss_feedback"),
+    "simulate_catalogue": ("opboost.simulation.items", "simulate_catalogue"),
     "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
 }
 
