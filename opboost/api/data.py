@@ -22,6 +22,7 @@ from opboost.api.data_checks import (
     readonly,
 )
 from opboost.api.obp_format import feedback_fields
+from opboost.api.tabular import TabularSchema, check_schema, dataframe_fields
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit"]
@@ -54,6 +55,10 @@ class LoggedBandit:
         ``positions[i]``.
     action_features
         optional (n_actions, d_a) finite features of each action (obp's ``action_context``).
+    schema
+        optional :class:`opboost.api.tabular.TabularSchema`: the table the logs came from
+        (``from_dataframe`` sets it): context column names, the categories of categorical
+        columns and the action ids. Kept by ``subset``, ``split`` and ``with_rewards``.
 
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
@@ -67,6 +72,7 @@ class LoggedBandit:
     logging_probs: np.ndarray | None = None
     positions: np.ndarray | None = None
     action_features: np.ndarray | None = None
+    schema: TabularSchema | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -87,6 +93,8 @@ class LoggedBandit:
             set_(self, "positions", readonly(check_positions(self.positions, len(actions))))
         if self.action_features is not None:
             set_(self, "action_features", check_action_features(self.action_features, n_actions))
+        if self.schema is not None:
+            check_schema(self.schema, self.contexts.shape[1], n_actions)
 
     def __len__(self) -> int:
         return int(self.contexts.shape[0])
@@ -139,6 +147,7 @@ class LoggedBandit:
             logging_probs=None if self.logging_probs is None else self.logging_probs[idx],
             positions=None if self.positions is None else self.positions[idx],
             action_features=self.action_features,
+            schema=self.schema,
         )
 
     def split(
@@ -174,6 +183,7 @@ class LoggedBandit:
             self.logging_probs,
             self.positions,
             self.action_features,
+            schema=self.schema,
         )
 
     # --- adapters ---------------------------------------------------------------------------
@@ -187,28 +197,35 @@ class LoggedBandit:
         action: str,
         propensity: str,
         reward: str,
+        actions: Sequence[Any] | None = None,
         n_actions: int | None = None,
         position: str | None = None,
         action_features: Any = None,
     ) -> LoggedBandit:
         """Build from a pandas DataFrame: ``contexts`` columns, and one column per field.
 
-        ``n_actions`` defaults to ``max(action) + 1``. ``position`` optionally names a column
-        of 0-based slot indices (``positions``); ``action_features`` is passed through.
+        Context columns may be numeric (finite), or categorical: a pandas ``category``, a
+        string column or an ``object`` column of strings, encoded as integer codes (missing
+        values: -1, LightGBM's missing category); see :mod:`opboost.api.tabular`.
+        ``actions`` is the action catalogue, the list of every action id (strings or any
+        hashable): action a is ``actions[a]`` and ``n_actions`` is its length. Without it,
+        integer ids are the actions themselves (``n_actions`` defaults to max + 1) and other
+        ids are the sorted ids seen, both with an ``ActionCatalogueWarning``. ``schema``
+        records the columns, categories and ids. ``position`` optionally names a column of
+        0-based slot indices (``positions``); ``action_features`` is passed through.
         """
         columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
-        actions = df[action].to_numpy()
-        if n_actions is None:
-            n_actions = int(np.max(actions)) + 1 if len(actions) else 0
+        X, indices, n_actions, schema = dataframe_fields(df, contexts, action, actions, n_actions)
         return cls(
-            contexts=df[list(contexts)].to_numpy(dtype=np.float64),
-            actions=actions,
+            contexts=X,
+            actions=indices,
             propensities=df[propensity].to_numpy(dtype=np.float64),
             rewards=df[reward].to_numpy(dtype=np.float64),
             n_actions=n_actions,
             positions=df[position].to_numpy() if position else None,
             action_features=action_features,
+            schema=schema,
         )
 
     @classmethod
