@@ -11,6 +11,7 @@ import numpy as np
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.tabular import encode_frame
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
@@ -267,7 +268,8 @@ def feature_names_of(X: Any, feature_names: Any = None) -> Any:
     if feature_names is not None:
         return feature_names
     if isinstance(X, LoggedBandit):
-        return getattr(X, "feature_names", None)
+        schema = X.schema
+        return getattr(X, "feature_names", None) if schema is None else schema.columns
     return _columns_of(X)
 
 
@@ -293,8 +295,8 @@ def record_features(est: Any, n_features: int, names: Any) -> None:
 
 def check_X(est: Any, X: Any, method: str) -> Any:
     """``X`` ready for the fitted policy: a DataFrame is reordered by the fitted feature
-    names (missing or unexpected columns raise, naming them); every input must have
-    ``n_features_in_`` columns."""
+    names (missing or unexpected columns raise, naming them) and encoded with the policy's
+    table schema if it has one; every input must have ``n_features_in_`` columns."""
     owner = f"{type(est).__name__}.{method}"
     names = getattr(est, "feature_names_in_", None)
     columns = _columns_of(X)
@@ -324,4 +326,12 @@ def check_X(est: Any, X: Any, method: str) -> Any:
             f"at fit (n_features_in_). Got shape {tuple(shape)}; pass the training columns in "
             f"the training order."
         )
-    return _as_contexts(X) if columns is not None else X
+    if columns is None:
+        return X
+    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
+    if "schema" not in metadata:
+        return _as_contexts(X)
+    try:
+        return encode_frame(metadata, X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
