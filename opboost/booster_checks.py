@@ -11,7 +11,7 @@ import numpy as np
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import encode_frame
+from opboost.api.tabular import encode_frame, frame_schema
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
@@ -245,8 +245,13 @@ def as_logged_bandit(
     X: Any, y: Any, n_actions: int | None, owner: str = "Booster.fit"
 ) -> LoggedBandit:
     """A LoggedBandit of contexts ``X`` and structured feedback ``y`` (see :func:`split_y`);
-    ``n_actions`` defaults to max(action) + 1."""
-    contexts = _as_contexts(X)
+    ``n_actions`` defaults to max(action) + 1. A DataFrame ``X`` with string or categorical
+    columns is encoded as ``from_dataframe`` does (the logs then carry its schema)."""
+    try:
+        schema = frame_schema(X, owner)
+        contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
     actions, propensities, rewards = split_y(y, contexts.shape[0], owner)
     if n_actions is None:
         if actions.dtype.kind not in "iu" or not len(actions):
@@ -256,7 +261,7 @@ def as_logged_bandit(
             )
         n_actions = int(np.max(actions)) + 1
     try:
-        return LoggedBandit(contexts, actions, propensities, rewards, n_actions)
+        return LoggedBandit(contexts, actions, propensities, rewards, n_actions, schema=schema)
     except ValueError as exc:
         raise InvalidParameterError(f"{owner}: {exc}") from exc
 

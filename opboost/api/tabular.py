@@ -36,6 +36,7 @@ __all__ = [
     "check_schema",
     "dataframe_fields",
     "encode_frame",
+    "frame_schema",
     "use_categorical_features",
 ]
 
@@ -228,6 +229,18 @@ def encode_contexts(df: Any, columns: Sequence[Any], owner: str) -> TabularSchem
     """The schema of context ``columns`` of ``df`` (no action ids yet)."""
     categories = {c: _categories(df[c]) for c in columns if _kind(df[c], c, owner) == "categorical"}
     return TabularSchema(tuple(columns), categories)
+
+
+def frame_schema(X: Any, owner: str) -> TabularSchema | None:
+    """The schema of DataFrame ``X``'s columns when some are categorical (string, object or
+    category); None for anything else, which converts to floats as it is."""
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return None
+    if all(pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes):
+        return None
+    return encode_contexts(X, list(X.columns), owner)
 
 
 def _catalogue(series: Any, actions: Any, owner: str) -> tuple[Any, ...]:

@@ -237,3 +237,18 @@ def test_selection_and_fallback_keep_the_schema(tmp_path):
     )
     constant = opboost.policy.ConstantPolicy(2, 4, {"schema": _logs(df).schema.to_dict()})
     np.testing.assert_array_equal(constant.predict(X.head(2), return_ids=True), ["ad-c"] * 2)
+
+
+def test_the_scikit_learn_route_encodes_string_columns():
+    """Booster.fit(X, y) with a DataFrame X of string and categorical columns encodes it as
+    from_dataframe does, and predict encodes with the same categories."""
+    df = _frame()
+    data = _logs(df)
+    y = pd.DataFrame({"action": data.actions, "propensity": df["p"], "reward": df["click"]})
+    booster = _booster().fit(df[CONTEXTS], y, n_actions=4)
+    assert list(booster.feature_names_in_) == CONTEXTS
+    by_logs = _booster().fit(data)
+    X = df[CONTEXTS].head(50)
+    np.testing.assert_array_equal(booster.decision_function(X), by_logs.decision_function(X))
+    with pytest.raises(InvalidParameterError, match="context column 'device' mixes types"):
+        _booster().fit(df[CONTEXTS].assign(device=["a", 1] * 200), y, n_actions=4)
