@@ -252,3 +252,14 @@ def test_the_scikit_learn_route_encodes_string_columns():
     np.testing.assert_array_equal(booster.decision_function(X), by_logs.decision_function(X))
     with pytest.raises(InvalidParameterError, match="context column 'device' mixes types"):
         _booster().fit(df[CONTEXTS].assign(device=["a", 1] * 200), y, n_actions=4)
+
+
+def test_reward_regression_splits_categories_and_saves_the_schema(tmp_path):
+    df = _frame()
+    learner = opboost.make("policy_learner", "reward_regression", n_estimators=20).fit(_logs(df))
+    assert "cat_threshold=" in learner.model_.booster_.model_to_string()
+    policy = learner.to_policy()
+    X = df[CONTEXTS].head(30)
+    loaded = opboost.load_policy(policy.save(tmp_path / "rr"))
+    np.testing.assert_array_equal(loaded.decision_function(X), learner.decision_function(X))
+    assert set(loaded.predict(X, return_ids=True)) <= set(ADS)
