@@ -28,6 +28,7 @@ from opboost.booster_checks import (
     as_logged_bandit,
     check_callbacks,
     check_data,
+    check_eval_data,
     check_X,
     feature_names_of,
     record_features,
@@ -229,13 +230,7 @@ class Booster(BaseEstimator):
         check_data(data, "data")
         record_features(self, data.n_features, names)
         if eval_data is not None:
-            check_data(eval_data, "eval_data")
-            if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
-                raise InvalidParameterError(
-                    f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
-                    f"{eval_data.n_features} features but data has {data.n_actions} and "
-                    f"{data.n_features}; evaluate on rows of the same problem."
-                )
+            check_eval_data(data, eval_data)
         return data
 
     def _settings(self, seed: int) -> FitSettings:

@@ -11,7 +11,7 @@ import numpy as np
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import encode_frame, frame_schema
+from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
@@ -26,6 +26,7 @@ __all__ = [
     "check_X",
     "check_callbacks",
     "check_data",
+    "check_eval_data",
     "check_f",
     "feature_names_of",
     "record_features",
@@ -146,6 +147,21 @@ def check_data(data: Any, name: str) -> None:
                 else "."
             )
         )
+
+
+def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
+    """``eval_data`` must be logs of the same problem as ``data``."""
+    check_data(eval_data, "eval_data")
+    if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
+        raise InvalidParameterError(
+            f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
+            f"{eval_data.n_features} features but data has {data.n_actions} and "
+            f"{data.n_features}; evaluate on rows of the same problem."
+        )
+    try:
+        check_same_schema(data, eval_data, "eval_data", "Booster.fit")
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
 
 
 def check_callbacks(callbacks: Any) -> list[Callback]:

@@ -201,6 +201,7 @@ class LoggedBandit:
         n_actions: int | None = None,
         position: str | None = None,
         action_features: Any = None,
+        schema: TabularSchema | None = None,
     ) -> LoggedBandit:
         """Build from a pandas DataFrame: ``contexts`` columns, and one column per field.
 
@@ -211,12 +212,15 @@ class LoggedBandit:
         hashable): action a is ``actions[a]`` and ``n_actions`` is its length. Without it,
         integer ids are the actions themselves (``n_actions`` defaults to max + 1) and other
         ids are the sorted ids seen, both with an ``ActionCatalogueWarning``. ``schema``
-        records the columns, categories and ids. ``position`` optionally names a column of
-        0-based slot indices (``positions``); ``action_features`` is passed through.
+        records the columns, categories and ids; pass another log's ``schema`` (the training
+        logs') to encode with its categories and catalogue. ``position`` optionally names a
+        column of 0-based slot indices (``positions``); ``action_features`` is passed through.
         """
         columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
-        X, indices, n_actions, schema = dataframe_fields(df, contexts, action, actions, n_actions)
+        X, indices, n_actions, schema = dataframe_fields(
+            df, contexts, action, actions, n_actions, schema
+        )
         return cls(
             contexts=X,
             actions=indices,

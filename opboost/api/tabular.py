@@ -33,6 +33,7 @@ __all__ = [
     "TabularSchema",
     "action_ids_of",
     "attach_schema",
+    "check_same_schema",
     "check_schema",
     "dataframe_fields",
     "encode_frame",
@@ -282,15 +283,30 @@ def _action_indices(series: Any, catalogue: Sequence[Any], owner: str) -> np.nda
 
 
 def dataframe_fields(
-    df: Any, contexts: Sequence[Any], action: Any, actions: Any, n_actions: int | None
+    df: Any,
+    contexts: Sequence[Any],
+    action: Any,
+    actions: Any,
+    n_actions: int | None,
+    schema: TabularSchema | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, TabularSchema]:
     """(contexts (n, d) float, action indices (n,), n_actions, schema) of ``df``.
 
     Integer action ids without ``actions`` are the indices themselves (n_actions defaults to
     max + 1, with an :class:`ActionCatalogueWarning`); any other ids, or any ids with a
-    catalogue ``actions``, are mapped to their catalogue index."""
+    catalogue ``actions``, are mapped to their catalogue index. A given ``schema`` (of other
+    logs, such as the training logs) encodes the columns with its categories and gives the
+    catalogue."""
     owner = "LoggedBandit.from_dataframe"
-    schema = encode_contexts(df, contexts, owner)
+    if schema is None:
+        schema = encode_contexts(df, contexts, owner)
+    elif tuple(contexts) != schema.columns:
+        raise ValueError(
+            f"{owner}: contexts {list(contexts)} differ from the schema's columns "
+            f"{list(schema.columns)}; pass contexts=list(schema.columns)."
+        )
+    elif actions is None:
+        actions = schema.action_ids
     X = schema.encode(df, owner)
     series = df[action]
     integer = actions is None and np.asarray(series).dtype.kind in "iu"
@@ -318,6 +334,16 @@ def dataframe_fields(
 
 
 # --- use by the booster and by policies ---------------------------------------------------
+
+
+def check_same_schema(data: Any, other: Any, name: str, owner: str) -> None:
+    """Logs ``other`` must be encoded with ``data``'s schema (same codes, same actions)."""
+    if getattr(data, "schema", None) != getattr(other, "schema", None):
+        raise ValueError(
+            f"{owner}: {name} was encoded with another table schema than the training logs "
+            f"(other columns, categories or action ids), so its codes mean other values; "
+            f"build it with LoggedBandit.from_dataframe(..., schema=data.schema)."
+        )
 
 
 def use_categorical_features(learner: Any, schema: TabularSchema | None) -> None:

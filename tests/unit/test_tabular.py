@@ -263,3 +263,23 @@ def test_reward_regression_splits_categories_and_saves_the_schema(tmp_path):
     loaded = opboost.load_policy(policy.save(tmp_path / "rr"))
     np.testing.assert_array_equal(loaded.decision_function(X), learner.decision_function(X))
     assert set(loaded.predict(X, return_ids=True)) <= set(ADS)
+
+
+def test_other_logs_are_encoded_with_the_training_schema():
+    """Two from_dataframe calls infer their own categories; schema= reuses the training
+    logs', and eval_data of another schema is refused."""
+    train = LoggedBandit.from_dataframe(
+        _frame(), contexts=["device", "age"], action="ad", propensity="p", reward="click",
+        actions=ADS,
+    )  # fmt: skip
+    other = _frame(50, seed=1).assign(device="ios")  # one category only: code 0 alone
+    kwargs = {"contexts": ["device", "age"], "action": "ad", "propensity": "p", "reward": "click"}
+    alone = LoggedBandit.from_dataframe(other, actions=ADS, **kwargs)
+    assert alone.schema.categories["device"] == ("ios",) and alone.contexts[0, 0] == 0
+    same = LoggedBandit.from_dataframe(other, schema=train.schema, **kwargs)
+    assert same.schema == train.schema and same.contexts[0, 0] == 1  # ("android", "ios")
+    _booster().fit(train, eval_data=same)
+    with pytest.raises(InvalidParameterError, match=r"eval_data was encoded with another"):
+        _booster().fit(train, eval_data=alone)
+    with pytest.raises(ValueError, match=r"differ from the schema's columns"):
+        LoggedBandit.from_dataframe(other, schema=train.schema, **{**kwargs, "contexts": ["age"]})
