@@ -21,12 +21,14 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.tabular import attach_schema, use_categorical_features
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     BOOSTER_CONSTRAINTS,
     as_logged_bandit,
     check_callbacks,
     check_data,
+    check_eval_data,
     check_X,
     feature_names_of,
     record_features,
@@ -160,9 +162,7 @@ class Booster(BaseEstimator):
     _validate_params = validate_params
 
     @classmethod
-    def check_params(
-        cls, params: Mapping[str, Any], where: str = "", *, managed: Collection[str] = ()
-    ) -> None:
+    def check_params(cls, params: Mapping, where: str = "", *, managed: Collection = ()) -> None:
         """Validate would-be constructor ``params`` (a config's ``booster`` table) without
         building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
         check_params(cls, "Booster", params, where, managed=managed)
@@ -230,13 +230,7 @@ class Booster(BaseEstimator):
         check_data(data, "data")
         record_features(self, data.n_features, names)
         if eval_data is not None:
-            check_data(eval_data, "eval_data")
-            if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
-                raise InvalidParameterError(
-                    f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
-                    f"{eval_data.n_features} features but data has {data.n_actions} and "
-                    f"{data.n_features}; evaluate on rows of the same problem."
-                )
+            check_eval_data(data, eval_data)
         return data
 
     def _settings(self, seed: int) -> FitSettings:
@@ -254,8 +248,9 @@ class Booster(BaseEstimator):
         """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
         set the fitted attributes."""
         self.validate_params()
-        callbacks = check_callbacks(callbacks)
-        components = self.resolve_components()
+        callbacks, components = check_callbacks(callbacks), self.resolve_components()
+        schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
+        use_categorical_features(components[2], schema)  # for learners that take them
         holdout = None
         if data is None:
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
@@ -270,14 +265,14 @@ class Booster(BaseEstimator):
             cb.on_fit_start(round_env(fit, self, self.n_rounds, float("nan")))
         step = StepSettings(self.scale, self.l2, self.learning_rate)
         run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
-        self.policy_ = fit.policy()
-        self.n_rounds_ = fit.round
+        self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
         for name, value in fit.fitted_attributes().items():
             setattr(self, name, value)
         if holdout is not None:
             self._select(fit, logs)
+        attach_schema(self.policy_, schema)
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
         end = round_env(fit, self, self.n_rounds, alpha)
         for cb in callbacks:
@@ -342,10 +337,12 @@ class Booster(BaseEstimator):
         check_fitted(self, "policy_")
         return self.policy_.predict_proba(check_X(self, X, "predict_proba"))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name)."""
+    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+        """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name,
+        encoded with the logs' schema); ``return_ids``: the action ids of the catalogue
+        (``LoggedBandit.from_dataframe(..., actions=...)``) instead of indices."""
         check_fitted(self, "policy_")
-        return self.policy_.predict(check_X(self, X, "predict"))
+        return self.policy_.predict(check_X(self, X, "predict"), return_ids=return_ids)
 
     def score(self, X: Any, y: Any = None) -> float:
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a

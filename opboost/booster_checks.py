@@ -11,6 +11,7 @@ import numpy as np
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
@@ -25,6 +26,7 @@ __all__ = [
     "check_X",
     "check_callbacks",
     "check_data",
+    "check_eval_data",
     "check_f",
     "feature_names_of",
     "record_features",
@@ -154,6 +156,21 @@ def check_data(data: Any, name: str) -> None:
         )
 
 
+def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
+    """``eval_data`` must be logs of the same problem as ``data``."""
+    check_data(eval_data, "eval_data")
+    if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
+        raise InvalidParameterError(
+            f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
+            f"{eval_data.n_features} features but data has {data.n_actions} and "
+            f"{data.n_features}; evaluate on rows of the same problem."
+        )
+    try:
+        check_same_schema(data, eval_data, "eval_data", "Booster.fit")
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
+
+
 def check_callbacks(callbacks: Any) -> list[Callback]:
     callbacks = list(callbacks)
     for cb in callbacks:
@@ -251,8 +268,13 @@ def as_logged_bandit(
     X: Any, y: Any, n_actions: int | None, owner: str = "Booster.fit"
 ) -> LoggedBandit:
     """A LoggedBandit of contexts ``X`` and structured feedback ``y`` (see :func:`split_y`);
-    ``n_actions`` defaults to max(action) + 1."""
-    contexts = _as_contexts(X)
+    ``n_actions`` defaults to max(action) + 1. A DataFrame ``X`` with string or categorical
+    columns is encoded as ``from_dataframe`` does (the logs then carry its schema)."""
+    try:
+        schema = frame_schema(X, owner)
+        contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
     actions, propensities, rewards = split_y(y, contexts.shape[0], owner)
     if n_actions is None:
         if actions.dtype.kind not in "iu" or not len(actions):
@@ -262,7 +284,7 @@ def as_logged_bandit(
             )
         n_actions = int(np.max(actions)) + 1
     try:
-        return LoggedBandit(contexts, actions, propensities, rewards, n_actions)
+        return LoggedBandit(contexts, actions, propensities, rewards, n_actions, schema=schema)
     except ValueError as exc:
         raise InvalidParameterError(f"{owner}: {exc}") from exc
 
@@ -274,7 +296,8 @@ def feature_names_of(X: Any, feature_names: Any = None) -> Any:
     if feature_names is not None:
         return feature_names
     if isinstance(X, LoggedBandit):
-        return getattr(X, "feature_names", None)
+        schema = X.schema
+        return getattr(X, "feature_names", None) if schema is None else schema.columns
     return _columns_of(X)
 
 
@@ -300,8 +323,8 @@ def record_features(est: Any, n_features: int, names: Any) -> None:
 
 def check_X(est: Any, X: Any, method: str) -> Any:
     """``X`` ready for the fitted policy: a DataFrame is reordered by the fitted feature
-    names (missing or unexpected columns raise, naming them); every input must have
-    ``n_features_in_`` columns."""
+    names (missing or unexpected columns raise, naming them) and encoded with the policy's
+    table schema if it has one; every input must have ``n_features_in_`` columns."""
     owner = f"{type(est).__name__}.{method}"
     names = getattr(est, "feature_names_in_", None)
     columns = _columns_of(X)
@@ -331,4 +354,12 @@ def check_X(est: Any, X: Any, method: str) -> Any:
             f"at fit (n_features_in_). Got shape {tuple(shape)}; pass the training columns in "
             f"the training order."
         )
-    return _as_contexts(X) if columns is not None else X
+    if columns is None:
+        return X
+    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
+    if "schema" not in metadata:
+        return _as_contexts(X)
+    try:
+        return encode_frame(metadata, X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None

@@ -19,6 +19,7 @@ module                    what it holds
 ``data_checks``,          its field checks; Open Bandit Pipeline's bandit-feedback dict;
 ``obp_format``,           the per-row candidate sets (eligible actions)
 ``candidates``
+``tabular``               :class:`TabularSchema`: string and categorical columns, action ids
 ``design``                the stacked (x, a) design of the regression reduction
 ``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
 ``estimator``             :class:`Estimator`, :class:`Interval`
@@ -74,6 +75,8 @@ _LAZY: dict[str, str] = {
     "one_hot": "opboost.api.numeric",
     "row_sums": "opboost.api.numeric",
     "LoggedBandit": "opboost.api.data",
+    "ActionCatalogueWarning": "opboost.api.tabular",
+    "TabularSchema": "opboost.api.tabular",
     "ENCODINGS": "opboost.api.design",
     "action_rows": "opboost.api.design",
     "stacked_design": "opboost.api.design",

@@ -23,6 +23,7 @@ from opboost.api.data_checks import (
     readonly,
 )
 from opboost.api.obp_format import feedback_fields
+from opboost.api.tabular import TabularSchema, check_schema, dataframe_fields
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit"]
@@ -62,6 +63,10 @@ class LoggedBandit:
         about 12 bytes per candidate: use sparse input for large catalogues). Every row has a
         candidate, each logged action is a candidate of its row and ``logging_probs`` put no
         mass outside the candidates; estimators reject policies that do.
+    schema
+        optional :class:`opboost.api.tabular.TabularSchema`: the table the logs came from
+        (``from_dataframe`` sets it): context column names, the categories of categorical
+        columns and the action ids. Kept by ``subset``, ``split`` and ``with_rewards``.
 
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
@@ -76,6 +81,7 @@ class LoggedBandit:
     positions: np.ndarray | None = None
     action_features: np.ndarray | None = None
     candidates: Candidates | None = None
+    schema: TabularSchema | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -99,6 +105,8 @@ class LoggedBandit:
         if self.candidates is not None:
             mask = check_candidates(self.candidates, n_actions, actions, self.logging_probs)
             set_(self, "candidates", mask)
+        if self.schema is not None:
+            check_schema(self.schema, self.contexts.shape[1], n_actions)
 
     def __len__(self) -> int:
         return int(self.contexts.shape[0])
@@ -162,6 +170,7 @@ class LoggedBandit:
             positions=None if self.positions is None else self.positions[idx],
             action_features=self.action_features,
             candidates=None if self.candidates is None else self.candidates[idx],
+            schema=self.schema,
         )
 
     def split(
@@ -198,6 +207,7 @@ class LoggedBandit:
             self.positions,
             self.action_features,
             self.candidates,
+            schema=self.schema,
         )
 
     # --- adapters ---------------------------------------------------------------------------
@@ -211,28 +221,39 @@ class LoggedBandit:
         action: str,
         propensity: str,
         reward: str,
+        actions: Sequence[Any] | None = None,
         n_actions: int | None = None,
         position: str | None = None,
         action_features: Any = None,
+        schema: TabularSchema | None = None,
     ) -> LoggedBandit:
         """Build from a pandas DataFrame: ``contexts`` columns, and one column per field.
 
-        ``n_actions`` defaults to ``max(action) + 1``. ``position`` optionally names a column
-        of 0-based slot indices (``positions``); ``action_features`` is passed through.
+        Context columns may be numeric (finite), or categorical: a pandas ``category``, a
+        string column or an ``object`` column of strings, encoded as integer codes (missing
+        values: -1, LightGBM's missing category); see :mod:`opboost.api.tabular`.
+        ``actions`` is the action catalogue, the list of every action id (strings or any
+        hashable): action a is ``actions[a]`` and ``n_actions`` is its length. Without it,
+        integer ids are the actions themselves (``n_actions`` defaults to max + 1) and other
+        ids are the sorted ids seen, both with an ``ActionCatalogueWarning``. ``schema``
+        records the columns, categories and ids; pass another log's ``schema`` (the training
+        logs') to encode with its categories and catalogue. ``position`` optionally names a
+        column of 0-based slot indices (``positions``); ``action_features`` is passed through.
         """
         columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
-        actions = df[action].to_numpy()
-        if n_actions is None:
-            n_actions = int(np.max(actions)) + 1 if len(actions) else 0
+        X, indices, n_actions, schema = dataframe_fields(
+            df, contexts, action, actions, n_actions, schema
+        )
         return cls(
-            contexts=df[list(contexts)].to_numpy(dtype=np.float64),
-            actions=actions,
+            contexts=X,
+            actions=indices,
             propensities=df[propensity].to_numpy(dtype=np.float64),
             rewards=df[reward].to_numpy(dtype=np.float64),
             n_actions=n_actions,
             positions=df[position].to_numpy() if position else None,
             action_features=action_features,
+            schema=schema,
         )
 
     @classmethod

@@ -26,6 +26,7 @@ import numpy as np
 from opboost.api.files import fsync_dir, json_params, read_regular, write_atomic
 from opboost.api.learner import Ensemble
 from opboost.api.objective import softmax
+from opboost.api.tabular import action_ids_of, encode_frame
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -69,7 +70,9 @@ class Policy:
     """A fitted ensemble policy over ``n_actions`` actions.
 
     ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
-    adds objective, estimator, base learner parameters, opboost version and n_rounds.
+    adds objective, estimator, base learner parameters, opboost version and n_rounds, and
+    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular`): a DataFrame ``X`` is
+    then encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
     """
 
     def __init__(
@@ -85,15 +88,18 @@ class Policy:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K)."""
+        X = encode_frame(self.metadata, X, f"{type(self).__name__}.decision_function")
         return self.ensemble.decision_function(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Softmax policy pi(a | x), shape (m, K); rows sum to 1."""
         return softmax(self.decision_function(X))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Argmax policy: the highest-scoring action per row, shape (m,)."""
-        return np.argmax(self.decision_function(X), axis=1)
+    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+        """Argmax policy: the highest-scoring action per row, shape (m,); with
+        ``return_ids`` the action ids of the schema's catalogue instead of indices."""
+        actions = np.argmax(self.decision_function(X), axis=1)
+        return action_ids_of(self.metadata, actions) if return_ids else actions
 
     def __repr__(self) -> str:
         meta = self.metadata
@@ -245,9 +251,10 @@ class ConstantPolicy(Policy):
         out[:, self.action] = 1.0
         return out
 
-    def predict(self, X: Any) -> np.ndarray:
-        """``action`` for every row, shape (m,)."""
-        return np.full(_n_rows(X), self.action, dtype=np.int64)
+    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+        """``action`` (its id with ``return_ids``) for every row, shape (m,)."""
+        actions = np.full(_n_rows(X), self.action, dtype=np.int64)
+        return action_ids_of(self.metadata, actions) if return_ids else actions
 
     def _manifest(self, text: str) -> dict[str, Any]:
         return {

@@ -12,12 +12,13 @@ from typing import Any
 
 import lightgbm as lgb
 
-from opboost.api.constraints import InstanceOf, Interval, Options, Rule
+from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import HESSIAN_UNITS
 from opboost.learners.lightgbm_rows import ACTION_DESIGNS
 
 __all__ = [
+    "CATEGORICAL_FEATURES",
     "LIGHTGBM_PARAMS",
     "LIGHTGBM_TREE_CONSTRAINTS",
     "check_lightgbm_params",
@@ -138,6 +139,18 @@ LIGHTGBM_PARAMS = [
     InstanceOf(dict, "a dict"),
     None,
     Rule(lambda p: lightgbm_params_problem(p["params"] or {})),
+]
+
+#: ``categorical_features``: None or a list of context column indices.
+CATEGORICAL_FEATURES = [
+    None,
+    Satisfies(
+        lambda v: (
+            isinstance(v, list | tuple)
+            and all(isinstance(j, Integral) and not isinstance(j, bool) and j >= 0 for j in v)
+        ),
+        "a list of context column indices (ints >= 0)",
+    ),
 ]
 
 #: Constraints of the LightGBM tree parameters shared with ``lightgbm_dask_tree``.

@@ -21,6 +21,7 @@ __all__ = [
     "ACTION_DESIGNS",
     "ROW_WISE_MAX_BINS",
     "action_tilt",
+    "categorical_columns",
     "design_rows",
     "histogram_layout",
     "stacked_dataset",
@@ -56,7 +57,23 @@ def _dense_stacked_rows(X: np.ndarray, n_actions: int, dtype: Any, onehot: bool)
     return rows.reshape(m * K, width)
 
 
-def stacked_dataset(X: Any, n_actions: int, design: str, params: dict[str, Any]) -> lgb.Dataset:
+def categorical_columns(columns: Any, n_features: int) -> Any:
+    """LightGBM's ``categorical_feature`` for context columns ``columns`` (None: "auto",
+    which for arrays is none), checked to be columns of the ``n_features`` contexts."""
+    if not columns:
+        return "auto"
+    columns = sorted({int(j) for j in columns})
+    if columns[0] < 0 or columns[-1] >= n_features:
+        raise ValueError(
+            f"categorical_features {columns} must be context column indices in "
+            f"[0, {n_features}); the contexts have {n_features} columns."
+        )
+    return columns
+
+
+def stacked_dataset(
+    X: Any, n_actions: int, design: str, params: dict[str, Any], categorical: Any = "auto"
+) -> lgb.Dataset:
     """Constructed LightGBM Dataset of the n*K stacked rows of contexts ``X`` (n, d).
 
     LightGBM bins the n contexts once (its bins for a context feature are the same whichever
@@ -65,12 +82,20 @@ def stacked_dataset(X: Any, n_actions: int, design: str, params: dict[str, Any])
     (``add_features_from``): one categorical column for ``"stacked"``, K 0/1 columns for
     ``"stacked_onehot"``. Neither the float (n*K, d) matrix nor any row passes through Python.
     Feature names are ``Column_0 .. Column_{width-1}``, as for a matrix of the stacked rows.
+    ``categorical`` (LightGBM's ``categorical_feature`` of the contexts) keeps its indices:
+    the context columns come first in the stacked rows.
     """
     n, d = X.shape
     K = n_actions
     onehot = design == "stacked_onehot"
     names = [f"Column_{j}" for j in range(d + (K if onehot else 1))]
-    contexts = lgb.Dataset(X, params=params, feature_name=names[:d], free_raw_data=True)
+    contexts = lgb.Dataset(
+        X,
+        params=params,
+        feature_name=names[:d],
+        categorical_feature=categorical,
+        free_raw_data=True,
+    )
     # subset() sorts a list of Python ints (already sorted here: a linear pass) fastest.
     rows = contexts.construct().subset(np.repeat(np.arange(n), K).tolist()).construct()
     action = np.tile(np.arange(K), n)

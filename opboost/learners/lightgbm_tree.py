@@ -47,6 +47,7 @@ from opboost.api.learner_toolkit import (
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_params import (
+    CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
     LIGHTGBM_TREE_CONSTRAINTS,
     lightgbm_params_problem,
@@ -55,6 +56,7 @@ from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
     ROW_WISE_MAX_BINS,
     action_tilt,
+    categorical_columns,
     design_rows,
     histogram_layout,
     stacked_dataset,
@@ -89,6 +91,9 @@ class LightGBMTree(BaseLearner):
     action_design : "stacked" (default), "stacked_onehot" or "per_action"; see the module doc.
     random_state : seed of LightGBM's randomness (binning sample, feature_fraction). If None,
         the ``random_state`` passed to ``prepare`` by the booster is used.
+    categorical_features : indices of the categorical context columns (integer codes; -1 is
+        missing), split as LightGBM categorical features; None (default): none. The booster
+        sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the
         objective, learning rate, boosting type, number of classes or a named parameter.
@@ -100,7 +105,10 @@ class LightGBMTree(BaseLearner):
     name: ClassVar[str] = "lightgbm_tree"
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
-    _parameter_constraints: ClassVar[dict] = LIGHTGBM_TREE_CONSTRAINTS
+    _parameter_constraints: ClassVar[dict] = {
+        **LIGHTGBM_TREE_CONSTRAINTS,
+        "categorical_features": CATEGORICAL_FEATURES,
+    }
 
     def __init__(
         self,
@@ -116,6 +124,7 @@ class LightGBMTree(BaseLearner):
         hessian_units: str = "mean",
         action_design: str = "stacked",
         random_state: Any = None,
+        categorical_features: list[int] | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
         self.num_leaves = num_leaves
@@ -129,6 +138,7 @@ class LightGBMTree(BaseLearner):
         self.hessian_units = hessian_units
         self.action_design = action_design
         self.random_state = random_state
+        self.categorical_features = categorical_features
         self.params = params
 
     @classmethod
@@ -180,12 +190,15 @@ class LightGBMTree(BaseLearner):
         params = self._lgb_params(seed)
         design = self.action_design
         per_iter = 1
+        categorical = categorical_columns(self.categorical_features, d)
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
-            dataset = lgb.Dataset(X, params=params, free_raw_data=True)
+            dataset = lgb.Dataset(
+                X, params=params, categorical_feature=categorical, free_raw_data=True
+            )
         else:
-            dataset = stacked_dataset(X, K, design, params)
+            dataset = stacked_dataset(X, K, design, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[histogram_layout(dataset, design)] = True
         self.histogram_layout_ = (

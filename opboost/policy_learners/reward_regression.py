@@ -13,6 +13,7 @@ from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.design import action_rows, stacked_design
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.tabular import attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]
@@ -58,6 +59,8 @@ class RewardRegression(PolicyLearner):
         self.validate_params()
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         self.n_actions_, self.n_features_ = data.n_actions, data.n_features
+        self.schema_ = data.schema  # from_dataframe's: categorical columns and action ids
+        categorical = list(data.schema.categorical_features) if data.schema else []
         self.model_ = lgb.LGBMRegressor(
             n_estimators=self.n_estimators,
             num_leaves=self.num_leaves,
@@ -67,12 +70,16 @@ class RewardRegression(PolicyLearner):
             verbose=-1,
             n_jobs=1,
         )
-        self.model_.fit(action_rows(data.contexts, data.actions, data.n_actions), data.rewards)
+        rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
+        self.model_.fit(rows, data.rewards, categorical_feature=categorical or "auto")
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Predicted rewards of every action, (m, K)."""
+        """Predicted rewards of every action, (m, K); a DataFrame ``X`` of logs with a
+        schema (``LoggedBandit.from_dataframe``) is encoded with it."""
         check_fitted(self, "model_")
+        if self.schema_ is not None and hasattr(X, "columns"):
+            X = self.schema_.encode(X, f"{type(self).__name__}.decision_function")
         rows = stacked_design(X, self.n_actions_)
         return self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
 
@@ -99,4 +106,6 @@ class RewardRegression(PolicyLearner):
             "n_actions": self.n_actions_,
             "n_features": self.n_features_,
         }
-        return Policy(ensemble, self.n_actions_, meta)
+        policy = Policy(ensemble, self.n_actions_, meta)
+        attach_schema(policy, self.schema_)
+        return policy

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.tabular import ActionCatalogueWarning
 
 N, K = 6, 3
 
@@ -409,10 +410,12 @@ def _frame():
 
 
 def test_from_dataframe_reads_columns():
-    """from_dataframe maps named columns to fields; n_actions defaults to max(action) + 1."""
-    data = LoggedBandit.from_dataframe(
-        _frame(), contexts=["x0", "x1"], action="a", propensity="p", reward="r"
-    )
+    """from_dataframe maps named columns to fields; n_actions defaults to max(action) + 1,
+    with a warning that a never-logged action above it is unknown."""
+    with pytest.warns(ActionCatalogueWarning, match="n_actions is inferred as max"):
+        data = LoggedBandit.from_dataframe(
+            _frame(), contexts=["x0", "x1"], action="a", propensity="p", reward="r"
+        )
     expected = LoggedBandit(**_fields())
     np.testing.assert_array_equal(data.contexts, expected.contexts)
     np.testing.assert_array_equal(data.propensities, expected.propensities)

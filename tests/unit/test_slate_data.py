@@ -197,6 +197,7 @@ def test_from_dataframe_optional_position_column():
         action="arm",
         propensity="p",
         reward="click",
+        n_actions=3,
         position="slot",
         action_features=features,
     )
@@ -204,7 +205,7 @@ def test_from_dataframe_optional_position_column():
     np.testing.assert_array_equal(data.action_features, features)
     assert (
         LoggedBandit.from_dataframe(
-            df, contexts=["x"], action="arm", propensity="p", reward="click"
+            df, contexts=["x"], action="arm", propensity="p", reward="click", n_actions=3
         ).positions
         is None
     )
