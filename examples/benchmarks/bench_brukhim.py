@@ -16,7 +16,7 @@ default); ``--origin center`` starts at the centre of the label set instead.
 
 Usage::
 
-    python examples/benchmarks/bench_brukhim.py --data-dir /work/shared/datasets \
+    python examples/benchmarks/bench_brukhim.py --data-dir "$OPBOOST_DATA" \
         [--datasets abalone adult letter] [--seeds 5] [--n-learners 10 ...] [--max-rows N]
         [--deltas 0.5 ...] [--nfkm-perturb weights|outputs] [--origin zero|center]
         [--lrs ...] [--decays ...] [--radii ...] [--full-info] [--json out.json]

@@ -11,7 +11,7 @@ explores 10% of the time can reach on played actions). Weak learners use their d
 the perceptron reads the eq. 4 weights as Poisson multiplicities (``weighting="poisson"``),
 Gaussian naive Bayes as weighted statistics.
 
-    python examples/benchmarks/bench_chen.py --data-dir /work/shared/datasets --orderings 3
+    python examples/benchmarks/bench_chen.py --data-dir "$OPBOOST_DATA" --orderings 3
 """
 
 from __future__ import annotations

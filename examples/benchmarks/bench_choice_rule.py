@@ -14,7 +14,7 @@ IPS (``ips``), BOPL-S with DR (``dr``) and LightGBM reward regression (``rr``) a
 It prints the true test reward of each rule's pick (the 80% fit, no refit) per data set,
 averaged over seeds, and the summed regret against the oracle.
 
-    python examples/benchmarks/bench_choice_rule.py --data-dir /work/shared/datasets \\
+    python examples/benchmarks/bench_choice_rule.py --data-dir "$OPBOOST_DATA" \\
         --datasets letter synthetic_multiclass wine digits car tmc2007_500 connect4 scene \\
         adult dna nursery
 """

@@ -20,7 +20,7 @@ stratification. Real data sets (car, nursery, dna, ...) are read from ``--data-d
 
     python examples/benchmarks/bench_defaults.py --seeds 5
     python examples/benchmarks/bench_defaults.py --datasets car nursery \\
-        --data-dir /work/shared/datasets --seeds 3
+        --data-dir "$OPBOOST_DATA" --seeds 3
 """
 
 from __future__ import annotations

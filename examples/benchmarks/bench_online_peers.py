@@ -33,14 +33,14 @@ kind (numpy perceptron and PA banks; river's LogisticRegression with sample weig
 PAClassifier and HoeffdingTreeClassifier with Poisson importance resampling), on the first
 ``--weak-rows`` rows of each ordering (river banks run one model per (class, learner)).
 
-    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets
-    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets --quick
-    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
+    python examples/benchmarks/bench_online_peers.py --data-dir "$OPBOOST_DATA"
+    python examples/benchmarks/bench_online_peers.py --data-dir "$OPBOOST_DATA" --quick
+    python examples/benchmarks/bench_online_peers.py --data-dir "$OPBOOST_DATA" \\
         --learners chen linucb --weak-learners --json runs/online_peers.json
-    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
+    python examples/benchmarks/bench_online_peers.py --data-dir "$OPBOOST_DATA" \\
         --streams car --banditron-study
     python examples/benchmarks/bench_online_peers.py --summarize runs/online_peers.json
-    python examples/benchmarks/bench_online_peers.py --data-dir /work/shared/datasets \\
+    python examples/benchmarks/bench_online_peers.py --data-dir "$OPBOOST_DATA" \\
         --learners chen --chen-deltas 0.003 0.005 0.01 --chen-gammas 0.05 0.1
 """
 

@@ -41,9 +41,9 @@ Real data sets are read from ``--data-dir`` (default ``$OPBOOST_DATA``) and skip
 when it is unset or their files are missing.
 
     python examples/benchmarks/bench_peers.py --datasets wine digits --seeds 5
-    python examples/benchmarks/bench_peers.py --data-dir /work/shared/datasets --seeds 5 \\
+    python examples/benchmarks/bench_peers.py --data-dir "$OPBOOST_DATA" --seeds 5 \\
         --json runs/peers.json > runs/peers.md
-    python examples/benchmarks/bench_peers.py --data-dir /work/shared/datasets \\
+    python examples/benchmarks/bench_peers.py --data-dir "$OPBOOST_DATA" \\
         --datasets car nursery --methods default dr reward_regression \\
         --booster 'dr={"estimator": "dr"}' \\
         --booster 'rm_start={"estimator": "dr", "warm_start": "reward_model"}'
