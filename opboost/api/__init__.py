@@ -30,6 +30,9 @@ module                    what it holds
 ``policy_learner``        :class:`PolicyLearner`
 ``callback``              :class:`Callback`, :class:`RoundEnv`
 ``dataset``               :class:`Dataset`, :class:`SupervisedData`
+``policy``, ``policy_save`` :class:`Policy`, :class:`ConstantPolicy`, their crash-safe save
+``serving``               candidate masks and top-k slates at prediction time
+``lazy``                  lazy package attributes
 ========================  =================================================================
 
 Names load lazily: ``from opboost.api import BaseLearner`` imports only what it needs.
@@ -73,6 +76,9 @@ _LAZY: dict[str, str] = {
     "validate_params": "opboost.api.constraints",
     "dot": "opboost.api.numeric",
     "one_hot": "opboost.api.numeric",
+    "mask_scores": "opboost.api.serving",
+    "serving_mask": "opboost.api.serving",
+    "top_k": "opboost.api.serving",
     "row_sums": "opboost.api.numeric",
     "LoggedBandit": "opboost.api.data",
     "ActionCatalogueWarning": "opboost.api.tabular",

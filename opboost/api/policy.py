@@ -9,23 +9,28 @@ The file formats are described in :mod:`opboost.policy`, next to the reader.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import numbers
 import os
-import re
-import secrets
-import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.files import fsync_dir, json_params, read_regular, write_atomic
+from opboost.api.files import json_params, write_atomic
 from opboost.api.learner import Ensemble
+from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
+from opboost.api.policy_save import (
+    ENSEMBLE_FILE,
+    ENSEMBLE_NAME_RE,
+    MANIFEST_FILE,
+    MAX_MANIFEST_BYTES,
+    save_directory,
+)
+from opboost.api.serving import mask_scores, serving_mask, top_k
 from opboost.api.tabular import action_ids_of, encode_frame
 
 __all__ = [
@@ -51,19 +56,8 @@ CONSTANT_FORMAT_VERSION = 2
 SUPPORTED_FORMAT_VERSIONS = (1, 2)
 #: Ensemble format of a constant policy: the text ``{"action": a, "n_actions": K}``.
 CONSTANT_FORMAT = "constant_v1"
-#: The manifest of a policy directory.
-MANIFEST_FILE = "policy.json"
-#: The ensemble file of a policy directory (while a save replaces a policy, a versioned name).
-ENSEMBLE_FILE = "ensemble.txt"
 #: Largest policy ``.json`` file, or ensemble file, :func:`load_policy` reads (1 GiB).
 MAX_POLICY_BYTES = 1 << 30
-#: Largest ``policy.json`` of the directory form (metadata only) :func:`load_policy` reads.
-MAX_MANIFEST_BYTES = 64 << 20
-# Ensemble file names a manifest may reference: "ensemble.txt", or the versioned name that
-# Policy.save uses while it replaces an existing policy ("ensemble-<16 hex>.txt").
-ENSEMBLE_NAME_RE = re.compile(r"^ensemble(-[0-9a-f]{16})?\.txt$")
-# Temporary files of Policy.save: ".<target name>.<16 hex>.tmp".
-_TEMP_RE = re.compile(r"^\.(ensemble(-[0-9a-f]{16})?\.txt|policy\.json)\.[0-9a-f]{16}\.tmp$")
 
 
 class Policy:
@@ -86,20 +80,30 @@ class Policy:
     def n_rounds(self) -> int:
         return int(self.ensemble.n_rounds)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Ensemble scores F(X), shape (m, K)."""
-        X = encode_frame(self.metadata, X, f"{type(self).__name__}.decision_function")
-        return self.ensemble.decision_function(X)
+    def decision_function(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Ensemble scores F(X), shape (m, K); with ``candidates`` (an (m, K) boolean mask,
+        dense or sparse: :mod:`opboost.api.serving`) -inf outside each row's candidates."""
+        owner = f"{type(self).__name__}.decision_function"
+        scores = self.ensemble.decision_function(encode_frame(self.metadata, X, owner))
+        if candidates is None:
+            return scores
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Softmax policy pi(a | x), shape (m, K); rows sum to 1."""
-        return softmax(self.decision_function(X))
+    def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Softmax policy pi(a | x), shape (m, K); rows sum to 1 (over the candidates only,
+        when given)."""
+        return softmax(self.decision_function(X, candidates=candidates))
 
-    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
-        """Argmax policy: the highest-scoring action per row, shape (m,); with
-        ``return_ids`` the action ids of the schema's catalogue instead of indices."""
-        actions = np.argmax(self.decision_function(X), axis=1)
+    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
+        """Argmax policy: the highest-scoring action (candidate, when given) per row, shape
+        (m,); with ``return_ids`` the action ids of the schema's catalogue."""
+        actions = np.argmax(self.decision_function(X, candidates=candidates), axis=1)
         return action_ids_of(self.metadata, actions) if return_ids else actions
+
+    def rank(self, X: Any, k: int, *, candidates: Any = None) -> np.ndarray:
+        """A slate per row: the k highest-scoring distinct actions (candidates, when given),
+        best first, shape (m, k) int64; -1 pads a row with fewer than k candidates."""
+        return top_k(self.decision_function(X, candidates=candidates), k)
 
     def __repr__(self) -> str:
         meta = self.metadata
@@ -134,7 +138,7 @@ class Policy:
 
         The save is atomic: a process killed at any instant leaves at ``path`` the complete
         old policy or the complete new one, and concurrent saves to the same path never tear
-        a file (see :func:`_save_directory` for the directory protocol)."""
+        a file (see :func:`opboost.api.policy_save.save_directory` for the directory protocol)."""
         path = Path(path)
         text = self.ensemble.dumps()
         manifest = self._manifest(text)
@@ -144,7 +148,7 @@ class Policy:
             manifest["ensemble"]["text"] = text
             write_atomic(path, json.dumps(manifest, indent=1, allow_nan=False))
             return path
-        _save_directory(path, data, manifest)
+        save_directory(path, data, manifest)
         return path
 
 
@@ -245,14 +249,20 @@ class ConstantPolicy(Policy):
         """The score of ``action`` in :meth:`decision_function` (0 elsewhere)."""
         return self.ensemble.score
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Exactly one-hot on ``action``, shape (m, K)."""
+    def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Exactly one-hot on ``action``, shape (m, K) (with ``candidates``: on ``action``
+        where it is a candidate, else on the row's first candidate)."""
+        if candidates is not None:
+            return one_hot(self.predict(X, candidates=candidates), self.n_actions)
         out = np.zeros((_n_rows(X), self.n_actions))
         out[:, self.action] = 1.0
         return out
 
-    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
-        """``action`` (its id with ``return_ids``) for every row, shape (m,)."""
+    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
+        """``action`` (its id with ``return_ids``) for every row, shape (m,); with
+        ``candidates``, the row's first candidate where ``action`` is not one."""
+        if candidates is not None:
+            return super().predict(X, candidates=candidates, return_ids=return_ids)
         actions = np.full(_n_rows(X), self.action, dtype=np.int64)
         return action_ids_of(self.metadata, actions) if return_ids else actions
 
@@ -269,120 +279,3 @@ class ConstantPolicy(Policy):
 
     def __repr__(self) -> str:
         return f"ConstantPolicy(action={self.action}, n_actions={self.n_actions})"
-
-
-# --- writing -------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on the directory for the duration (POSIX; elsewhere no lock):
-    saves into one directory run one after the other, across threads and processes. The
-    kernel drops the lock of a killed process."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _referenced_file(directory: Path) -> str | None:
-    """The ensemble file name the directory's current manifest references (None if none)."""
-    try:
-        spec = json.loads(read_regular(directory / MANIFEST_FILE, MAX_MANIFEST_BYTES))["ensemble"]
-        name = spec["file"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return name if isinstance(name, str) and ENSEMBLE_NAME_RE.match(name) else None
-
-
-def _remove_leftovers(directory: Path) -> None:
-    """Remove what killed saves left behind: temporary files, and versioned ensemble files
-    the current manifest does not reference. Called with the directory locked, so no other
-    save is running."""
-    keep = _referenced_file(directory)
-    for entry in directory.iterdir():
-        name = entry.name
-        versioned = name != ENSEMBLE_FILE and ENSEMBLE_NAME_RE.match(name) and name != keep
-        if _TEMP_RE.match(name) or versioned:
-            with contextlib.suppress(OSError):
-                entry.unlink()
-
-
-def _save_fresh(path: Path, data: bytes, manifest_text: str) -> bool:
-    """Build the policy in a sibling staging directory and rename it to ``path`` (atomic).
-    False when ``path`` appeared meanwhile (another writer): the caller saves in place."""
-    parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        staging = parent / f".{path.name}.{secrets.token_hex(8)}.new"
-        try:
-            os.mkdir(staging)
-        except FileExistsError:  # pragma: no cover
-            continue
-        break
-    try:
-        write_atomic(staging / ENSEMBLE_FILE, data)
-        write_atomic(staging / MANIFEST_FILE, manifest_text)
-        try:
-            os.rename(staging, path)  # fails if path exists and is not an empty directory
-        except OSError:
-            if not path.exists():
-                raise
-            shutil.rmtree(staging, ignore_errors=True)
-            return False
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    fsync_dir(parent)
-    return True
-
-
-def _save_directory(path: Path, data: bytes, manifest: dict[str, Any]) -> None:
-    """Save the directory form so that at every instant ``path`` holds a complete policy.
-
-    * ``path`` absent: write ``ensemble.txt`` and ``policy.json`` (each fsynced) into a
-      sibling staging directory ``.<name>.<random>.new``, then rename it to ``path``. A kill
-      before the rename leaves no policy at ``path`` (there was none) and a hidden staging
-      directory.
-    * ``path`` an existing directory, locked (``flock``) against other saves:
-
-      1. write the new ensemble as ``ensemble-<sha256[:16]>.txt``, then atomically replace
-         ``policy.json`` by the new manifest referencing it. Until this replace the old
-         manifest and the untouched old ``ensemble.txt`` are the old policy; after it, the
-         new one.
-      2. atomically replace ``ensemble.txt`` by the new text, then ``policy.json`` by the
-         new manifest referencing ``ensemble.txt`` (both states are the new policy), and
-         remove the versioned file.
-
-      Every file is written to a unique temporary name, fsynced and ``os.replace``-d; the
-      directory is fsynced after each rename. Leftovers of a killed save (temporary files,
-      an unreferenced versioned file) are removed by the next save. Other files in the
-      directory are never touched.
-    """
-    ensemble = manifest["ensemble"]
-
-    def manifest_text(file: str) -> str:
-        return json.dumps(
-            {**manifest, "ensemble": {**ensemble, "file": file}}, indent=1, allow_nan=False
-        )
-
-    if not os.path.lexists(path) and _save_fresh(path, data, manifest_text(ENSEMBLE_FILE)):
-        return
-    if not path.is_dir():
-        raise FileExistsError(f"{path}: exists and is not a directory; cannot save a policy.")
-    with _locked(path):
-        _remove_leftovers(path)
-        versioned = f"ensemble-{ensemble['sha256'][:16]}.txt"
-        write_atomic(path / versioned, data)
-        write_atomic(path / MANIFEST_FILE, manifest_text(versioned))  # the switch to the new policy
-        write_atomic(path / ENSEMBLE_FILE, data)
-        write_atomic(path / MANIFEST_FILE, manifest_text(ENSEMBLE_FILE))
-        _remove_leftovers(path)
-        fsync_dir(path)
