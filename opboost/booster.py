@@ -234,15 +234,17 @@ class Booster(BaseEstimator):
         return data
 
     def _settings(self, seed: int) -> FitSettings:
-        step = StepSettings(self.scale, self.l2, self.learning_rate)
         return FitSettings(
             seed,
             self.reward_shift,
             self.warm_start,
             self.warm_start_prob,
             self.validation_fraction,
-            step,
+            self._step_settings(),
         )
+
+    def _step_settings(self) -> StepSettings:
+        return StepSettings(self.scale, self.l2, self.learning_rate)
 
     def _fit_engine(self, logs, data, eval_data, callbacks, feature_names) -> Booster:
         """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
@@ -263,7 +265,7 @@ class Booster(BaseEstimator):
             fit, holdout = self._in_memory(data, eval_data, components, callbacks)
         for cb in callbacks:
             cb.on_fit_start(round_env(fit, self, self.n_rounds, float("nan")))
-        step = StepSettings(self.scale, self.l2, self.learning_rate)
+        step = self._step_settings()
         run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from estimator_cases import ESTIMATORS
 
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.direct import DirectMethod, DoublyRobust
-from opboost.estimators.ips import IPS, TruncatedIPS
+from opboost.estimators.ips import IPS
 from opboost.estimators.snips import SNIPS
-
-ESTIMATORS = [
-    pytest.param(IPS, id="ips"),
-    pytest.param(lambda: TruncatedIPS(max_weight=5.0), id="truncated_ips"),
-    pytest.param(SNIPS, id="snips"),
-    pytest.param(lambda: DirectMethod(n_folds=2, random_state=0), id="dm"),
-    pytest.param(lambda: DoublyRobust(n_folds=2, random_state=0), id="dr"),
-]
 
 
 def _actions(synthetic_log) -> np.ndarray:

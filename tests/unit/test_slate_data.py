@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from estimator_cases import ESTIMATORS
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.direct import DirectMethod, DoublyRobust
-from opboost.estimators.ips import IPS, TruncatedIPS
+from opboost.estimators.ips import IPS
 from opboost.estimators.snips import SNIPS
 
 N, K, L = 9, 4, 3
@@ -239,15 +239,6 @@ def test_ips_and_snips_equal_obps_formulas_by_hand(slots):
     # the values differ from reading slot 0 for every row (when there are several slots)
     if slots > 1:
         assert IPS().estimate_value(data, dist[:, :, :1].repeat(slots, 2)) != pytest.approx(ips)
-
-
-ESTIMATORS = [
-    pytest.param(IPS, id="ips"),
-    pytest.param(lambda: TruncatedIPS(max_weight=5.0), id="truncated_ips"),
-    pytest.param(SNIPS, id="snips"),
-    pytest.param(lambda: DirectMethod(n_folds=2, random_state=0), id="dm"),
-    pytest.param(lambda: DoublyRobust(n_folds=2, random_state=0), id="dr"),
-]
 
 
 @pytest.mark.parametrize("make", ESTIMATORS)
