@@ -35,7 +35,7 @@ from opboost.booster_checks import (
     split_holdout,
 )
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, round_env, run_rounds
-from opboost.resolve import COMPONENT_KINDS, resolve_components
+from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
 
 __all__ = ["Booster"]
 
@@ -65,19 +65,18 @@ class Booster(BaseEstimator):
     l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
-    warm_start : None (default: F_0 = 0, the uniform policy), "best_constant" (F_0 puts
-        ``warm_start_prob`` of the softmax on the action with the best SNIPS value on the
-        training logs, F_0 = log((K - 1) q / (1 - q)) e_{a*}) or "logging" (F_0(x, a)
-        estimates log pi_0(a|x), regressed on the logged propensities: boosting starts from
-        the logging policy). F_0 is fitted by the base learner as the ensemble's first member
-        (10 least-squares members for "logging"), so the saved policy contains it (regression
-        learners only); it is not counted in ``n_rounds_``. "reward_model": F_0 = q(x, a) / tau,
-        q the cross-fitted reward model (the estimator's for "dr"/"dm", else a default
-        LightGBM one), tau set from ``warm_start_prob`` (10 least-squares members distil it):
-        boosting starts at the direct-method policy and corrects it.
-    warm_start_prob : q in (0, 1), the warm start's probability of the best constant action;
-        for "reward_model" the share of the way from uniform (1/K) to certain (1) that the
-        average best-action probability of F_0 goes.
+    warm_start : where boosting starts, F_0 (measured in docs/defaults.md). "auto" (default):
+        "reward_model" when the base learner fits its own reward model (``lightgbm_tree``
+        on a stacked design), else "none". "none" (or None): F_0 = 0, the uniform policy
+        (London et al.'s algorithm). "reward_model": F_0 = q(x, a) / tau, q a LightGBM
+        least-squares model of the logged rewards on [x; a] (``lightgbm_tree``: its own
+        trees, scaled; other regression learners distil the estimator's cross-fitted q, or
+        the "dm" one's, into 30 members), tau from ``warm_start_prob``: boosting starts at the
+        direct-method policy. "best_constant": F_0 = log((K - 1) q / (1 - q)) e_{a*}, a* the
+        best action by SNIPS. "logging": F_0 ~ log pi_0(a|x) (10 members). F_0 is saved.
+    warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
+        start's probability of a*, or for "reward_model" the share of the way from 1/K to 1
+        that F_0's average best-action probability goes on the training rows.
 
     Label-free model selection (docs/offline.md, "Model selection without labels"):
 
@@ -120,8 +119,8 @@ class Booster(BaseEstimator):
         random_state: Any = None,
         learning_rate: float = 1.0,
         l2: float = 0.0,
-        warm_start: str | None = None,
-        warm_start_prob: float = 0.5,
+        warm_start: str | None = "auto",
+        warm_start_prob: float | None = None,
         validation_fraction: float | None = None,
         selection: str = "snips",
         selection_policy: str = "argmax",
@@ -233,12 +232,14 @@ class Booster(BaseEstimator):
             check_eval_data(data, eval_data)
         return data
 
-    def _settings(self, seed: int) -> FitSettings:
+    def _settings(self, seed: int, learner: Any, *, in_memory: bool = True) -> FitSettings:
+        warm_start = effective_warm_start(
+            self.warm_start, self.warm_start_prob, learner, in_memory=in_memory
+        )
         return FitSettings(
             seed,
             self.reward_shift,
-            self.warm_start,
-            self.warm_start_prob,
+            *warm_start,
             self.validation_fraction,
             self._step_settings(),
         )
@@ -257,7 +258,10 @@ class Booster(BaseEstimator):
         if data is None:
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             fit = logs.make_engine(
-                components, self._settings(seed), eval_data=eval_data, callbacks=callbacks
+                components,
+                self._settings(seed, components[2], in_memory=False),
+                eval_data=eval_data,
+                callbacks=callbacks,
             )
             if isinstance(logs.n_features, numbers.Integral):
                 record_features(self, int(logs.n_features), feature_names)
@@ -292,7 +296,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        fit = InMemoryFit(data, eval_data, components, self._settings(seed))
+        fit = InMemoryFit(data, eval_data, components, self._settings(seed, components[2]))
         for cb in callbacks:
             restored = cb.load_checkpoint()
             if restored is not None:

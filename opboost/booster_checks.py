@@ -15,8 +15,9 @@ from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
-#: Initial scores F_0 (``Booster.warm_start``); None is F_0 = 0, the uniform policy.
-WARM_STARTS = ("best_constant", "logging", "reward_model")
+#: Initial scores F_0 (``Booster.warm_start``); "none" (or None) is F_0 = 0, the uniform
+#: policy; "auto" is "reward_model" when the base learner fits its own reward model, else "none".
+WARM_STARTS = ("auto", "none", "best_constant", "logging", "reward_model")
 
 __all__ = [
     "BOOSTER_CONSTRAINTS",
@@ -94,7 +95,8 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "warm_start": [Options(WARM_STARTS), None],
     "warm_start_prob": [
         Interval(Real, 0.0, 1.0, closed="neither", fix="use a probability such as 0.5"),
-        Skip(lambda p: p["warm_start"] is None, "only the warm start uses it"),
+        None,
+        Skip(lambda p: p["warm_start"] in (None, "none"), "only the warm start uses it"),
     ],
     "validation_fraction": [
         Interval(

@@ -65,10 +65,32 @@ def resolve_components(booster: Any) -> tuple[Any, Any, Any]:
             f"which objective {objective.name!r} does not support; use a regression base "
             f"learner such as 'lightgbm_tree'."
         )
-    if booster.warm_start is not None and learner.reduction != "regression":
+    if booster.warm_start not in (None, "none", "auto") and learner.reduction != "regression":
         raise InvalidParameterError(
             f"The 'warm_start' parameter of Booster needs a regression base learner to fit "
             f"the constant scores; {learner.name!r} solves {learner.reduction}. Use "
-            f"warm_start=None or a learner such as 'lightgbm_tree'."
+            f"warm_start='none' or a learner such as 'lightgbm_tree'."
         )
     return objective, estimator, learner
+
+
+#: ``warm_start_prob`` when left None, per start: measured in docs/defaults.md.
+DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
+
+
+def effective_warm_start(
+    warm_start: str | None, prob: float | None, learner: Any, *, in_memory: bool
+) -> tuple[str | None, float]:
+    """(start, probability) a fit uses. The start is None (F_0 = 0) for None or "none"; for
+    "auto" "reward_model" when ``learner`` fits its own reward model
+    (:meth:`BaseLearner.offers_reward_start`) and the logs are in memory (the distributed fit
+    has no warm start), else None. ``prob`` None is the start's default: 0.7 for
+    "reward_model", else 0.5."""
+    if warm_start == "auto":
+        offered = in_memory and learner.offers_reward_start()
+        warm_start = "reward_model" if offered else None
+    elif warm_start == "none":
+        warm_start = None
+    if prob is None:
+        prob = DEFAULT_WARM_START_PROBS.get(warm_start or "", 0.5)
+    return warm_start, float(prob)

@@ -14,7 +14,7 @@ training data (and without pickle).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -111,3 +111,23 @@ class BaseLearner(Component, ABC):
         """Continue from ``ensemble`` (a checkpoint's) after :meth:`prepare`; learners that
         cannot resume keep this default, and resuming them is refused."""
         raise NotImplementedError(f"{type(self).__name__} cannot resume from an ensemble.")
+
+    def offers_reward_start(self) -> bool:
+        """Whether :meth:`start_from_rewards` works for this configuration (False here);
+        ``Booster(warm_start="auto")`` starts from the reward model only if it does."""
+        return False
+
+    def start_from_rewards(
+        self,
+        contexts: Any,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        scale: Callable[[np.ndarray], float],
+    ) -> np.ndarray | None:
+        """Optional: fit a reward model q(x, a) on the logged pairs (x_i, a_i) -> r_i of the
+        prepared ``contexts`` (n, d) (``actions``, ``rewards`` (n,)) and put F_0 = s q in front
+        of the ensemble, s = ``scale(q)`` with q (n, K) on every training pair; F_0 is not a
+        boosting round. Returns F_0 on the training rows (n, K). Call right after
+        :meth:`prepare`. None (the default): not supported, and the booster distils a reward
+        model into least-squares rounds instead (``Booster(warm_start="reward_model")``)."""
+        return None

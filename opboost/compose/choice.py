@@ -50,8 +50,9 @@ __all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
 CONSTANT = "constant"
 #: Built-in candidates by name: Booster parameters, or a policy learner's registry name.
 CANDIDATES: dict[str, Any] = {
-    "bopl_s_ips": {"objective": "bopl_s", "estimator": "ips"},
-    "bopl_s_dr": {"objective": "bopl_s", "estimator": "dr"},
+    "bopl_s_ips": {"objective": "bopl_s", "estimator": "ips", "warm_start": "none"},
+    "bopl_s_dr": {"objective": "bopl_s", "estimator": "dr", "warm_start": "none"},
+    "bopl_s_rm": {"objective": "bopl_s", "estimator": "ips", "warm_start": "reward_model"},
     "bopl_s_dr_rm": {"objective": "bopl_s", "estimator": "dr", "warm_start": "reward_model"},
     "reward_regression": "reward_regression",
     CONSTANT: CONSTANT,

@@ -15,8 +15,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.lightgbm_tree import action_tilt
+from opboost.learners.lightgbm_rows import action_tilt, design_rows
 
 __all__ = [
     "Partition",

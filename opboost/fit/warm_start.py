@@ -4,11 +4,13 @@
 "logging": ``LOGGING_WARM_MEMBERS`` least-squares members regress log p_i on the logged
 (x_i, a_i) pairs only (weight 1 there, 0 elsewhere), so F_0(x, a) estimates log pi_0(a|x)
 for every action (the softmax is invariant to the per-row normaliser).
-"reward_model": F_0 = q / tau with q (n, K) the cross-fitted reward predictions of the
-estimator (DR, DM) or of the "dm" estimator's default model, tau set so that the softmax puts
-on average 1/K + q (1 - 1/K) on each row's best action, q = ``warm_start_prob``
-(:func:`reward_temperature`); ``REWARD_WARM_MEMBERS`` members distil it, so boosting starts
-at the direct-method policy and corrects it where the logs disagree.
+"reward_model": F_0 = q / tau, tau set so that the softmax puts on average 1/K + q (1 - 1/K)
+on each row's best action, q = ``warm_start_prob`` (:func:`reward_temperature`): boosting
+starts at the direct-method policy and corrects it where the logs disagree. A learner that
+fits its own reward model (``BaseLearner.start_from_rewards``: ``lightgbm_tree``) puts that
+model's trees, scaled, in front of the ensemble, so F_0 is exactly q / tau; for any other,
+``REWARD_WARM_MEMBERS`` members distil the cross-fitted q (n, K) of the estimator (DR, DM)
+or of the "dm" estimator's default model.
 
 Every member fits the residual goal - F by weighted least squares and enters with weight 1:
 :class:`WarmStartFit` is an :class:`opboost.engine.Engine` whose step is always 1.
@@ -143,5 +145,26 @@ def reward_predictions(fit: Any) -> np.ndarray:
 
 def fit_warm_start(fit: Any) -> None:
     """Fit F_0 as ``fit``'s first ensemble members (not counted as boosting rounds)."""
+    if fit.settings.warm_start == "reward_model" and _start_from_rewards(fit):
+        return
     goal, weights, members = warm_start_goal(fit)
     run_rounds(WarmStartFit(fit, goal, weights), members, StepSettings())
+
+
+def _start_from_rewards(fit: Any) -> bool:
+    """F_0 = q / tau as the learner's own reward model, when the learner offers one
+    (:meth:`opboost.api.learner.BaseLearner.start_from_rewards`); False if it does not."""
+    train, K = fit.train, fit.data.n_actions
+    top = 1.0 / K + float(fit.settings.warm_start_prob) * (1.0 - 1.0 / K)
+    start = fit.learner.start_from_rewards(
+        train.contexts,
+        np.asarray(train.actions),
+        np.asarray(train.rewards),
+        lambda q: 1.0 / reward_temperature(q, top),
+    )
+    if start is None:
+        return False
+    fit.scores += check_f(start, fit.scores.shape, fit.learner)
+    if fit.eval_data is not None:
+        fit.eval_scores = fit.learner.ensemble().decision_function(fit.eval_data.contexts)
+    return True

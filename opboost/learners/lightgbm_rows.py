@@ -14,12 +14,15 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
+import scipy.sparse as sp
 
 from opboost.api.design import stacked_design
+from opboost.api.learner_toolkit import as_contexts
 
 __all__ = [
     "ACTION_DESIGNS",
     "ROW_WISE_MAX_BINS",
+    "DesignedRowsCache",
     "action_tilt",
     "categorical_columns",
     "design_rows",
@@ -39,6 +42,29 @@ def design_rows(X: Any, n_actions: int, design: str) -> Any:
     if isinstance(X, np.ndarray) and X.ndim == 2:
         return _dense_stacked_rows(X, n_actions, dtype, encoding == "onehot")
     return stacked_design(X, n_actions, dtype=dtype, action_encoding=encoding)
+
+
+class DesignedRowsCache:
+    """The designed rows of contexts, built once for read-only contexts (a LoggedBandit's,
+    which a fit predicts every round: eval_data, the held-out logs) and kept for the two most
+    recent such contexts; anything writable is designed afresh on every call."""
+
+    def __init__(self, n_features: int, n_actions: int, design: str) -> None:
+        self.n_features, self.n_actions, self.design = n_features, n_actions, design
+        self._rows: dict[int, tuple[Any, Any]] = {}  # id(contexts) -> (contexts, rows)
+
+    def rows(self, X: Any) -> Any:
+        """:func:`design_rows` of ``X`` (m, d)."""
+        hit = self._rows.get(id(X))
+        if hit is not None and hit[0] is X:
+            return hit[1]
+        rows = design_rows(as_contexts(X, self.n_features), self.n_actions, self.design)
+        values = X.data if sp.issparse(X) else X
+        if isinstance(values, np.ndarray) and not values.flags.writeable:
+            if len(self._rows) >= 2:
+                self._rows.pop(next(iter(self._rows)))
+            self._rows[id(X)] = (X, rows)
+        return rows
 
 
 def _dense_stacked_rows(X: np.ndarray, n_actions: int, dtype: Any, onehot: bool) -> np.ndarray:

@@ -8,18 +8,17 @@ The ``lgb.Dataset`` is built once in ``prepare``; each round only writes two flo
 Action designs (how f(x, a) is featurised):
 
 ``"stacked"``         one tree on the n*K rows [x; a] with the action as ONE categorical column
-                      (London et al., appendix F.5, with the one-hot block folded into a
-                      categorical feature; rows are example-major, row i*K + a). The rows are
-                      streamed into LightGBM in batches, never materialised as a float matrix.
+                      (London et al., appendix F.5, the one-hot block folded into a categorical
+                      feature; example-major rows i*K + a, binned without a float matrix).
 ``"stacked_onehot"``  the paper's literal [x; onehot(a)]: K 0/1 columns instead of one.
 ``"per_action"``      one tree per action on the n context rows (a LightGBM model with
                       ``num_class=K``), so each round adds K trees.
 
 Per round the new tree's outputs on the training rows are the change of LightGBM's cached
-training scores (``LGBM_BoosterGetPredict``); no ``predict`` of the designed rows is needed.
-``commit_round(alpha)`` scales the new leaves with ``set_leaf_output`` -- which leaves the
-cached scores alone, so the next round's change is again exactly the next tree -- and the
-final model is an ordinary LightGBM model predicting F(x) = sum_t alpha_t f_t(x) natively.
+training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` scales the new leaves
+(``set_leaf_output`` leaves the cached scores alone, so the next change is again exactly the
+next tree); the final model is an ordinary LightGBM model of F(x) = sum_t alpha_t f_t(x).
+``start_from_rewards`` puts a LightGBM reward model's trees in front (``lightgbm_reward_start``).
 
 :class:`LightGBMEnsemble` serialises as one JSON header line followed by LightGBM's model text
 (format "lightgbm_text_v1"); leaf values are written with 17 significant digits, so
@@ -29,11 +28,11 @@ predictions after ``loads`` are bit-identical.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import lightgbm as lgb
 import numpy as np
-import scipy.sparse as sp
 from lightgbm.basic import _LIB, _safe_call
 
 from opboost.api.exceptions import InvalidParameterError
@@ -52,12 +51,16 @@ from opboost.learners.lightgbm_params import (
     LIGHTGBM_TREE_CONSTRAINTS,
     lightgbm_params_problem,
 )
+from opboost.learners.lightgbm_reward_start import (
+    fit_reward_trees,
+    merge_in_front,
+    scale_leaves,
+)
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
-    ROW_WISE_MAX_BINS,
+    DesignedRowsCache,
     action_tilt,
     categorical_columns,
-    design_rows,
     histogram_layout,
     stacked_dataset,
 )
@@ -66,11 +69,8 @@ __all__ = [
     "ACTION_DESIGNS",
     "LIGHTGBM_PARAMS",
     "LIGHTGBM_TREE_CONSTRAINTS",
-    "ROW_WISE_MAX_BINS",
     "LightGBMEnsemble",
     "LightGBMTree",
-    "action_tilt",
-    "histogram_layout",
     "lightgbm_params_problem",
 ]
 
@@ -207,6 +207,7 @@ class LightGBMTree(BaseLearner):
         self.booster_ = lgb.Booster(params, dataset)
         self._empty_text = self.booster_.model_to_string()  # the model of no rounds
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
+        self._seed = seed
         self._per_iter = per_iter
         self._tilt = action_tilt(K)
         self._grad = np.empty(n * K, dtype=np.float32)
@@ -216,7 +217,7 @@ class LightGBMTree(BaseLearner):
         self._next = np.empty(n * K)
         self._pending = 0  # trees of a fitted but uncommitted round
         self._last_alpha = 1.0
-        self._designed: dict[int, tuple[Any, Any]] = {}  # read-only contexts -> their rows
+        self._designed = DesignedRowsCache(d, K, design)
         self.n_rounds_ = 0
 
     # ----------------------------------------------------------------------------- rounds
@@ -314,7 +315,7 @@ class LightGBMTree(BaseLearner):
         if self.n_rounds_ == 0:
             raise InvalidParameterError("LightGBMTree.predict_round: no round committed yet.")
         last = booster.num_trees() // self._per_iter - 1 - (1 if self._pending else 0)
-        rows = self._designed_rows(X)
+        rows = self._designed.rows(X)
         # Pass num_threads: a predict without it resets LightGBM's OpenMP threads to all
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
         threads = {"num_threads": self.num_threads} if self.num_threads else {}
@@ -322,21 +323,6 @@ class LightGBMTree(BaseLearner):
             rows, start_iteration=last, num_iteration=1, raw_score=True, **threads
         )
         return np.asarray(out).reshape(-1, self.n_actions_) / self._last_alpha
-
-    def _designed_rows(self, X: Any) -> Any:
-        """The designed rows of contexts ``X``; built once for read-only contexts (a
-        LoggedBandit's, which the fit predicts every round: eval_data, the held-out logs) and
-        kept for the two most recent such ``X``, rebuilt for anything writable."""
-        hit = self._designed.get(id(X))
-        if hit is not None and hit[0] is X:
-            return hit[1]
-        rows = design_rows(as_contexts(X, self.n_features_), self.n_actions_, self.action_design)
-        values = X.data if sp.issparse(X) else X
-        if isinstance(values, np.ndarray) and not values.flags.writeable:
-            if len(self._designed) >= 2:
-                self._designed.pop(next(iter(self._designed)))
-            self._designed[id(X)] = (X, rows)
-        return rows
 
     def warm_start(self, ensemble: Ensemble) -> None:
         """Continue from ``ensemble``'s rounds (resuming a checkpointed fit); after prepare."""
@@ -353,11 +339,38 @@ class LightGBMTree(BaseLearner):
                 f"with a LightGBMEnsemble of action_design={self.action_design!r}, "
                 f"K={self.n_actions_} and d={self.n_features_}."
             )
-        # Puts the ensemble's trees in front; LightGBM's cached scores stay as they are,
-        # which is all fit_round needs (it reads their change).
-        _safe_call(_LIB.LGBM_BoosterMerge(booster._handle, ensemble.booster._handle))
+        merge_in_front(booster, ensemble.booster)
         self.n_rounds_ = ensemble.n_rounds
         self._last_alpha = 1.0
+
+    def offers_reward_start(self) -> bool:
+        """True for regression trees on a stacked design (a joint (x, a) reward model)."""
+        return self.reduction == "regression" and self.action_design != "per_action"
+
+    def start_from_rewards(
+        self,
+        contexts: Any,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        scale: Callable[[np.ndarray], float],
+    ) -> np.ndarray | None:
+        """F_0 = scale(q) q: a LightGBM reward model's own trees, scaled, in front of the
+        ensemble (not a round); returns F_0 on the training rows (n, K). None for
+        ``action_design="per_action"`` (its trees cannot hold a joint (x, a) model)."""
+        booster = self._check_prepared()
+        if not self.offers_reward_start():
+            return None
+        if booster.num_trees() or self.n_rounds_:
+            raise InvalidParameterError(
+                "LightGBMTree.start_from_rewards: call it right after prepare, before rounds."
+            )
+        X = as_contexts(contexts, self.n_features_)
+        categorical = categorical_columns(self.categorical_features, self.n_features_)
+        design = (self.n_actions_, self.action_design, categorical)
+        model, q = fit_reward_trees(X, actions, rewards, *design, self._seed, self.num_threads)
+        factor = float(scale(q))
+        merge_in_front(booster, scale_leaves(model, factor))
+        return q * factor
 
     # ----------------------------------------------------------------------------- helpers
     def _check_prepared(self) -> lgb.Booster:

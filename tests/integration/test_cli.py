@@ -92,6 +92,7 @@ def test_packaged_quickstart_config_matches_the_example():
         "reward regression (LightGBM)",
         "BOPL",
         "BOPL-S",
+        "Booster() default",
         "label-free choice",
     ]
     assert config.algorithm("BOPL-S").booster["n_rounds"] == 7

@@ -89,8 +89,11 @@ def true_reward(booster, X, y):
 def fits(client, problem):
     """BOPL-S, 15 rounds, in memory and on the cluster (4 partitions), with eval data."""
     train, valid = problem[0].split(0.2, random_state=0)
-    local = Booster(
-        n_rounds=15, base_learner_params={**TREE, "num_threads": 1}, random_state=0
+    local = Booster(  # from F_0 = 0: the distributed fit has no reward-model start
+        n_rounds=15,
+        base_learner_params={**TREE, "num_threads": 1},
+        warm_start="none",
+        random_state=0,
     ).fit(train, eval_data=valid)
     history = History()
     dist = Booster(n_rounds=15, base_learner=dask_tree(client), random_state=0).fit(

@@ -34,6 +34,7 @@ BOOSTER_VARIANTS = {
     "warm_start=best_constant": {"warm_start": "best_constant"},
     "warm_start=logging": {"warm_start": "logging"},
     "warm_start=reward_model": {"warm_start": "reward_model"},
+    "warm_start=auto (the default)": {"warm_start": "auto"},
     "selection+safe": {"validation_fraction": 0.25, "safe": True},
     "selection,no refit": {"validation_fraction": 0.25, "refit": False},
     "learning_rate,l2,scale,shift": {
@@ -66,7 +67,7 @@ def cases() -> Iterator[tuple[str, Callable[[], object]]]:
     from opboost.registry import make
 
     def booster(**params):
-        base = {"n_rounds": 4, "random_state": 0}
+        base = {"n_rounds": 4, "random_state": 0, "warm_start": "none"}  # the paper's F_0 = 0
         return lambda train: Booster(**{**base, **params}).fit(train)
 
     for objective in OBJECTIVES:

@@ -15,6 +15,8 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.estimators.direct import DirectMethod
 from opboost.fit.warm_start import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
+from opboost.learners.lightgbm_reward_start import fit_reward_trees
+from opboost.learners.lightgbm_rows import design_rows
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
@@ -37,8 +39,12 @@ def first_round_f(booster, data):
 def test_learning_rate_multiplies_every_step(digits_log):
     """nu = 0.5 halves the first step and the first-round scores (same f_1)."""
     logged, _, _ = digits_log
-    full = Booster(n_rounds=1, base_learner_params=LGB, random_state=0).fit(logged)
-    half = Booster(n_rounds=1, base_learner_params=LGB, learning_rate=0.5, random_state=0)
+    full = Booster(n_rounds=1, base_learner_params=LGB, warm_start="none", random_state=0).fit(
+        logged
+    )
+    half = Booster(
+        n_rounds=1, base_learner_params=LGB, warm_start="none", learning_rate=0.5, random_state=0
+    )
     half.fit(logged)
     assert half.history_["alpha"][0] == pytest.approx(0.5 * full.history_["alpha"][0], rel=1e-12)
     np.testing.assert_allclose(
@@ -52,11 +58,18 @@ def test_learning_rate_multiplies_every_step(digits_log):
 def test_l2_step_is_closed_form_penalised_alpha(digits_log):
     """alpha_l2 = N / (D + 2 n l2) = alpha_0 D / (D + 2 n l2) for the same first tree."""
     logged, _, _ = digits_log
-    plain = Booster(objective="bopl", n_rounds=1, base_learner_params=LGB, random_state=0)
+    plain = Booster(
+        objective="bopl", n_rounds=1, base_learner_params=LGB, warm_start="none", random_state=0
+    )
     plain.fit(logged)
     l2 = 0.05
     penalised = Booster(
-        objective="bopl", n_rounds=1, base_learner_params=LGB, l2=l2, random_state=0
+        objective="bopl",
+        n_rounds=1,
+        base_learner_params=LGB,
+        warm_start="none",
+        l2=l2,
+        random_state=0,
     ).fit(logged)
     f = first_round_f(plain, logged)
     objective, estimator, _ = plain.resolve_components()
@@ -142,15 +155,51 @@ def test_reward_temperature_hits_the_target_probability(prob):
     assert reward_temperature(np.zeros((4, 3)), prob) == 1.0
 
 
-def test_warm_start_reward_model_starts_from_the_direct_method(digits_log):
-    """F_0 distils the cross-fitted reward model q / tau: its argmax mostly agrees with q's on
-    the training rows (30 stacked trees only approximate q) and its average best-action
-    probability is the target 1/K + q (1 - 1/K)."""
+def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
+    """With lightgbm_tree, F_0 IS a LightGBM reward model (its trees scaled by 1/tau, not a
+    distillation): on new contexts the policy's stage before its one round equals that model's
+    q / tau, and on the training rows softmax(F_0) puts 1/K + q (1 - 1/K) on the best action."""
+    logged, X_test, _ = digits_log
+    booster = Booster(
+        n_rounds=1,
+        base_learner_params={"num_threads": 1},
+        warm_start="reward_model",
+        warm_start_prob=0.5,
+        random_state=0,
+    ).fit(logged)
+    fit_seed = int(check_random_state(0).integers(2**31 - 1))  # the fit's seed, as drawn
+    seed = int(check_random_state(fit_seed).integers(2**31 - 1))  # the learner's, from it
+    K = logged.n_actions
+    model, q_train = fit_reward_trees(
+        logged.contexts,
+        logged.actions,
+        logged.rewards,
+        K,
+        "stacked",
+        "auto",
+        seed=seed,
+        num_threads=1,
+    )
+    tau = reward_temperature(q_train, 0.1 + 0.5 * 0.9)
+    q_test = model.predict(design_rows(X_test, K, "stacked"), raw_score=True).reshape(-1, K)
+    stages = list(booster.policy_.ensemble.staged_decision_function(X_test))
+    assert len(stages) == model.num_trees() + 1
+    np.testing.assert_allclose(stages[-2], q_test / tau, rtol=1e-9, atol=1e-12)
+    f0_train = list(booster.policy_.ensemble.staged_decision_function(logged.contexts))[-2]
+    assert softmax(f0_train).max(axis=1).mean() == pytest.approx(0.1 + 0.5 * 0.9, abs=1e-9)
+    assert booster.n_rounds_ == 1 and booster.policy_.n_rounds == 1
+
+
+def test_warm_start_reward_model_distils_when_the_learner_has_no_reward_trees(digits_log):
+    """A learner without ``start_from_rewards`` (here per-action trees) gets F_0 distilled
+    from the cross-fitted reward model q / tau: its argmax mostly agrees with q's on the
+    training rows (30 trees only approximate q) and its average best-action probability is
+    the target 1/K + q (1 - 1/K)."""
     logged, _, _ = digits_log
     booster = Booster(
         estimator="dm",
         n_rounds=1,
-        base_learner_params={"num_threads": 1},
+        base_learner_params={"num_threads": 1, "action_design": "per_action"},
         warm_start="reward_model",
         warm_start_prob=0.5,
         random_state=0,
@@ -199,8 +248,8 @@ def test_variance_objectives_learn_on_digits(digits_log, objective):
         ),
         (
             {"warm_start": "zero"},
-            r"The 'warm_start' parameter of Booster must be one of \{'best_constant', "
-            r"'logging', 'reward_model'\}\. "
+            r"The 'warm_start' parameter of Booster must be one of \{'auto', 'none', "
+            r"'best_constant', 'logging', 'reward_model'\}\. "
             r"Got 'zero' instead\.",
         ),
         (
@@ -230,3 +279,31 @@ def test_defaults_keep_the_papers_algorithm(synthetic_log):
     np.testing.assert_array_equal(
         a.decision_function(data.contexts), b.decision_function(data.contexts)
     )
+
+
+@pytest.mark.parametrize(
+    ("warm_start", "learner", "params", "expected"),
+    [
+        ("auto", "lightgbm_tree", {}, "reward_model"),
+        ("auto", "lightgbm_tree", {"action_design": "per_action"}, None),
+        ("auto", "sklearn_stump", {}, None),
+        ("none", "lightgbm_tree", {}, None),
+        (None, "lightgbm_tree", {}, None),
+        ("logging", "lightgbm_tree", {}, "logging"),
+    ],
+)
+def test_auto_warm_start_is_the_reward_model_where_the_learner_fits_one(
+    synthetic_log, warm_start, learner, params, expected
+):
+    """ "auto" starts from the reward model only with a learner that fits its own (stacked
+    LightGBM trees) and otherwise from F_0 = 0; "none" is None. The saved policy records the
+    start actually used."""
+    params = {"num_threads": 1, **params} if learner == "lightgbm_tree" else params
+    booster = Booster(
+        n_rounds=2,
+        base_learner=learner,
+        base_learner_params=params,
+        warm_start=warm_start,
+        random_state=0,
+    ).fit(synthetic_log.data)
+    assert booster.policy_.metadata["warm_start"] == expected

@@ -70,7 +70,11 @@ def test_user_candidates_are_challenged_in_order(digits_logs):
     """A dict of the user's own learners: the first is the incumbent, a later one replaces it
     only when its paired lower bound is above 0; a 2-round booster loses to a 30-round one."""
     logged, _, _ = digits_logs
-    candidates = {"few_rounds": Booster(n_rounds=2), "more_rounds": Booster(**FAST)}
+    paper = {"warm_start": "none"}  # from F_0 = 0: 2 rounds are clearly fewer than 30
+    candidates = {
+        "few_rounds": Booster(n_rounds=2, **paper),
+        "more_rounds": Booster(**FAST, **paper),
+    }
     choice = PolicyChoice(candidates=candidates, random_state=0).fit(logged)
     challenge = choice.challenges_["more_rounds"]
     assert challenge["incumbent"] == "few_rounds" and challenge["won"]

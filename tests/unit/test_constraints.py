@@ -175,7 +175,7 @@ def test_booster_cross_parameter_rules():
     with pytest.raises(InvalidParameterError, match=r"'safe' parameter of Booster needs held-out"):
         Booster(safe=True).validate_params()
     Booster(safe=True, validation_fraction=0.2).validate_params()
-    Booster(warm_start_prob=1.5).validate_params()  # unused without a warm start
+    Booster(warm_start="none", warm_start_prob=1.5).validate_params()  # unused: no start
     with pytest.raises(InvalidParameterError, match=r"'warm_start_prob' parameter of Booster"):
         Booster(warm_start="logging", warm_start_prob=1.5).validate_params()
 

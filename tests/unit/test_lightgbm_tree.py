@@ -13,8 +13,8 @@ from opboost.api.design import action_rows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.lightgbm_tree import ROW_WISE_MAX_BINS, LightGBMTree, histogram_layout
+from opboost.learners.lightgbm_rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
+from opboost.learners.lightgbm_tree import LightGBMTree
 
 N, D, K = 400, 4, 3
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]
@@ -407,7 +407,7 @@ def test_init_does_not_validate():
 def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     """Evaluation contexts (read-only, as a LoggedBandit's) are designed once, not every round;
     writable contexts are designed on every call, so an in-place edit is never served stale."""
-    import opboost.learners.lightgbm_tree as module
+    import opboost.learners.lightgbm_rows as module
 
     rng = np.random.default_rng(0)
     X, K = rng.normal(size=(80, 3)), 3
@@ -430,3 +430,46 @@ def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     np.testing.assert_array_equal(
         learner.predict_round(writable), learner.predict_round(np.zeros((20, 3)))
     )
+
+
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_start_from_rewards_puts_the_scaled_reward_model_in_front(contexts, design, sparse):
+    """F_0 returned on the training rows is what the ensemble predicts (the reward model's
+    trees, scaled by ``scale(q)``), it is not a round, it follows the rewards (the action
+    paid more gets the higher score), and the rounds after it add to it."""
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(contexts) if sparse else contexts
+    actions = rng.integers(0, K, N)
+    rewards = (actions == (contexts[:, 0] > 0)).astype(float)  # action 1 pays where x_0 > 0
+    learner = _learner(design)
+    learner.prepare(X, K, random_state=0)
+    seen = []
+
+    def scale(q):
+        seen.append(q.copy())
+        return 3.0
+
+    f0 = learner.start_from_rewards(X, actions, rewards, scale)
+    np.testing.assert_allclose(f0, 3.0 * seen[0], rtol=1e-12)
+    np.testing.assert_allclose(learner.ensemble().decision_function(X), f0, rtol=1e-9, atol=1e-12)
+    assert learner.n_rounds_ == 0 and learner.ensemble().n_rounds == 0
+    positive = contexts[:, 0] > 0
+    assert np.mean(f0[positive, 1] > f0[positive, 0]) > 0.9
+    assert np.mean(f0[~positive, 0] > f0[~positive, 1]) > 0.9
+    f = learner.fit_round(_problem(1))
+    learner.commit_round(0.5)
+    np.testing.assert_allclose(
+        learner.ensemble().decision_function(X), f0 + 0.5 * f, rtol=1e-9, atol=1e-9
+    )
+    with pytest.raises(InvalidParameterError, match="right after prepare"):
+        learner.start_from_rewards(X, actions, rewards, scale)
+
+
+def test_start_from_rewards_is_not_offered_by_per_action_trees(contexts):
+    """Per-action trees cannot hold a joint (x, a) reward model: None, nothing merged."""
+    learner = _learner("per_action")
+    learner.prepare(contexts, K, random_state=0)
+    rewards = np.ones(N)
+    assert learner.start_from_rewards(contexts, np.zeros(N, int), rewards, lambda q: 1.0) is None
+    assert learner.booster_.num_trees() == 0

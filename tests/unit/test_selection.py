@@ -52,6 +52,7 @@ def test_selected_rounds_match_true_label_selection_within_one_interval(digits_l
     full = FullPolicy()
     booster = Booster(
         n_rounds=40,
+        warm_start="none",  # from F_0 = 0: staged rounds are the boosting rounds
         base_learner_params={"num_threads": 1},
         validation_fraction=0.2,
         refit=False,
@@ -83,7 +84,7 @@ def test_refit_uses_all_logs_for_the_selected_rounds(digits_log):
     """refit=True (default) ends with the fit on ALL logs for best_round_ rounds: the policy
     equals Booster(n_rounds=best_round_) on the full logs; the holdout report is kept."""
     logged, X_test, _ = digits_log
-    params = {"base_learner_params": LGB, "random_state": 0}
+    params = {"base_learner_params": LGB, "random_state": 0, "warm_start": "none"}
     booster = Booster(n_rounds=15, validation_fraction=0.2, **params).fit(logged)
     t_sel = booster.best_round_
     assert 0 < t_sel <= 15 and booster.selection_["refit_rounds"] == t_sel
