@@ -63,7 +63,8 @@ class PerceptronBank:
     ``weighting``: ``"step"`` (an erring learner steps by w_i * learning_rate) or
     ``"poisson"`` (learner i learns the example Poisson(w_i) times, each time a plain
     perceptron step if it still errs).
-    State: ``W`` (K, N, d) and ``b`` (K, N). Hypothesis h = sign(W[k, i] . x + b[k, i]).
+    State: ``W`` (K, N, d) (a view of the feature-major ``_Wt`` (K, d, N)) and ``b`` (K, N).
+    Hypothesis h = sign(W[k, i] . x + b[k, i]).
     """
 
     def __init__(
@@ -89,33 +90,31 @@ class PerceptronBank:
         self._cache: tuple[Any, np.ndarray] = (None, np.empty(0))
         self._exp = np.empty((0, n_learners))  # buffered standard exponentials, by row
         self._exp_pos = 0
-        self.W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
+        W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
+        # stored feature-major, Wt (K, d, N): a context's features add contiguous rows of
+        # N weights (the compiled step skips zero features); W is the (K, N, d) view
+        self._Wt = np.ascontiguousarray(W.transpose(0, 2, 1))
+        self.W = self._Wt.transpose(0, 2, 1)
         self.b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
-        # flat views sharing memory: one matrix-vector product scores all K x N learners
-        self._W2 = self.W.reshape(n_actions * n_learners, n_features)
-        self._b2 = self.b.reshape(n_actions * n_learners)
-        self._shape = (n_actions, n_learners)
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Scores W[k, i] . x + b[k, i], shape (K, N)."""
-        scores = self._W2 @ x
-        scores += self._b2
-        return scores.reshape(self._shape)
+        scores = np.matmul(x, self._Wt)
+        scores += self.b
+        return scores
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Hypotheses sign(score) in {-1, 0, +1}, shape (K, N) (0 only on an exact tie)."""
-        scores = self._W2 @ x
-        scores += self._b2
+        scores = self.margins(x)
         self._cache = (x, scores)  # ``learn`` on the same x reuses the scores
-        return np.sign(scores).reshape(self._shape)
+        return np.sign(scores)
 
     def _signed_scores_k(self, k: int, x: np.ndarray, y: float) -> np.ndarray:
         """y * score of the N learners of class k on x, a new (N,) array (cached if fresh)."""
         cached_x, scores = self._cache
         if cached_x is x:
-            n = self.n_learners
-            return scores[k * n : (k + 1) * n] * y
-        out = self.W[k] @ x
+            return scores[k] * y
+        out = x @ self._Wt[k]
         out += self.b[k]
         out *= y
         return out
@@ -140,8 +139,8 @@ class PerceptronBank:
             if step.dtype == bool:  # one step each where True: add in place, no temporaries
                 self._cache = (None, self._cache[1])
                 scale = self.learning_rate * y
-                W_k, b_k = self.W[k], self.b[k]
-                np.add(W_k, x * scale, out=W_k, where=step[:, None])
+                Wt_k, b_k = self._Wt[k], self.b[k]
+                np.add(Wt_k, (x * scale)[:, None], out=Wt_k, where=step)
                 np.add(b_k, scale, out=b_k, where=step)
                 return
         else:
@@ -206,7 +205,8 @@ class AveragedPerceptronBank(PerceptronBank):
     Mistakes (and the Poisson steps) are judged by the current weights ``W``; the
     hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
     :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
-    ``W`` and ``U`` share one (2, K, N, d) array so one matrix-vector product scores both.
+    ``W`` and ``U`` are views of one feature-major (2, K, d, N) array, so one product
+    scores both.
     """
 
     def __init__(
@@ -230,41 +230,37 @@ class AveragedPerceptronBank(PerceptronBank):
             weighting=weighting,
         )
         K, N, d = n_actions, n_learners, n_features
-        both = np.zeros((2, K, N, d))
-        both[0] = self.W
+        both = np.zeros((2, K, d, N))  # (Wt, Ut), feature-major like PerceptronBank._Wt
+        both[0] = self._Wt
         biases = np.zeros((2, K, N))
         biases[0] = self.b
-        self.W, self.U, self.b, self.ub = both[0], both[1], biases[0], biases[1]
+        self._Wt, self._Ut, self.b, self.ub = both[0], both[1], biases[0], biases[1]
+        self.W, self.U = self._Wt.transpose(0, 2, 1), self._Ut.transpose(0, 2, 1)
         self._both, self._biases = both, biases
-        self._W2 = self.W.reshape(K * N, d)
-        self._b2 = self.b.reshape(K * N)
-        self._both2 = both.reshape(2 * K * N, d)
-        self._biases2 = biases.reshape(2 * K * N)
         self.count = np.ones(K)
-        self._inv_count = np.ones(K * N)  # 1 / count, per (k, i)
+        self._inv_count = np.ones((K, N))  # 1 / count, per (k, i)
 
     def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(current scores, averaged scores), each (K * N,)."""
-        both = self._both2 @ x
-        both += self._biases2
-        kn = len(self._inv_count)
-        raw, correction = both[:kn], both[kn:]
+        """(current scores, averaged scores), each (K, N)."""
+        both = np.matmul(x, self._both)
+        both += self._biases
+        raw, correction = both
         correction *= self._inv_count
         return raw, raw - correction
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Averaged scores, shape (K, N)."""
-        return self._scores(x)[1].reshape(self._shape)
+        return self._scores(x)[1]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Hypotheses sign(averaged score), shape (K, N)."""
         raw, averaged = self._scores(x)
         self._cache = (x, raw)  # ``learn`` judges mistakes by the current weights
-        return np.sign(averaged).reshape(self._shape)
+        return np.sign(averaged)
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        inv = self._inv_count.reshape(self._shape)
+        inv = self._inv_count
         W = self.W - self.U * inv[:, :, None]
         b = self.b - self.ub * inv
         return np.sign(np.einsum("knd,md->mkn", W, X) + b)
@@ -273,8 +269,7 @@ class AveragedPerceptronBank(PerceptronBank):
         """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
         c = self.count[k]
         self.count[k] = c + 1.0
-        n = self.n_learners
-        self._inv_count[k * n : (k + 1) * n] = 1.0 / (c + 1.0)
+        self._inv_count[k] = 1.0 / (c + 1.0)
         if self.weighting == "poisson":
             step = self._poisson_steps(k, x, y, w)
             if step is None:
@@ -289,7 +284,7 @@ class AveragedPerceptronBank(PerceptronBank):
         if step.dtype == bool:  # one step each where True: masked in-place adds, W and U at once
             coef = np.array([scale, scale * c])
             both, biases = self._both[:, k], self._biases[:, k]
-            np.add(both, np.multiply.outer(coef, x)[:, None, :], out=both, where=step[:, None])
+            np.add(both, np.multiply.outer(coef, x)[:, :, None], out=both, where=step)
             np.add(biases, coef[:, None], out=biases, where=step)
             return
         step *= scale
