@@ -54,6 +54,15 @@ _EXP_BLOCK = 256  # rows of exponentials drawn at once by the Poisson weighting
 _min, _max = np.minimum.reduce, np.maximum.reduce  # without the ndarray.min/max wrappers
 
 
+def _batch_scores(X: np.ndarray, Wt: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Scores (n, K, N) of the rows of X (n, d) under feature-major weights Wt (K, d, N) and
+    biases b (K, N): one matrix product with the weights laid out (d, K * N)."""
+    K, d, N = Wt.shape
+    scores = X @ Wt.transpose(1, 0, 2).reshape(d, K * N)
+    scores += b.reshape(K * N)
+    return scores.reshape(len(X), K, N)
+
+
 class PerceptronBank:
     """K x N online perceptrons with weighted mistake-driven updates.
 
@@ -121,8 +130,7 @@ class PerceptronBank:
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        scores = np.einsum("knd,md->mkn", self.W, X) + self.b
-        return np.sign(scores)
+        return np.sign(_batch_scores(X, self._Wt, self.b))
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """Update every learner of class k that erred (y * h <= 0), by ``weighting``.
@@ -136,12 +144,12 @@ class PerceptronBank:
             step = self._poisson_steps(k, x, y, w)
             if step is None:
                 return
-            if step.dtype == bool:  # one step each where True: add in place, no temporaries
+            if step.dtype == bool:  # one step each where True
                 self._cache = (None, self._cache[1])
+                moved = np.flatnonzero(step)  # index the few stepping learners (no mask)
                 scale = self.learning_rate * y
-                Wt_k, b_k = self._Wt[k], self.b[k]
-                np.add(Wt_k, (x * scale)[:, None], out=Wt_k, where=step)
-                np.add(b_k, scale, out=b_k, where=step)
+                self._Wt[k][:, moved] += (x * scale)[:, None]
+                self.b[k, moved] += scale
                 return
         else:
             step = y * h_k <= 0.0
@@ -261,9 +269,8 @@ class AveragedPerceptronBank(PerceptronBank):
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
         inv = self._inv_count
-        W = self.W - self.U * inv[:, :, None]
-        b = self.b - self.ub * inv
-        return np.sign(np.einsum("knd,md->mkn", W, X) + b)
+        Wt = self._Wt - self._Ut * inv[:, None, :]  # averaged weights, (K, d, N)
+        return np.sign(_batch_scores(X, Wt, self.b - self.ub * inv))
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
@@ -281,11 +288,11 @@ class AveragedPerceptronBank(PerceptronBank):
             step = step * w
         self._cache = (None, self._cache[1])
         scale = self.learning_rate * y
-        if step.dtype == bool:  # one step each where True: masked in-place adds, W and U at once
+        if step.dtype == bool:  # one step each where True: W and U at once, stepping learners
+            moved = np.flatnonzero(step)
             coef = np.array([scale, scale * c])
-            both, biases = self._both[:, k], self._biases[:, k]
-            np.add(both, np.multiply.outer(coef, x)[:, :, None], out=both, where=step)
-            np.add(biases, coef[:, None], out=biases, where=step)
+            self._both[:, k][:, :, moved] += np.multiply.outer(coef, x)[:, :, None]
+            self._biases[:, k][:, moved] += coef[:, None]
             return
         step *= scale
         delta = np.multiply.outer(step, x)
