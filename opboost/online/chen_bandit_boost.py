@@ -195,6 +195,15 @@ class ChenBanditBoost(BanditLearner):
                 raise
             return None
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_kernel", "_v_tail")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "bank_" in state:  # a copy gets its own compiled step and views of its own arrays
+            self._v_tail = self._v[1:]
+            self._kernel = self._make_kernel(type(self).__name__)
+
     def _context(self, x: Any) -> np.ndarray:
         """``x`` as a checked (d,) float64 array; the first context builds the model."""
         if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._in_shape:

@@ -103,8 +103,21 @@ class PerceptronBank:
         # stored feature-major, Wt (K, d, N): a context's features add contiguous rows of
         # N weights (the compiled step skips zero features); W is the (K, N, d) view
         self._Wt = np.ascontiguousarray(W.transpose(0, 2, 1))
-        self.W = self._Wt.transpose(0, 2, 1)
         self.b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
+        PerceptronBank._link(self)
+
+    _VIEWS: tuple[str, ...] = ("W",)
+
+    def _link(self) -> None:
+        """(Re)build the views of the stored arrays (after a copy, which detaches views)."""
+        self.W = self._Wt.transpose(0, 2, 1)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._link()
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Scores W[k, i] . x + b[k, i], shape (K, N)."""
@@ -242,11 +255,17 @@ class AveragedPerceptronBank(PerceptronBank):
         both[0] = self._Wt
         biases = np.zeros((2, K, N))
         biases[0] = self.b
-        self._Wt, self._Ut, self.b, self.ub = both[0], both[1], biases[0], biases[1]
-        self.W, self.U = self._Wt.transpose(0, 2, 1), self._Ut.transpose(0, 2, 1)
         self._both, self._biases = both, biases
+        self._link()
         self.count = np.ones(K)
         self._inv_count = np.ones((K, N))  # 1 / count, per (k, i)
+
+    _VIEWS = ("W", "U", "_Wt", "_Ut", "b", "ub")
+
+    def _link(self) -> None:
+        self._Wt, self._Ut = self._both
+        self.b, self.ub = self._biases
+        self.W, self.U = self._Wt.transpose(0, 2, 1), self._Ut.transpose(0, 2, 1)
 
     def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(current scores, averaged scores), each (K, N)."""

@@ -193,3 +193,33 @@ def test_engine_numba_is_refused_when_it_cannot_run():
         learner.predict_one(np.ones(4))
     with pytest.raises(InvalidParameterError, match="engine"):
         ChenBanditBoost(n_actions=3, engine="fast").predict_one(np.ones(4))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("weak_learner", ["averaged_perceptron", "perceptron"])
+def test_copy_mid_stream_learns_like_the_original(engine, weak_learner):
+    """A deep copy (or pickle) keeps the banks' weight views tied to their storage, so the
+    copy and the original go on learning identically."""
+    import copy
+    import pickle
+
+    X, labels = _stream(200, seed=2)
+    learner = ChenBanditBoost(n_actions=K, n_learners=N, weak_learner=weak_learner,
+                              delta=0.2, random_state=0, engine=engine)  # fmt: skip
+    for x, label in zip(X[:50], labels[:50], strict=True):
+        action = learner.predict_one(x)
+        learner.learn_one(x, action, float(action == label))
+    copies = [copy.deepcopy(learner), pickle.loads(pickle.dumps(learner)), learner]
+    runs = []
+    for c in copies:
+        actions = [c.predict_one(x) for x in X[50:51]]
+        for x, label in zip(X[50:], labels[50:], strict=True):
+            action = c.predict_one(x)
+            c.learn_one(x, action, float(action == label))
+            actions.append(action)
+        assert np.shares_memory(c.bank_.W, c.bank_._Wt)
+        runs.append((actions, c.bank_.W.copy(), c.alpha_.copy()))
+    for actions, W, alpha in runs[:2]:
+        assert actions == runs[2][0]
+        np.testing.assert_array_equal(W, runs[2][1])
+        np.testing.assert_array_equal(alpha, runs[2][2])
