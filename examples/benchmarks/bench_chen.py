@@ -165,10 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         args.datasets = ""
     deltas = [float(d) for d in args.deltas.split(",")]
     out: dict = {"table2": {}, "throughput": {}, "args": vars(args)}
-    print(
-        f"{'data':9} {'learner':12} {'best delta':>10} {'played %':>13} "
-        f"{'best delta':>10} {'greedy %':>13} {'paper %':>8}"
-    )
+    if args.datasets:
+        print(
+            f"{'data':9} {'learner':12} {'best delta':>10} {'played %':>13} "
+            f"{'best delta':>10} {'greedy %':>13} {'paper %':>8}"
+        )
     for name in filter(None, args.datasets.split(",")):
         data = LOADERS[name]().load(args.data_dir)
         K = data.n_actions
