@@ -14,7 +14,8 @@ Gaussian naive Bayes as weighted statistics.
 Throughput (``--throughput-only`` skips the table): examples/s on Nursery, one example at a
 time with every update applied before the next prediction, paired with Vowpal Wabbit's
 ``--cbify 5 --epsilon 0.01`` through its Python API (``Workspace.learn`` on a text line) on
-the same ordering, in the same process, alternating, over ``--repeats`` orderings:
+the same ordering, in the same process, over ``--repeats`` orderings (the order of the
+runs reversed on every other ordering), per wall second and per CPU second:
 
 * ``chen``: ChenBanditBoost defaults (100 averaged perceptrons), through ``run_bandit``
   (the hidden-label environment, greedy bookkeeping included);
@@ -76,37 +77,40 @@ def _vw_line(x: np.ndarray, label: int) -> str:
     return f"{label + 1} |" + "".join(f" f{j}:{x[j]!r}" for j in np.flatnonzero(x).tolist())
 
 
-def vw_cbify_rate(X: np.ndarray, y: np.ndarray, seed: int, preformat: bool) -> tuple[float, float]:
-    """(examples/s, progressive reward) of VW ``--cbify`` over ordering ``seed``."""
+def vw_cbify_rate(X: np.ndarray, y: np.ndarray, seed: int, preformat: bool) -> tuple:
+    """(examples per wall second, per CPU second, progressive reward) of VW ``--cbify``."""
     ws = _vw_workspace(int(y.max()) + 1, seed)
     order = np.random.default_rng(seed).permutation(len(y))  # run_bandit's ordering
-    if preformat:
-        lines = [_vw_line(X[i], int(y[i])) for i in order]
-        start = time.perf_counter()
+    lines = [_vw_line(X[i], int(y[i])) for i in order] if preformat else None
+    wall, cpu = time.perf_counter(), time.process_time()
+    if lines is not None:
         for line in lines:
             ws.learn(line)
     else:
-        start = time.perf_counter()
         for i in order:
             ws.learn(_vw_line(X[i], int(y[i])))
-    seconds = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     reward = 1.0 - ws.get_sum_loss() / ws.get_weighted_examples()
     ws.finish()
-    return len(y) / seconds, reward
+    return len(y) / wall, len(y) / cpu, reward, "-"
 
 
-def chen_rate(X: np.ndarray, y: np.ndarray, seed: int, **params) -> tuple[float, float, str]:
-    """(examples/s, progressive reward, engine) of ChenBanditBoost through run_bandit."""
+def chen_rate(X: np.ndarray, y: np.ndarray, seed: int, **params) -> tuple:
+    """(examples per wall second of run_bandit's loop, per CPU second of the whole
+    run_bandit call, progressive reward, engine) of ChenBanditBoost."""
     learner = ChenBanditBoost(
         n_actions=int(y.max()) + 1, n_learners=100, random_state=seed, **params
     )
+    cpu = time.process_time()
     result = run_bandit(learner, X, y, random_state=seed)
+    cpu = time.process_time() - cpu
     engine = "numba" if getattr(learner, "_kernel", None) is not None else "numpy"
-    return result.examples_per_second, result.mean_reward, engine
+    return result.examples_per_second, len(y) / cpu, result.mean_reward, engine
 
 
 def throughput(data_dir: str, repeats: int, engine: str | None) -> dict:
-    """Paired examples/s on Nursery: opboost's Chen et al. against VW --cbify."""
+    """Paired examples/s on Nursery: opboost's Chen et al. against VW --cbify, per wall
+    second and per CPU second (the latter less sensitive to other jobs on the machine)."""
     data = Nursery().load(data_dir)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.int64)
     extra = {} if engine is None else {"engine": engine}
@@ -117,32 +121,37 @@ def throughput(data_dir: str, repeats: int, engine: str | None) -> dict:
         ),
     }
     if importlib.util.find_spec("vowpalwabbit") is not None:
-        runs["vw_cbify"] = lambda s: (*vw_cbify_rate(X, y, s, False), "-")
-        runs["vw_cbify_preformatted"] = lambda s: (*vw_cbify_rate(X, y, s, True), "-")
+        runs["vw_cbify"] = lambda s: vw_cbify_rate(X, y, s, False)
+        runs["vw_cbify_preformatted"] = lambda s: vw_cbify_rate(X, y, s, True)
     chen_rate(X[:50], y[:50], 0, **extra)  # compiles (or loads) the kernels before timing
-    rates: dict[str, list[float]] = {name: [] for name in runs}
-    out: dict = {"engine": None, "rates": rates, "reward": {}}
+    out: dict = {"engine": None, "wall": {}, "cpu": {}, "reward": {}}
     for seed in range(repeats):
-        for name, run in runs.items():
-            rate, reward, eng = run(seed)
-            rates[name].append(rate)
+        names = list(runs) if seed % 2 == 0 else list(runs)[::-1]  # alternate who goes first
+        for name in names:
+            wall, cpu, reward, eng = runs[name](seed)
+            out["wall"].setdefault(name, []).append(wall)
+            out["cpu"].setdefault(name, []).append(cpu)
             out["reward"].setdefault(name, []).append(reward)
             out["engine"] = eng if eng != "-" else out["engine"]
     print(f"\nthroughput, nursery ({len(y):,} rows), {repeats} orderings, engine={out['engine']}")
-    for name, values in rates.items():
+    for name in runs:
+        wall, cpu = out["wall"][name], out["cpu"][name]
         print(
-            f"  {name:22} median {np.median(values):9,.0f} ex/s  (min {min(values):,.0f}, "
-            f"max {max(values):,.0f})  reward {np.mean(out['reward'][name]):.4f}"
+            f"  {name:22} median {np.median(wall):9,.0f} ex/s wall ({min(wall):,.0f}-"
+            f"{max(wall):,.0f}), {np.median(cpu):9,.0f} ex/CPU-s  reward "
+            f"{np.mean(out['reward'][name]):.4f}"
         )
-    for chen in ("chen", "chen_perceptron"):
-        for vw in ("vw_cbify", "vw_cbify_preformatted"):
-            if vw in rates:
-                ratio = np.array(rates[chen]) / np.array(rates[vw])
-                out[f"{chen}/{vw}"] = ratio.tolist()
-                print(
-                    f"  {chen} / {vw}: median {np.median(ratio):.2f} "
-                    f"(per ordering {', '.join(f'{r:.2f}' for r in ratio)})"
-                )
+    for clock in ("wall", "cpu"):
+        rates = out[clock]
+        for chen in ("chen", "chen_perceptron"):
+            for vw in ("vw_cbify", "vw_cbify_preformatted"):
+                if vw in rates:
+                    ratio = np.array(rates[chen]) / np.array(rates[vw])
+                    out[f"{clock}:{chen}/{vw}"] = ratio.tolist()
+                    print(
+                        f"  {clock:4} {chen} / {vw}: median {np.median(ratio):.2f} "
+                        f"(per ordering {', '.join(f'{r:.2f}' for r in ratio)})"
+                    )
     return out
 
 
