@@ -11,7 +11,7 @@ differ only by floating-point reassociation (dot products summed in another orde
 One example costs two calls: :func:`score` (standardise, then all K x N learners, skipping
 zero features) and :func:`learn` (eqs. 2-4, eq. 6, the Poisson perceptron steps of class
 k). Shapes: K actions, N learners, d features, S = 2 stacked weight sets for the averaged
-perceptron (W, U), 1 for the plain one; weights are feature-major, (S, K, d, N).
+perceptron (W, U), 1 for the plain one; weights are feature-major, (d, S, K, N).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def score(both, biases, inv_count, alpha, x, centre, inv_std, row, z, jitter, wo
     when ``row`` is non-empty; else z = x), then score every learner on z: work[0] (K, N)
     current scores, work[1] (K, N) signs of the averaged (S = 2) or current scores, f (K,)
     votes sum_i alpha_ki h_ki. Returns H_t = argmax_k f_k + jitter_k."""
-    S, K, d, N = both.shape
+    d, S, K, N = both.shape
     if row.shape[0]:
         for j in range(d):
             z[j] = (x[j] - centre[j]) * inv_std[j]
@@ -44,20 +44,20 @@ def score(both, biases, inv_count, alpha, x, centre, inv_std, row, z, jitter, wo
         for j in range(d):
             z[j] = x[j]
     raw, hyp, corr = work[0], work[1], work[2]
-    top, best = 0, -np.inf
-    for k in range(K):
-        for i in range(N):
-            raw[k, i] = 0.0
-            corr[k, i] = 0.0
-        for j in range(d):
-            zj = z[j]
-            if zj == 0.0:
-                continue
+    raw[:] = 0.0
+    corr[:] = 0.0
+    for j in range(d):  # feature j's weights: S K N contiguous numbers
+        zj = z[j]
+        if zj == 0.0:
+            continue
+        for k in range(K):
             for i in range(N):
-                raw[k, i] += both[0, k, j, i] * zj
+                raw[k, i] += both[j, 0, k, i] * zj
             if S == 2:
                 for i in range(N):
-                    corr[k, i] += both[1, k, j, i] * zj
+                    corr[k, i] += both[j, 1, k, i] * zj
+    top, best = 0, -np.inf
+    for k in range(K):
         fk = 0.0
         for i in range(N):
             s = raw[k, i] + biases[0, k, i]
@@ -77,7 +77,7 @@ def apply_steps(k, z, steps, one_step, scale, c, both, biases):
     """Perceptron steps of class k: learner i moves steps[i] times along scale * [z, 1]
     (U by c times that); ``one_step`` (steps in {0, 1}) follows the numpy bank's masked
     update, the other branch its multi-step arithmetic."""
-    S, d, N = both.shape[0], both.shape[2], both.shape[3]
+    d, S, N = both.shape[0], both.shape[1], both.shape[3]
     for j in range(d):
         zj = z[j]
         if zj == 0.0:
@@ -86,16 +86,16 @@ def apply_steps(k, z, steps, one_step, scale, c, both, biases):
             dw, du = scale * zj, (scale * c) * zj
             for i in range(N):
                 if steps[i] != 0.0:
-                    both[0, k, j, i] += dw
+                    both[j, 0, k, i] += dw
                     if S == 2:
-                        both[1, k, j, i] += du
+                        both[j, 1, k, i] += du
         else:
             for i in range(N):
                 if steps[i] != 0.0:
                     delta = (steps[i] * scale) * zj
-                    both[0, k, j, i] += delta
+                    both[j, 0, k, i] += delta
                     if S == 2:
-                        both[1, k, j, i] += delta * c
+                        both[j, 1, k, i] += delta * c
     for i in range(N):
         if steps[i] != 0.0:
             s = scale if one_step else steps[i] * scale
@@ -144,7 +144,7 @@ def learn(k, y, p, work, f, z, alpha, params, both, biases, count, inv_count, ex
         for i in range(N):
             alpha[k, i] /= total
     c = 1.0
-    if both.shape[0] == 2:
+    if both.shape[1] == 2:
         c = count[k]
         count[k] = c + 1.0
         inv = 1.0 / (c + 1.0)
@@ -224,8 +224,7 @@ class PerceptronKernel:
         self.bank, self.scaler = bank, scaler
         K, N, d = bank.W.shape
         averaged = hasattr(bank, "U")
-        self._both = bank._both if averaged else bank._Wt[None]
-        self._biases = bank._biases if averaged else bank.b[None]
+        self._both, self._biases = bank._both, bank._biases
         self._count = bank.count if averaged else np.ones(K)
         self._inv_count = bank._inv_count if averaged else np.ones((K, N))
         self.params = np.array([*params, bank.learning_rate], dtype=np.float64)
@@ -280,7 +279,7 @@ class PerceptronKernel:
         """The rare steps the kernel hands back: the arrivals buffer ran out, or a learner
         needs more than 16 steps (Poisson draws); the same draws as the numpy bank."""
         bank, w, need = self.bank, self._wn[1], self._wn[2]
-        c = self._count[k] - 1.0 if self._both.shape[0] == 2 else 1.0
+        c = self._count[k] - 1.0 if self._both.shape[1] == 2 else 1.0
         scale = bank.learning_rate * y
         if m == 1:  # ``need`` holds the margins y * score
             step = (need <= 0.0) & (bank._exponentials(1)[0] <= w)

@@ -54,15 +54,6 @@ _EXP_BLOCK = 256  # rows of exponentials drawn at once by the Poisson weighting
 _min, _max = np.minimum.reduce, np.maximum.reduce  # without the ndarray.min/max wrappers
 
 
-def _batch_scores(X: np.ndarray, Wt: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Scores (n, K, N) of the rows of X (n, d) under feature-major weights Wt (K, d, N) and
-    biases b (K, N): one matrix product with the weights laid out (d, K * N)."""
-    K, d, N = Wt.shape
-    scores = X @ Wt.transpose(1, 0, 2).reshape(d, K * N)
-    scores += b.reshape(K * N)
-    return scores.reshape(len(X), K, N)
-
-
 class PerceptronBank:
     """K x N online perceptrons with weighted mistake-driven updates.
 
@@ -72,8 +63,11 @@ class PerceptronBank:
     ``weighting``: ``"step"`` (an erring learner steps by w_i * learning_rate) or
     ``"poisson"`` (learner i learns the example Poisson(w_i) times, each time a plain
     perceptron step if it still errs).
-    State: ``W`` (K, N, d) (a view of the feature-major ``_Wt`` (K, d, N)) and ``b`` (K, N).
-    Hypothesis h = sign(W[k, i] . x + b[k, i]).
+    State: ``W`` (K, N, d) and ``b`` (K, N). Hypothesis h = sign(W[k, i] . x + b[k, i]).
+    Stored feature-major: ``W`` is a view of ``_both`` (d, S, K, N) (S = 1 here, 2 with the
+    averaged bank's ``U``), so one product ``x @ _both.reshape(d, S K N)`` scores every
+    learner and a context's non-zero features select contiguous rows (the compiled step of
+    :mod:`opboost.online.perceptron_kernel` skips the zero ones).
     """
 
     def __init__(
@@ -100,17 +94,21 @@ class PerceptronBank:
         self._exp = np.empty((0, n_learners))  # buffered standard exponentials, by row
         self._exp_pos = 0
         W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
-        # stored feature-major, Wt (K, d, N): a context's features add contiguous rows of
-        # N weights (the compiled step skips zero features); W is the (K, N, d) view
-        self._Wt = np.ascontiguousarray(W.transpose(0, 2, 1))
-        self.b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
-        PerceptronBank._link(self)
+        b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
+        self._both = np.zeros((n_features, self._STACKS, n_actions, n_learners))
+        self._both[:, 0] = W.transpose(2, 0, 1)
+        self._biases = np.zeros((self._STACKS, n_actions, n_learners))
+        self._biases[0] = b
+        self._link()
 
-    _VIEWS: tuple[str, ...] = ("W",)
+    _STACKS = 1  # weight sets stored in _both: W (and U for the averaged bank)
+    _VIEWS: tuple[str, ...] = ("W", "b", "_flat")
 
     def _link(self) -> None:
         """(Re)build the views of the stored arrays (after a copy, which detaches views)."""
-        self.W = self._Wt.transpose(0, 2, 1)
+        self._flat = self._both.reshape(self.n_features, -1)  # (d, S K N)
+        self.W = self._both[:, 0].transpose(1, 2, 0)
+        self.b = self._biases[0]
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
@@ -121,7 +119,7 @@ class PerceptronBank:
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Scores W[k, i] . x + b[k, i], shape (K, N)."""
-        scores = np.matmul(x, self._Wt)
+        scores = (x @ self._flat).reshape(self.n_actions, self.n_learners)
         scores += self.b
         return scores
 
@@ -136,14 +134,16 @@ class PerceptronBank:
         cached_x, scores = self._cache
         if cached_x is x:
             return scores[k] * y
-        out = x @ self._Wt[k]
+        out = x @ self._both[:, 0, k]
         out += self.b[k]
         out *= y
         return out
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        return np.sign(_batch_scores(X, self._Wt, self.b))
+        scores = (X @ self._flat).reshape(len(X), self.n_actions, self.n_learners)
+        scores += self.b
+        return np.sign(scores)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """Update every learner of class k that erred (y * h <= 0), by ``weighting``.
@@ -161,7 +161,7 @@ class PerceptronBank:
                 self._cache = (None, self._cache[1])
                 moved = np.flatnonzero(step)  # index the few stepping learners (no mask)
                 scale = self.learning_rate * y
-                self._Wt[k][:, moved] += (x * scale)[:, None]
+                self._both[:, 0, k][:, moved] += (x * scale)[:, None]
                 self.b[k, moved] += scale
                 return
         else:
@@ -226,7 +226,7 @@ class AveragedPerceptronBank(PerceptronBank):
     Mistakes (and the Poisson steps) are judged by the current weights ``W``; the
     hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
     :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
-    ``W`` and ``U`` are views of one feature-major (2, K, d, N) array, so one product
+    ``W`` and ``U`` are views of one feature-major (d, 2, K, N) array, so one product
     scores both.
     """
 
@@ -250,26 +250,20 @@ class AveragedPerceptronBank(PerceptronBank):
             init_scale=init_scale,
             weighting=weighting,
         )
-        K, N, d = n_actions, n_learners, n_features
-        both = np.zeros((2, K, d, N))  # (Wt, Ut), feature-major like PerceptronBank._Wt
-        both[0] = self._Wt
-        biases = np.zeros((2, K, N))
-        biases[0] = self.b
-        self._both, self._biases = both, biases
-        self._link()
-        self.count = np.ones(K)
-        self._inv_count = np.ones((K, N))  # 1 / count, per (k, i)
+        self.count = np.ones(n_actions)
+        self._inv_count = np.ones((n_actions, n_learners))  # 1 / count, per (k, i)
 
-    _VIEWS = ("W", "U", "_Wt", "_Ut", "b", "ub")
+    _STACKS = 2
+    _VIEWS = ("W", "U", "b", "ub", "_flat")
 
     def _link(self) -> None:
-        self._Wt, self._Ut = self._both
-        self.b, self.ub = self._biases
-        self.W, self.U = self._Wt.transpose(0, 2, 1), self._Ut.transpose(0, 2, 1)
+        super()._link()
+        self.U = self._both[:, 1].transpose(1, 2, 0)
+        self.ub = self._biases[1]
 
     def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(current scores, averaged scores), each (K, N)."""
-        both = np.matmul(x, self._both)
+        both = (x @ self._flat).reshape(self._biases.shape)
         both += self._biases
         raw, correction = both
         correction *= self._inv_count
@@ -287,9 +281,11 @@ class AveragedPerceptronBank(PerceptronBank):
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        inv = self._inv_count
-        Wt = self._Wt - self._Ut * inv[:, None, :]  # averaged weights, (K, d, N)
-        return np.sign(_batch_scores(X, Wt, self.b - self.ub * inv))
+        both = (X @ self._flat).reshape(len(X), *self._biases.shape)
+        both += self._biases
+        correction = both[:, 1]
+        correction *= self._inv_count
+        return np.sign(both[:, 0] - correction)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
@@ -310,7 +306,7 @@ class AveragedPerceptronBank(PerceptronBank):
         if step.dtype == bool:  # one step each where True: W and U at once, stepping learners
             moved = np.flatnonzero(step)
             coef = np.array([scale, scale * c])
-            self._both[:, k][:, :, moved] += np.multiply.outer(coef, x)[:, :, None]
+            self._both[:, :, k][:, :, moved] += np.multiply.outer(x, coef)[:, :, None]
             self._biases[:, k][:, moved] += coef[:, None]
             return
         step *= scale

@@ -217,7 +217,7 @@ def test_copy_mid_stream_learns_like_the_original(engine, weak_learner):
             action = c.predict_one(x)
             c.learn_one(x, action, float(action == label))
             actions.append(action)
-        assert np.shares_memory(c.bank_.W, c.bank_._Wt)
+        assert np.shares_memory(c.bank_.W, c.bank_._both)
         runs.append((actions, c.bank_.W.copy(), c.alpha_.copy()))
     for actions, W, alpha in runs[:2]:
         assert actions == runs[2][0]
