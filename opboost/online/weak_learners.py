@@ -281,11 +281,11 @@ class AveragedPerceptronBank(PerceptronBank):
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        both = (X @ self._flat).reshape(len(X), *self._biases.shape)
-        both += self._biases
-        correction = both[:, 1]
-        correction *= self._inv_count
-        return np.sign(both[:, 0] - correction)
+        inv = self._inv_count
+        averaged = self._both[:, 0] - self._both[:, 1] * inv  # (d, K, N): W - U / count
+        scores = (X @ averaged.reshape(self.n_features, -1)).reshape(len(X), *inv.shape)
+        scores += self.b - self.ub * inv
+        return np.sign(scores)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
