@@ -159,10 +159,10 @@ class PerceptronBank:
                 return
             if step.dtype == bool:  # one step each where True
                 self._cache = (None, self._cache[1])
-                moved = np.flatnonzero(step)  # index the few stepping learners (no mask)
-                scale = self.learning_rate * y
-                self._both[:, 0, k][:, moved] += (x * scale)[:, None]
-                self.b[k, moved] += scale
+                scale = self.learning_rate * y  # dense: + x scale on steppers, + 0 elsewhere
+                W_k = self._both[:, 0, k]
+                W_k += np.multiply.outer(x * scale, step)
+                self.b[k] += scale * step
                 return
         else:
             step = y * h_k <= 0.0
@@ -304,10 +304,11 @@ class AveragedPerceptronBank(PerceptronBank):
         self._cache = (None, self._cache[1])
         scale = self.learning_rate * y
         if step.dtype == bool:  # one step each where True: W and U at once, stepping learners
-            moved = np.flatnonzero(step)
             coef = np.array([scale, scale * c])
-            self._both[:, :, k][:, :, moved] += np.multiply.outer(x, coef)[:, :, None]
-            self._biases[:, k][:, moved] += coef[:, None]
+            both = self._both[:, :, k]  # dense: + x coef on steppers, + 0 elsewhere
+            both += np.multiply.outer(np.multiply.outer(x, coef), step)
+            biases = self._biases[:, k]
+            biases += np.multiply.outer(coef, step)
             return
         step *= scale
         delta = np.multiply.outer(step, x)
