@@ -11,15 +11,35 @@ explores 10% of the time can reach on played actions). Weak learners use their d
 the perceptron reads the eq. 4 weights as Poisson multiplicities (``weighting="poisson"``),
 Gaussian naive Bayes as weighted statistics.
 
+Throughput (``--throughput-only`` skips the table): examples/s on Nursery, one example at a
+time with every update applied before the next prediction, paired with Vowpal Wabbit's
+``--cbify 5 --epsilon 0.01`` through its Python API (``Workspace.learn`` on a text line) on
+the same ordering, in the same process, over ``--repeats`` orderings (the order of the
+runs reversed on every other ordering), per wall second and per CPU second:
+
+* ``chen``: ChenBanditBoost defaults (100 averaged perceptrons), through ``run_bandit``
+  (the hidden-label environment, greedy bookkeeping included);
+* ``chen_perceptron``: 100 plain perceptrons, delta = 0.01, gamma = 0.1 (the paper's);
+* ``vw_cbify``: VW fed the same (d,) float contexts: each formatted as a text line inside
+  the timed loop, as a caller with an array stream must;
+* ``vw_cbify_preformatted``: the lines built before the clock starts (VW's parser only).
+
+Printed: median examples/s per learner and the median of the per-ordering ratios
+chen / vw. ``engine`` reports whether the compiled step ran (numba installed) or numpy.
+
     python examples/benchmarks/bench_chen.py --data-dir "$OPBOOST_DATA" --orderings 3
+    python examples/benchmarks/bench_chen.py --data-dir "$OPBOOST_DATA" --throughput-only \
+        --repeats 5
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -45,6 +65,96 @@ def errors(make, data, orderings: int) -> tuple[np.ndarray, np.ndarray]:
     return played, greedy
 
 
+def _vw_workspace(K: int, seed: int):
+    from vowpalwabbit import Workspace
+
+    args = ["--cbify", str(K), "--epsilon", "0.01", "--random_seed", str(seed)]
+    return Workspace(arg_list=args, quiet=True)
+
+
+def _vw_line(x: np.ndarray, label: int) -> str:
+    """VW's text format of a context (non-zero features only) with its 1-based label."""
+    return f"{label + 1} |" + "".join(f" f{j}:{x[j]!r}" for j in np.flatnonzero(x).tolist())
+
+
+def vw_cbify_rate(X: np.ndarray, y: np.ndarray, seed: int, preformat: bool) -> tuple:
+    """(examples per wall second, per CPU second, progressive reward) of VW ``--cbify``."""
+    ws = _vw_workspace(int(y.max()) + 1, seed)
+    order = np.random.default_rng(seed).permutation(len(y))  # run_bandit's ordering
+    lines = [_vw_line(X[i], int(y[i])) for i in order] if preformat else None
+    wall, cpu = time.perf_counter(), time.process_time()
+    if lines is not None:
+        for line in lines:
+            ws.learn(line)
+    else:
+        for i in order:
+            ws.learn(_vw_line(X[i], int(y[i])))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    reward = 1.0 - ws.get_sum_loss() / ws.get_weighted_examples()
+    ws.finish()
+    return len(y) / wall, len(y) / cpu, reward, "-"
+
+
+def chen_rate(X: np.ndarray, y: np.ndarray, seed: int, **params) -> tuple:
+    """(examples per wall second of run_bandit's loop, per CPU second of the whole
+    run_bandit call, progressive reward, engine) of ChenBanditBoost."""
+    learner = ChenBanditBoost(
+        n_actions=int(y.max()) + 1, n_learners=100, random_state=seed, **params
+    )
+    cpu = time.process_time()
+    result = run_bandit(learner, X, y, random_state=seed)
+    cpu = time.process_time() - cpu
+    engine = "numba" if getattr(learner, "_kernel", None) is not None else "numpy"
+    return result.examples_per_second, len(y) / cpu, result.mean_reward, engine
+
+
+def throughput(data_dir: str, repeats: int, engine: str | None) -> dict:
+    """Paired examples/s on Nursery: opboost's Chen et al. against VW --cbify, per wall
+    second and per CPU second (the latter less sensitive to other jobs on the machine)."""
+    data = Nursery().load(data_dir)
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.int64)
+    extra = {} if engine is None else {"engine": engine}
+    runs = {
+        "chen": lambda s: chen_rate(X, y, s, **extra),
+        "chen_perceptron": lambda s: chen_rate(
+            X, y, s, weak_learner="perceptron", delta=0.01, gamma=0.1, **extra
+        ),
+    }
+    if importlib.util.find_spec("vowpalwabbit") is not None:
+        runs["vw_cbify"] = lambda s: vw_cbify_rate(X, y, s, False)
+        runs["vw_cbify_preformatted"] = lambda s: vw_cbify_rate(X, y, s, True)
+    chen_rate(X[:50], y[:50], 0, **extra)  # compiles (or loads) the kernels before timing
+    out: dict = {"engine": None, "wall": {}, "cpu": {}, "reward": {}}
+    for seed in range(repeats):
+        names = list(runs) if seed % 2 == 0 else list(runs)[::-1]  # alternate who goes first
+        for name in names:
+            wall, cpu, reward, eng = runs[name](seed)
+            out["wall"].setdefault(name, []).append(wall)
+            out["cpu"].setdefault(name, []).append(cpu)
+            out["reward"].setdefault(name, []).append(reward)
+            out["engine"] = eng if eng != "-" else out["engine"]
+    print(f"\nthroughput, nursery ({len(y):,} rows), {repeats} orderings, engine={out['engine']}")
+    for name in runs:
+        wall, cpu = out["wall"][name], out["cpu"][name]
+        print(
+            f"  {name:22} median {np.median(wall):9,.0f} ex/s wall ({min(wall):,.0f}-"
+            f"{max(wall):,.0f}), {np.median(cpu):9,.0f} ex/CPU-s  reward "
+            f"{np.mean(out['reward'][name]):.4f}"
+        )
+    for clock in ("wall", "cpu"):
+        rates = out[clock]
+        for chen in ("chen", "chen_perceptron"):
+            for vw in ("vw_cbify", "vw_cbify_preformatted"):
+                if vw in rates:
+                    ratio = np.array(rates[chen]) / np.array(rates[vw])
+                    out[f"{clock}:{chen}/{vw}"] = ratio.tolist()
+                    print(
+                        f"  {clock:4} {chen} / {vw}: median {np.median(ratio):.2f} "
+                        f"(per ordering {', '.join(f'{r:.2f}' for r in ratio)})"
+                    )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("OPBOOST_DATA"))
@@ -54,16 +164,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weak-learners", default="perceptron,gaussian_nb")
     parser.add_argument("--baselines", action="store_true", help="also Banditron and C-OVA")
     parser.add_argument("--json", help="write all numbers to this file")
+    parser.add_argument("--throughput-only", action="store_true", help="skip the error table")
+    parser.add_argument("--repeats", type=int, default=5, help="orderings of the throughput run")
+    parser.add_argument("--engine", choices=["auto", "numpy", "numba"], help="Chen's engine")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("pass --data-dir or set OPBOOST_DATA")
+    if args.throughput_only:
+        args.datasets = ""
     deltas = [float(d) for d in args.deltas.split(",")]
     out: dict = {"table2": {}, "throughput": {}, "args": vars(args)}
-    print(
-        f"{'data':9} {'learner':12} {'best delta':>10} {'played %':>13} "
-        f"{'best delta':>10} {'greedy %':>13} {'paper %':>8}"
-    )
-    for name in args.datasets.split(","):
+    if args.datasets:
+        print(
+            f"{'data':9} {'learner':12} {'best delta':>10} {'played %':>13} "
+            f"{'best delta':>10} {'greedy %':>13} {'paper %':>8}"
+        )
+    for name in filter(None, args.datasets.split(",")):
         data = LOADERS[name]().load(args.data_dir)
         K = data.n_actions
         for wl in args.weak_learners.split(","):
@@ -129,39 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             out["table2"][f"{name}/c_ova"] = {"mean": err.mean()}
 
-    # --- throughput: 100 vectorised perceptrons on Nursery, one example at a time ---------
-    data = Nursery().load(args.data_dir)
-    rates = [
-        run_bandit(
-            ChenBanditBoost(n_actions=5, n_learners=100, delta=0.03, random_state=s),
-            data.X,
-            data.y,
-            random_state=s,
-        ).examples_per_second
-        for s in range(3)
-    ]
-    out["throughput"]["numpy_perceptron_100"] = max(rates)
-    print(
-        f"\nthroughput, nursery, 100 numpy perceptrons: {max(rates):,.0f} examples/s "
-        f"(best of 3 runs of {len(data):,} examples)"
-    )
-    sub = slice(0, 300)
-    for spec in ("river:linear_model.Perceptron", "river:naive_bayes.GaussianNB"):
-        river = run_bandit(
-            ChenBanditBoost(
-                n_actions=5, n_learners=100, delta=0.03, weak_learner=spec, random_state=0
-            ),
-            data.X[sub],
-            data.y[sub],
-            random_state=0,
-            n_actions=5,
-        )
-        out["throughput"][spec] = river.examples_per_second
-        print(
-            f"throughput, nursery, 100 x {spec}: {river.examples_per_second:,.1f} "
-            f"examples/s (first 300 rows); ratio numpy/river = "
-            f"{max(rates) / river.examples_per_second:,.0f}"
-        )
+    out["throughput"] = throughput(args.data_dir, args.repeats, args.engine)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=2, default=float)

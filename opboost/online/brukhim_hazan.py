@@ -23,6 +23,7 @@ lazily). A river regressor learns the linear loss ``g·y`` through the squared-l
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 from numbers import Real
 from typing import Any, ClassVar
@@ -56,10 +57,22 @@ def frank_wolfe_iterates(
     ``y0`` (m,) defaults to 0 (line 5); as ``η_1 = 1``, ``y^1 = a_1/γ`` whatever ``y^0`` is.
     """
     n, m = outputs.shape
-    k = np.arange(1, n + 1, dtype=np.float64)
-    partial = np.cumsum(k[:, None] * outputs, axis=0) * (2.0 / (k * (k + 1)))[:, None]
-    start = np.zeros((1, m)) if y0 is None else np.reshape(y0, (1, m))
-    return np.vstack([start, partial / gamma])
+    k, coef = _fw_weights(n)
+    partial = np.cumsum(k * outputs, axis=0)
+    partial *= coef
+    out = np.empty((n + 1, m))
+    out[0] = 0.0 if y0 is None else np.reshape(y0, m)
+    np.divide(partial, gamma, out=out[1:])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _fw_weights(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(k, 2 / (k (k + 1))) as (n, 1) columns for k = 1..n (read-only)."""
+    k = np.arange(1, n + 1, dtype=np.float64)[:, None]
+    coef = 2.0 / (k * (k + 1))
+    k.flags.writeable = coef.flags.writeable = False
+    return k, coef
 
 
 class RiverBank:
@@ -226,18 +239,28 @@ class BrukhimHazanBoost(LossFeedbackLearner):
 
     # --- protocol -------------------------------------------------------------------------
 
+    def _iterates(self, x: Any) -> np.ndarray:
+        """:meth:`iterates_one`, kept for the same ``x`` object until the model learns (a
+        round's ``predict_one`` and ``query_one`` share one evaluation); do not modify."""
+        cached_x, iterates = getattr(self, "_iterates_cache", (None, None))
+        if x is cached_x and x is not None:
+            return iterates
+        z = self._x(x)  # before reading _bank: the first context builds it
+        iterates = frank_wolfe_iterates(self._bank.predict(z), self.gamma, self._y0)
+        self._iterates_cache = (x, iterates)
+        return iterates
+
     def iterates_one(self, x: np.ndarray) -> np.ndarray:
         """Frank–Wolfe iterates ``y^0..y^N`` (N+1, m) for context ``x`` (d,) (line 6)."""
-        x = self._x(x)
-        return frank_wolfe_iterates(self._bank.predict(x), self.gamma, self._y0)
+        return self._iterates(x).copy()
 
     def predict_one(self, x: np.ndarray) -> np.ndarray:
         """``ŷ = Π_K(y^N)``; (m,) (line 13)."""
-        return self._project(self.iterates_one(x)[-1])
+        return self._project(self._iterates(x)[-1])
 
     def query_one(self, x: np.ndarray) -> np.ndarray:
         """The N query points ``y^{i-1} + δ v_i`` (N, m), v_i uniform on the sphere (7–8)."""
-        iterates = self.iterates_one(x)
+        iterates = self._iterates(x)
         self._directions = sample_unit_sphere(self._rng, self.n_learners, self.n_outputs)
         return iterates[:-1] + self.delta * self._directions
 
@@ -259,6 +282,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
             )
         self._bank.update(x, spherical_gradient(losses, self._directions, self.delta))
         self._directions = None
+        self._iterates_cache = (None, None)  # the learners moved
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:

@@ -31,16 +31,20 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.constraints import Interval
+from opboost.api.constraints import Interval, Options
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.online.parameters import BANDIT, N_LEARNERS, OPTIONAL_DICT, WEAK_LEARNER
+from opboost.online.perceptron_kernel import HAVE_NUMBA, PerceptronKernel
 from opboost.online.scaling import make_scaler, scale_one
-from opboost.online.weak_learners import make_bank
+from opboost.online.weak_learners import AveragedPerceptronBank, PerceptronBank, make_bank
 
-__all__ = ["ChenBanditBoost", "example_weights"]
+__all__ = ["ENGINES", "ChenBanditBoost", "example_weights"]
 
 _BUFFER = 4096  # uniforms drawn per refill of the sampling buffer
 _TIE = 1e-9  # scale of the random jitter that breaks ties of f_tk
+_F64 = np.dtype(np.float64)
+ENGINES = ("auto", "numpy", "numba")
 
 
 def example_weights(h: np.ndarray, y: float, gamma: float, p: float) -> np.ndarray:
@@ -79,6 +83,12 @@ class ChenBanditBoost(BanditLearner):
         the running mean except two-valued features (one-hot zeros kept), ``"mean"`` is
         river's StandardScaler, False feeds raw features.
     random_state : seed of the initial hypotheses and of the exploration.
+    engine : "auto" (default) runs the compiled step of
+        :mod:`~opboost.online.perceptron_kernel` when numba is installed
+        (``pip install "opboost[fast]"``) and the weak learners are perceptrons with Poisson
+        weighting, else numpy; "numpy" always runs the numpy reference; "numba" requires the
+        compiled step. Both consume the same random numbers and differ only by
+        floating-point reassociation.
 
     Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
     ``scaler_`` (None when ``standardize=False``), ``n_features_in_``, ``n_updates_``.
@@ -99,7 +109,11 @@ class ChenBanditBoost(BanditLearner):
             Interval(Real, 0.0, None, fix="use None for the paper's delta**3 / n_actions"),
             None,
         ],
+        "engine": [Options(ENGINES, fix='"numpy" runs without numba')],
     }
+
+    _in_shape: tuple[int] | None = None  # (d,) once the first context fixed d
+    _kernel: PerceptronKernel | None = None
 
     def __init__(
         self,
@@ -113,6 +127,7 @@ class ChenBanditBoost(BanditLearner):
         learning_rate: float | None = None,
         standardize: str | bool = "auto",
         random_state: int | None = None,
+        engine: str = "auto",
     ) -> None:
         self.n_actions = n_actions
         self.n_learners = n_learners
@@ -123,6 +138,7 @@ class ChenBanditBoost(BanditLearner):
         self.learning_rate = learning_rate
         self.standardize = standardize
         self.random_state = random_state
+        self.engine = engine
 
     # --- setup ------------------------------------------------------------------------------
 
@@ -152,15 +168,66 @@ class ChenBanditBoost(BanditLearner):
         self._v_tail = self._v[1:]
         self._refill()
         self._last_x: Any = None
+        self._kernel = self._make_kernel(owner)
+        self._in_shape = (n_features,)
+
+    def _make_kernel(self, owner: str) -> PerceptronKernel | None:
+        """The compiled step when ``engine`` and the weak learners allow it, else None."""
+        bank = self.bank_
+        fits = type(bank) in (PerceptronBank, AveragedPerceptronBank) and (
+            bank.weighting == "poisson"
+        )
+        if self.engine == "numba" and not (HAVE_NUMBA and fits):
+            why = "numba is not installed" if not HAVE_NUMBA else "it needs perceptrons"
+            raise InvalidParameterError(
+                f"The 'engine' parameter of {owner} is 'numba' but {why} (weak_learner="
+                f"{self.weak_learner!r}). Got engine='numba'; use engine='auto' or 'numpy', "
+                f'or pip install "opboost[fast]".'
+            )
+        if self.engine == "numpy" or not (HAVE_NUMBA and fits):
+            return None
+        try:
+            return PerceptronKernel(
+                self.bank_, self.scaler_, (self._log_decay, self._theta, self._eta)
+            )
+        except ImportError:  # numba found but not importable (e.g. too new a numpy)
+            if self.engine == "numba":
+                raise
+            return None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_kernel", "_v_tail")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "bank_" in state:  # a copy gets its own compiled step and views of its own arrays
+            self._v_tail = self._v[1:]
+            self._kernel = self._make_kernel(type(self).__name__)
+
+    def _context(self, x: Any) -> np.ndarray:
+        """``x`` as a checked (d,) float64 array; the first context builds the model."""
+        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._in_shape:
+            return x
+        if self._in_shape is None:
+            self._setup(as_context(x, None, type(self).__name__).shape[0])
+        return as_context(x, self.n_features_in_, type(self).__name__)
 
     def _prepare(self, x: Any, learn: bool = False) -> np.ndarray:
         """``x`` as a (d,) array, standardised; ``learn`` adds it to the scaler first."""
-        if getattr(self, "_rng", None) is None:
-            arr = as_context(x, None, type(self).__name__)
-            self._setup(arr.shape[0])
-        else:
-            arr = as_context(x, self.n_features_in_, type(self).__name__)
-        return scale_one(self.scaler_, arr, learn)
+        x = self._context(x)  # before reading scaler_: the first context builds it
+        return scale_one(self.scaler_, x, learn)
+
+    def _observe(self, x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """(z (d,), hyp (K, N), f (K,), H_t) of context x, which joins the scaler."""
+        x = self._context(x)
+        if self._u_pos == _BUFFER:
+            self._refill()
+        kernel = self._kernel
+        if kernel is not None:
+            top = kernel.scores(x, self.alpha_, self._jitter[self._u_pos])
+            return kernel.z, kernel.hyp, kernel.f, top
+        arr = scale_one(self.scaler_, x, True)
+        return (arr, *self._scores(arr))
 
     def _refill(self) -> None:
         self._uniform = self._rng.random(_BUFFER)
@@ -177,12 +244,15 @@ class ChenBanditBoost(BanditLearner):
     # --- protocol ---------------------------------------------------------------------------
 
     def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(hyp (K, N), f (K,), H_t) of a standardised context x (d,)."""
+        if self._u_pos == _BUFFER:
+            self._refill()
+        if self._kernel is not None:
+            return self._kernel.scores_fresh(x, self.alpha_, self._jitter[self._u_pos])
         hyp = self.bank_.predict(x)  # (K, N): h^{(i)}_tk(x_t)
         f = np.vecdot(self.alpha_, hyp)  # f_tk
         # H_t(x_t) = argmax_k f_tk; votes tie often (f is a mean of signs), so ties are
         # broken uniformly at random by a seeded jitter far below the vote resolution.
-        if self._u_pos == _BUFFER:
-            self._refill()
         top = int((f + self._jitter[self._u_pos]).argmax())
         return hyp, f, top
 
@@ -202,8 +272,7 @@ class ChenBanditBoost(BanditLearner):
 
     def predict_one(self, x: np.ndarray) -> int:
         """Sample yhat_t ~ p_t: H_t(x) w.p. 1 - delta, a uniform class w.p. delta."""
-        arr = self._prepare(x, learn=True)
-        hyp, f, top = self._scores(arr)
+        arr, hyp, f, top = self._observe(x)
         self._last_x, self._last_arr, self._last = x, arr, (hyp, f, top)
         u = self._next_uniform()
         if u < self._delta:  # u / delta is uniform on [0, 1): reuse it for the class
@@ -232,11 +301,16 @@ class ChenBanditBoost(BanditLearner):
         if x is self._last_x and x is not None:
             arr, (hyp, f, top) = self._last_arr, self._last
         else:
-            arr = self._prepare(x, learn=True)
-            hyp, f, top = self._scores(arr)
-        k = self._check_action(action, self._K)
+            arr, hyp, f, top = self._observe(x)
+        K = self._K
+        k = action if type(action) is int and 0 <= action < K else self._check_action(action, K)
         y = 1.0 if reward > 0.5 else -1.0  # y_tk for k = yhat_t
         p = self._explore + (1.0 - self._delta) * (k == top)  # p_t(k)
+        if self._kernel is not None:  # the same step, compiled (perceptron_kernel)
+            self._kernel.learn(k, y, p, self.alpha_)
+            self.n_updates_ += 1
+            self._last_x = None
+            return
         h = hyp[k]
         # eq. 3: z^{(i-1)} = sum_{j<i} (y h^{(j)} - theta); eq. 2: wbar = min{(1-gamma)^{z/2}, 1};
         # eq. 4: w = wbar / p. In logs, with lam = log(1 - gamma) / 2 < 0:

@@ -113,10 +113,18 @@ class RunningScaler:
         z = np.subtract(x, self.centre)
         z *= self.inv_std
         self._buffer[self._pending] = x
+        self.count_buffered()
+        return z
+
+    def next_row(self) -> np.ndarray:
+        """The (d,) buffer row the next context is written to (then :meth:`count_buffered`)."""
+        return self._buffer[self._pending]
+
+    def count_buffered(self) -> None:
+        """Count the context just written to :meth:`next_row`; merge the buffer when due."""
         self._pending += 1
         if self._pending >= min(self.max_block, max(self.n_seen >> 4, 1)):
             self.flush()
-        return z
 
     def flush(self) -> None:
         """Merge the buffered contexts into the statistics now."""

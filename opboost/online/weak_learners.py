@@ -64,6 +64,10 @@ class PerceptronBank:
     ``"poisson"`` (learner i learns the example Poisson(w_i) times, each time a plain
     perceptron step if it still errs).
     State: ``W`` (K, N, d) and ``b`` (K, N). Hypothesis h = sign(W[k, i] . x + b[k, i]).
+    Stored feature-major: ``W`` is a view of ``_both`` (d, S, K, N) (S = 1 here, 2 with the
+    averaged bank's ``U``), so one product ``x @ _both.reshape(d, S K N)`` scores every
+    learner and a context's non-zero features select contiguous rows (the compiled step of
+    :mod:`opboost.online.perceptron_kernel` skips the zero ones).
     """
 
     def __init__(
@@ -89,40 +93,56 @@ class PerceptronBank:
         self._cache: tuple[Any, np.ndarray] = (None, np.empty(0))
         self._exp = np.empty((0, n_learners))  # buffered standard exponentials, by row
         self._exp_pos = 0
-        self.W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
-        self.b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
-        # flat views sharing memory: one matrix-vector product scores all K x N learners
-        self._W2 = self.W.reshape(n_actions * n_learners, n_features)
-        self._b2 = self.b.reshape(n_actions * n_learners)
-        self._shape = (n_actions, n_learners)
+        W = rng.normal(0.0, init_scale, size=(n_actions, n_learners, n_features))
+        b = rng.normal(0.0, init_scale, size=(n_actions, n_learners))
+        self._both = np.zeros((n_features, self._STACKS, n_actions, n_learners))
+        self._both[:, 0] = W.transpose(2, 0, 1)
+        self._biases = np.zeros((self._STACKS, n_actions, n_learners))
+        self._biases[0] = b
+        self._link()
+
+    _STACKS = 1  # weight sets stored in _both: W (and U for the averaged bank)
+    _VIEWS: tuple[str, ...] = ("W", "b", "_flat")
+
+    def _link(self) -> None:
+        """(Re)build the views of the stored arrays (after a copy, which detaches views)."""
+        self._flat = self._both.reshape(self.n_features, -1)  # (d, S K N)
+        self.W = self._both[:, 0].transpose(1, 2, 0)
+        self.b = self._biases[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._link()
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Scores W[k, i] . x + b[k, i], shape (K, N)."""
-        scores = self._W2 @ x
-        scores += self._b2
-        return scores.reshape(self._shape)
+        scores = (x @ self._flat).reshape(self.n_actions, self.n_learners)
+        scores += self.b
+        return scores
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Hypotheses sign(score) in {-1, 0, +1}, shape (K, N) (0 only on an exact tie)."""
-        scores = self._W2 @ x
-        scores += self._b2
+        scores = self.margins(x)
         self._cache = (x, scores)  # ``learn`` on the same x reuses the scores
-        return np.sign(scores).reshape(self._shape)
+        return np.sign(scores)
 
     def _signed_scores_k(self, k: int, x: np.ndarray, y: float) -> np.ndarray:
         """y * score of the N learners of class k on x, a new (N,) array (cached if fresh)."""
         cached_x, scores = self._cache
         if cached_x is x:
-            n = self.n_learners
-            return scores[k * n : (k + 1) * n] * y
-        out = self.W[k] @ x
+            return scores[k] * y
+        out = x @ self._both[:, 0, k]
         out += self.b[k]
         out *= y
         return out
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        scores = np.einsum("knd,md->mkn", self.W, X) + self.b
+        scores = (X @ self._flat).reshape(len(X), self.n_actions, self.n_learners)
+        scores += self.b
         return np.sign(scores)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
@@ -137,12 +157,12 @@ class PerceptronBank:
             step = self._poisson_steps(k, x, y, w)
             if step is None:
                 return
-            if step.dtype == bool:  # one step each where True: add in place, no temporaries
+            if step.dtype == bool:  # one step each where True
                 self._cache = (None, self._cache[1])
-                scale = self.learning_rate * y
-                W_k, b_k = self.W[k], self.b[k]
-                np.add(W_k, x * scale, out=W_k, where=step[:, None])
-                np.add(b_k, scale, out=b_k, where=step)
+                scale = self.learning_rate * y  # dense: + x scale on steppers, + 0 elsewhere
+                W_k = self._both[:, 0, k]
+                W_k += np.multiply.outer(x * scale, step)
+                self.b[k] += scale * step
                 return
         else:
             step = y * h_k <= 0.0
@@ -206,7 +226,8 @@ class AveragedPerceptronBank(PerceptronBank):
     Mistakes (and the Poisson steps) are judged by the current weights ``W``; the
     hypotheses h (votes and boosting weights) are the averaged ones. Same parameters as
     :class:`PerceptronBank`; extra state ``U`` (K, N, d), ``ub`` (K, N), ``count`` (K,).
-    ``W`` and ``U`` share one (2, K, N, d) array so one matrix-vector product scores both.
+    ``W`` and ``U`` are views of one feature-major (d, 2, K, N) array, so one product
+    scores both.
     """
 
     def __init__(
@@ -229,52 +250,48 @@ class AveragedPerceptronBank(PerceptronBank):
             init_scale=init_scale,
             weighting=weighting,
         )
-        K, N, d = n_actions, n_learners, n_features
-        both = np.zeros((2, K, N, d))
-        both[0] = self.W
-        biases = np.zeros((2, K, N))
-        biases[0] = self.b
-        self.W, self.U, self.b, self.ub = both[0], both[1], biases[0], biases[1]
-        self._both, self._biases = both, biases
-        self._W2 = self.W.reshape(K * N, d)
-        self._b2 = self.b.reshape(K * N)
-        self._both2 = both.reshape(2 * K * N, d)
-        self._biases2 = biases.reshape(2 * K * N)
-        self.count = np.ones(K)
-        self._inv_count = np.ones(K * N)  # 1 / count, per (k, i)
+        self.count = np.ones(n_actions)
+        self._inv_count = np.ones((n_actions, n_learners))  # 1 / count, per (k, i)
+
+    _STACKS = 2
+    _VIEWS = ("W", "U", "b", "ub", "_flat")
+
+    def _link(self) -> None:
+        super()._link()
+        self.U = self._both[:, 1].transpose(1, 2, 0)
+        self.ub = self._biases[1]
 
     def _scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(current scores, averaged scores), each (K * N,)."""
-        both = self._both2 @ x
-        both += self._biases2
-        kn = len(self._inv_count)
-        raw, correction = both[:kn], both[kn:]
+        """(current scores, averaged scores), each (K, N)."""
+        both = (x @ self._flat).reshape(self._biases.shape)
+        both += self._biases
+        raw, correction = both
         correction *= self._inv_count
         return raw, raw - correction
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """Averaged scores, shape (K, N)."""
-        return self._scores(x)[1].reshape(self._shape)
+        return self._scores(x)[1]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Hypotheses sign(averaged score), shape (K, N)."""
         raw, averaged = self._scores(x)
         self._cache = (x, raw)  # ``learn`` judges mistakes by the current weights
-        return np.sign(averaged).reshape(self._shape)
+        return np.sign(averaged)
 
     def predict_batch(self, X: np.ndarray) -> np.ndarray:
         """Hypotheses for every row of X (n, d): shape (n, K, N)."""
-        inv = self._inv_count.reshape(self._shape)
-        W = self.W - self.U * inv[:, :, None]
-        b = self.b - self.ub * inv
-        return np.sign(np.einsum("knd,md->mkn", W, X) + b)
+        inv = self._inv_count
+        averaged = self._both[:, 0] - self._both[:, 1] * inv  # (d, K, N): W - U / count
+        scores = (X @ averaged.reshape(self.n_features, -1)).reshape(len(X), *inv.shape)
+        scores += self.b - self.ub * inv
+        return np.sign(scores)
 
     def learn(self, k: int, x: np.ndarray, y: float, w: np.ndarray, h_k: np.ndarray) -> None:
         """A :class:`PerceptronBank` step on class k, added to ``U`` times the count too."""
         c = self.count[k]
         self.count[k] = c + 1.0
-        n = self.n_learners
-        self._inv_count[k * n : (k + 1) * n] = 1.0 / (c + 1.0)
+        self._inv_count[k] = 1.0 / (c + 1.0)
         if self.weighting == "poisson":
             step = self._poisson_steps(k, x, y, w)
             if step is None:
@@ -286,11 +303,12 @@ class AveragedPerceptronBank(PerceptronBank):
             step = step * w
         self._cache = (None, self._cache[1])
         scale = self.learning_rate * y
-        if step.dtype == bool:  # one step each where True: masked in-place adds, W and U at once
+        if step.dtype == bool:  # one step each where True: W and U at once, stepping learners
             coef = np.array([scale, scale * c])
-            both, biases = self._both[:, k], self._biases[:, k]
-            np.add(both, np.multiply.outer(coef, x)[:, None, :], out=both, where=step[:, None])
-            np.add(biases, coef[:, None], out=biases, where=step)
+            both = self._both[:, :, k]  # dense: + x coef on steppers, + 0 elsewhere
+            both += np.multiply.outer(np.multiply.outer(x, coef), step)
+            biases = self._biases[:, k]
+            biases += np.multiply.outer(coef, step)
             return
         step *= scale
         delta = np.multiply.outer(step, x)

@@ -73,53 +73,59 @@ class BanditEnvironment:
             [rng.permutation(n) if shuffle else np.arange(n) for _ in range(n_passes)]
         )
         best = table.max(axis=1)
-        state = {"t": -1, "answered": True}
-        chosen = np.full(len(order), -1, dtype=np.int64)
-        got = np.zeros(len(order))
-        optimal = np.zeros(len(order), dtype=bool)
+        n_steps, n_actions = len(order), table.shape[1]
+        rows = order.tolist()  # Python ints index faster than numpy scalars
+        # per step, filled as rewards are asked; arrays only in history()
+        chosen, got, optimal = [-1] * n_steps, [0.0] * n_steps, [False] * n_steps
+        t, answered = -1, True
 
         def step() -> np.ndarray | None:
-            if not state["answered"]:
+            nonlocal t, answered
+            if not answered:
                 raise HiddenLabelError(
-                    f"BanditEnvironment: the reward of step {state['t']} was never asked; "
+                    f"BanditEnvironment: the reward of step {t} was never asked; "
                     f"call env.reward(action) once per context."
                 )
-            state["t"] += 1
-            if state["t"] >= len(order):
+            t += 1
+            if t >= n_steps:
+                t = n_steps
                 return None
-            state["answered"] = False
-            return X[order[state["t"]]]
+            answered = False
+            return X[rows[t]]
 
         def answer(action: int) -> float:
-            t = state["t"]
-            if t < 0 or t >= len(order):
+            nonlocal answered
+            if t < 0 or t >= n_steps:
                 raise HiddenLabelError("BanditEnvironment: no current context; iterate first.")
-            if state["answered"]:
+            if answered:
                 raise HiddenLabelError(
                     f"BanditEnvironment: step {t} already revealed the reward of action "
                     f"{int(chosen[t])}; the bandit setting shows one reward per context."
                 )
-            if not (isinstance(action, int | np.integer) and 0 <= action < table.shape[1]):
+            if not (
+                (type(action) is int or isinstance(action, int | np.integer))
+                and 0 <= action < n_actions
+            ):
                 raise InvalidParameterError(
                     f"BanditEnvironment.reward: action must be an int in [0, "
-                    f"{table.shape[1]}). Got {action!r}."
+                    f"{n_actions}). Got {action!r}."
                 )
-            row = order[t]
+            row = rows[t]
             r = float(table[row, action])
-            state["answered"] = True
-            chosen[t], got[t], optimal[t] = action, r, r >= best[row]
+            answered = True
+            chosen[t], got[t], optimal[t] = int(action), r, bool(r >= best[row])
             return r
 
         def history() -> dict[str, np.ndarray]:
-            if state["t"] < len(order):
+            if t < n_steps:
                 raise HiddenLabelError(
                     "BanditEnvironment.history: the run is not finished; evaluation data is "
                     "revealed only after the last context."
                 )
             return {
-                "actions": chosen.copy(),
-                "rewards": got.copy(),
-                "optimal": optimal.copy(),
+                "actions": np.array(chosen, dtype=np.int64),
+                "rewards": np.array(got, dtype=np.float64),
+                "optimal": np.array(optimal, dtype=bool),
                 "reward_table": table[order],
             }
 

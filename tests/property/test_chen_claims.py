@@ -11,7 +11,8 @@ from opboost.simulation import run_bandit
 
 
 def _recording_learner(delta: float, seed: int) -> tuple[ChenBanditBoost, list]:
-    # raw features: the claim is about fixed hypotheses, and a running scaler moves them
+    # raw features: the claim is about fixed hypotheses, and a running scaler moves them;
+    # the numpy engine calls bank_.learn, which the recorder replaces
     learner = ChenBanditBoost(
         n_actions=4,
         n_learners=12,
@@ -19,6 +20,7 @@ def _recording_learner(delta: float, seed: int) -> tuple[ChenBanditBoost, list]:
         learning_rate=0.0,
         standardize=False,
         random_state=seed,
+        engine="numpy",
     )
     learner.predict_one(np.zeros(5))  # build the bank
     calls: list = []
