@@ -4,12 +4,11 @@ The reference below loops over classes, learners and features, with the perceptr
 learners' Poisson weighting written as "min(needed steps, arrivals S_r <= w_i)", and reads
 the random numbers the learner drew (exploration uniforms, tie jitter, exponential
 arrivals) from the learner's own buffers. Every state array must agree to 1e-12 after
-every step, for the numpy engine and, where numba is installed, the compiled one.
+every step, for the numpy engine and the compiled (numba) one.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
@@ -18,8 +17,7 @@ import pytest
 from opboost.api.exceptions import InvalidParameterError
 from opboost.online import ChenBanditBoost
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-ENGINES = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not HAVE_NUMBA, reason="numba"))]
+ENGINES = ["numpy", "numba"]  # numba is a dependency of opboost
 K, N, D = 3, 7, 5
 
 
@@ -151,7 +149,6 @@ def test_step_matches_the_plain_reference(engine, weak_learner):
     assert np.ptp(learner.alpha_) > 1e-3  # eq. 6 moved the votes
 
 
-@pytest.mark.skipif(not HAVE_NUMBA, reason="the compiled step needs numba")
 @pytest.mark.parametrize("standardize", ["auto", "mean", False])
 def test_compiled_step_equals_numpy_with_the_scaler(standardize):
     """engine='numba' plays the same actions as engine='numpy' on a scaled stream, with the
@@ -181,16 +178,20 @@ def test_compiled_step_equals_numpy_with_the_scaler(standardize):
     np.testing.assert_allclose(a.alpha_, b.alpha_, atol=1e-12)
 
 
-def test_engine_numba_is_refused_when_it_cannot_run():
-    """engine='numba' names what is missing: numba itself, or perceptron weak learners."""
-    if HAVE_NUMBA:
-        learner = ChenBanditBoost(n_actions=3, weak_learner="gaussian_nb", engine="numba")
-        match = "it needs perceptrons"
-    else:
-        learner = ChenBanditBoost(n_actions=3, engine="numba")
-        match = "numba is not installed"
-    with pytest.raises(InvalidParameterError, match=match):
+def test_engine_numba_is_refused_when_it_cannot_run(monkeypatch):
+    """engine='numba' names what is missing: perceptron weak learners, or numba itself (an
+    environment where it cannot be imported, simulated); 'auto' then runs the numpy step."""
+    import opboost.online.chen_bandit_boost as chen
+
+    learner = ChenBanditBoost(n_actions=3, weak_learner="gaussian_nb", engine="numba")
+    with pytest.raises(InvalidParameterError, match="it needs perceptrons"):
         learner.predict_one(np.ones(4))
+    monkeypatch.setattr(chen, "HAVE_NUMBA", False)
+    with pytest.raises(InvalidParameterError, match="numba is not installed"):
+        ChenBanditBoost(n_actions=3, engine="numba").predict_one(np.ones(4))
+    auto = ChenBanditBoost(n_actions=3, random_state=0)
+    auto.predict_one(np.ones(4))
+    assert auto._kernel is None
     with pytest.raises(InvalidParameterError, match="engine"):
         ChenBanditBoost(n_actions=3, engine="fast").predict_one(np.ones(4))
 
