@@ -285,6 +285,7 @@ class Booster(BaseEstimator):
         """(InMemoryFit ready for round 1, held-out logs or None)."""
         from opboost.fit.checkpoint import restore
         from opboost.fit.memory import InMemoryFit
+        from opboost.fit.slots import SlotFit, check_pair_fit, uses_pairs
         from opboost.selection import RoundSelection
 
         holdout = None
@@ -292,7 +293,12 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        fit = InMemoryFit(data, eval_data, components, self._settings(seed))
+        settings = self._settings(seed)
+        if uses_pairs(data):  # candidate sets or action features: boosting on item pairs
+            check_pair_fit(components[2], settings, safe=self.safe)
+            fit = SlotFit(data, eval_data, components, settings)
+        else:
+            fit = InMemoryFit(data, eval_data, components, settings)
         for cb in callbacks:
             restored = cb.load_checkpoint()
             if restored is not None:
@@ -328,23 +334,49 @@ class Booster(BaseEstimator):
 
     # --- prediction -----------------------------------------------------------------------
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K). A DataFrame ``X`` is matched to the fitted
-        ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns."""
+        ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns.
+        ``candidates`` and ``action_features`` as in :meth:`opboost.policy.Policy.predict`
+        (a policy fitted on action features scores the catalogue ``action_features``)."""
         check_fitted(self, "policy_")
-        return self.policy_.decision_function(check_X(self, X, "decision_function"))
+        return self.policy_.decision_function(
+            check_X(self, X, "decision_function"),
+            candidates=candidates,
+            action_features=action_features,
+        )
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """Softmax policy, shape (m, K) (columns of a DataFrame ``X`` matched by name)."""
         check_fitted(self, "policy_")
-        return self.policy_.predict_proba(check_X(self, X, "predict_proba"))
+        return self.policy_.predict_proba(
+            check_X(self, X, "predict_proba"),
+            candidates=candidates,
+            action_features=action_features,
+        )
 
-    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+    def predict(
+        self,
+        X: Any,
+        *,
+        return_ids: bool = False,
+        candidates: Any = None,
+        action_features: Any = None,
+    ) -> np.ndarray:
         """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name,
         encoded with the logs' schema); ``return_ids``: the action ids of the catalogue
         (``LoggedBandit.from_dataframe(..., actions=...)``) instead of indices."""
         check_fitted(self, "policy_")
-        return self.policy_.predict(check_X(self, X, "predict"), return_ids=return_ids)
+        return self.policy_.predict(
+            check_X(self, X, "predict"),
+            return_ids=return_ids,
+            candidates=candidates,
+            action_features=action_features,
+        )
 
     def score(self, X: Any, y: Any = None) -> float:
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a

@@ -49,6 +49,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.numeric import dot, row_sums
+from opboost.api.slots import mask_slots
 from opboost.api.validation import check_choice
 
 __all__ = [
@@ -181,6 +182,8 @@ def check_inputs(
             f"{owner}: scores must have shape {expected} (rows of data x actions). "
             f"Got {scores.shape}."
         )
+    if getattr(data, "candidates", None) is not None:  # softmax over each row's candidates
+        scores = mask_slots(scores, data.candidates)
     if coef.shape == expected:
         if matrix:
             return scores, coef

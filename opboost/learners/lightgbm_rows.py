@@ -24,10 +24,13 @@ __all__ = [
     "categorical_columns",
     "design_rows",
     "histogram_layout",
+    "pairs_dataset",
     "stacked_dataset",
 ]
 
 ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
+#: The design of a fit on candidate pairs [x_i; phi(a)] (``LightGBMTree.prepare_pairs``).
+PAIRS_DESIGN = "pairs"
 
 
 def design_rows(X: Any, n_actions: int, design: str) -> Any:
@@ -109,6 +112,35 @@ def stacked_dataset(
     with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
         warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
         return rows.add_features_from(actions)
+
+
+def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto") -> lgb.Dataset:
+    """Constructed LightGBM Dataset of the candidate pairs [x_i; phi(a)] of ``pairs`` (a
+    :class:`opboost.api.pairs.PairRows`), in pair order (row-major, slots ascending).
+
+    As :func:`stacked_dataset`: the n contexts are binned once and repeated inside LightGBM
+    (``subset`` with row i listed C_i times), then the binned phi columns of the pairs are
+    appended (one categorical column for the action index). Only the (P, d_a) phi block
+    passes through Python. Feature names are ``Column_0 .. Column_{d+d_a-1}``.
+    """
+    X = pairs.contexts
+    d, d_a = X.shape[1], pairs.action_features.shape[1]
+    names = [f"Column_{j}" for j in range(d + d_a)]
+    contexts = lgb.Dataset(
+        X, params=params, feature_name=names[:d], categorical_feature=categorical,
+        free_raw_data=True,
+    )  # fmt: skip
+    rows = contexts.construct().subset(pairs.view.rows.tolist()).construct()
+    phi = lgb.Dataset(
+        pairs.action_features[pairs.view.pair_items],
+        params=params,
+        feature_name=names[d:],
+        categorical_feature=[0] if pairs.categorical_action else "auto",
+        free_raw_data=True,
+    ).construct()
+    with warnings.catch_warnings():  # as in stacked_dataset
+        warnings.simplefilter("ignore")
+        return rows.add_features_from(phi)
 
 
 #: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
