@@ -1,0 +1,240 @@
+"""Boosting on candidate sets and action features (issue 19, item 2): the slot view, the
+learner's rows [x_i; phi(a)] over candidate pairs only, a Booster policy that never serves a
+non-candidate, catalogues given at prediction time (new items), the saved action schema and
+the errors that name what to fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from opboost import Booster
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.pairs import PairRows
+from opboost.api.slots import SlotView
+from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.policy import load_policy
+from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.simulation import simulate_catalogue
+
+FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_catalogue(600, 40, 5, 3, 2, random_state=0, reward_scale=3.0)
+
+
+@pytest.fixture(scope="module")
+def fitted(sim):
+    return Booster(n_rounds=8, base_learner_params=FAST, random_state=0).fit(sim.logged)
+
+
+def _serving(sim, n=50, **kw):
+    test = sim.test_rows(n, n_candidates=4, **kw)
+    return test, test.logged.contexts, test.item_features, test.logged.candidates
+
+
+# --- the slot view ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_slot_view_lists_each_rows_candidates(sparse):
+    mask = np.array([[1, 0, 1, 1], [0, 1, 0, 0], [1, 1, 1, 1]], dtype=bool)
+    view = SlotView.from_candidates(sp.csr_matrix(mask) if sparse else mask, 3, 4)
+    assert view.n_slots == 4 and view.n_pairs == 8
+    np.testing.assert_array_equal(view.valid.sum(axis=1), [3, 1, 4])
+    np.testing.assert_array_equal(view.items[0, :3], [0, 2, 3])
+    np.testing.assert_array_equal(view.items[2], [0, 1, 2, 3])
+    assert view.items[1, 0] == 1
+    np.testing.assert_array_equal(view.slot_of(np.array([3, 1, 0])), [2, 0, 0])
+    values = np.arange(8.0)
+    slots = view.scatter(values, -1.0)
+    full = view.to_actions(slots, np.nan)
+    np.testing.assert_array_equal(np.isnan(full), ~mask)
+    np.testing.assert_array_equal(full[0, [0, 2, 3]], [0.0, 1.0, 2.0])
+
+
+def test_slot_logs_keep_the_feedback_in_slot_coordinates(sim):
+    data = sim.logged
+    view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
+    slot = view.slot_logs(data)
+    assert slot.n_actions == 5 and len(slot) == len(data)
+    np.testing.assert_array_equal(view.items[np.arange(len(data)), slot.actions], data.actions)
+    np.testing.assert_array_equal(slot.propensities, data.propensities)
+    np.testing.assert_array_equal(slot.rewards, data.rewards)
+
+
+def test_the_learner_rows_are_the_candidate_pairs_only(sim):
+    """P = sum_i C_i rows [x_i; phi(a)], never n * K."""
+    data = sim.logged
+    view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
+    learner = LightGBMTree(**FAST)
+    learner.prepare_pairs(PairRows(data.contexts, data.action_features, view), random_state=0)
+    train = learner.booster_.train_set
+    assert train.num_data() == 600 * 5
+    assert train.num_feature() == data.n_features + data.action_features.shape[1]
+    rows = PairRows(data.contexts, data.action_features, view).matrix(0, 5)
+    np.testing.assert_array_equal(rows[:, :3], np.repeat(data.contexts[:1], 5, axis=0))
+    np.testing.assert_array_equal(rows[:, 3:], data.action_features[view.items[0]])
+
+
+# --- the never-a-non-candidate rule ----------------------------------------------------
+
+
+@pytest.mark.parametrize("new_items", [True, False])
+def test_booster_policy_never_serves_a_non_candidate(sim, fitted, new_items):
+    _, X, catalogue, candidates = _serving(sim, new_items=new_items)
+    mask = candidates.toarray()
+    kw = {"action_features": catalogue, "candidates": candidates}
+    actions = fitted.predict(X, **kw)
+    assert mask[np.arange(len(X)), actions].all()
+    probs = fitted.predict_proba(X, **kw)
+    assert probs.shape == mask.shape
+    assert np.all(probs[~mask] == 0.0)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    assert np.isneginf(fitted.decision_function(X, **kw)[~mask]).all()
+    slates = fitted.policy_.rank(X, 6, **kw)
+    np.testing.assert_array_equal(slates[:, 4:], -1)  # 4 candidates a row
+    assert mask[np.arange(len(X))[:, None], slates[:, :4]].all()
+    np.testing.assert_array_equal(slates[:, 0], actions)
+
+
+def test_training_softmax_is_zero_outside_the_candidates(sim):
+    """The fitted scores on the training rows put no mass outside each row's candidates."""
+    booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(sim.logged)
+    data = sim.logged
+    probs = booster.predict_proba(
+        data.contexts, action_features=data.action_features, candidates=data.candidates
+    )
+    assert np.all(probs[~data.candidates.toarray()] == 0.0)
+    assert booster.history_["train_value"][-1] > booster.history_["train_value"][0]
+
+
+def test_candidates_without_action_features_use_the_action_index(sim):
+    """Logs with candidates but no action features boost on [x; a] (a categorical) over the
+    candidate pairs, and serve the trained actions."""
+    d = sim.logged
+    logs = LoggedBandit(
+        d.contexts, d.actions, d.propensities, d.rewards, d.n_actions, candidates=d.candidates
+    )
+    booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(logs)
+    assert booster.policy_.action_schema.kind == "index"
+    mask = d.candidates.toarray()[:40]
+    probs = booster.predict_proba(d.contexts[:40], candidates=mask)
+    assert probs.shape == (40, d.n_actions) and np.all(probs[~mask] == 0.0)
+    assert booster.predict_proba(d.contexts[:3]).shape == (3, d.n_actions)
+    with pytest.raises(ValueError, match="trained without action features"):
+        booster.predict(d.contexts[:3], action_features=d.action_features)
+
+
+def test_action_features_without_candidates_score_every_item(sim):
+    d = sim.logged
+    logs = LoggedBandit(
+        d.contexts, d.actions, d.propensities, d.rewards, d.n_actions,
+        action_features=d.action_features,
+    )  # fmt: skip
+    booster = Booster(n_rounds=3, base_learner_params=FAST, random_state=0).fit(logs)
+    new = np.random.default_rng(0).normal(size=(7, 2))
+    assert booster.decision_function(d.contexts[:4], action_features=new).shape == (4, 7)
+
+
+# --- held-out selection and evaluation ---------------------------------------------------
+
+
+def test_validation_fraction_and_eval_data_run_on_candidates(sim):
+    booster = Booster(
+        n_rounds=6, base_learner_params=FAST, random_state=0, validation_fraction=0.3
+    ).fit(sim.logged, eval_data=sim.logged.subset(np.arange(100)))
+    assert 0 <= booster.best_round_ <= 6
+    assert np.isfinite(booster.history_["select_value"]).all()
+    assert np.isfinite(booster.history_["eval_snips_argmax"]).all()
+    assert booster.selection_["constant_action"] is None
+    _, X, catalogue, candidates = _serving(sim)
+    actions = booster.predict(X, action_features=catalogue, candidates=candidates)
+    assert candidates.toarray()[np.arange(len(X)), actions].all()
+
+
+# --- saving: the action schema ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["", ".json"])
+def test_saved_policy_predicts_identically_and_records_the_schema(sim, fitted, tmp_path, suffix):
+    _, X, catalogue, candidates = _serving(sim)
+    path = fitted.save(tmp_path / f"policy{suffix}")
+    loaded = load_policy(path)
+    assert loaded.action_schema == fitted.policy_.action_schema
+    assert loaded.action_schema.n_features == 2
+    kw = {"action_features": catalogue, "candidates": candidates}
+    np.testing.assert_array_equal(
+        loaded.decision_function(X, **kw), fitted.policy_.decision_function(X, **kw)
+    )
+
+
+def test_a_catalogue_of_another_schema_is_refused(sim, fitted):
+    _, X, catalogue, candidates = _serving(sim)
+    policy = fitted.policy_
+    with pytest.raises(ValueError, match=r"pass the catalogue action_features=, an \(n_items, 2\)"):
+        policy.predict(X, candidates=candidates)
+    with pytest.raises(ValueError, match=r"shape \(n_items, 2\), the 2 item feature\(s\)"):
+        policy.predict(X, action_features=np.hstack([catalogue, catalogue]), candidates=candidates)
+    with pytest.raises(ValueError, match=r"candidates must have shape \(50, 3\)"):
+        policy.predict(X, action_features=catalogue[:3], candidates=candidates)
+    with pytest.raises(ValueError, match="must be finite"):
+        policy.predict(X, action_features=np.full_like(catalogue, np.nan))
+    with pytest.raises(InvalidParameterError, match="fitted on 3"):
+        policy.predict(X[:, :2], action_features=catalogue)
+
+
+def test_a_fixed_action_policy_refuses_action_features(digits):
+    from opboost.simulation import supervised_to_bandit
+
+    logs = supervised_to_bandit(digits.X[:200], digits.y[:200], n_actions=10, random_state=0)
+    booster = Booster(n_rounds=2, base_learner_params=FAST, random_state=0).fit(logs.logged)
+    with pytest.raises(ValueError, match="fitted on 10 fixed actions, not on action features"):
+        booster.predict(digits.X[:3], action_features=np.zeros((10, 2)))
+
+
+def test_pairs_ensemble_needs_the_catalogue(fitted, sim):
+    with pytest.raises(InvalidParameterError, match=r"action_features=\.\.\., candidates="):
+        fitted.policy_.ensemble.decision_function(sim.logged.contexts[:3])
+
+
+# --- what a fit on candidates does not support: clear errors ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"estimator": "dr"}, "per-action training coefficients"),
+        ({"warm_start": "best_constant"}, "warm_start='best_constant' is not supported"),
+        ({"validation_fraction": 0.2, "safe": True}, "use safe=False"),
+        ({"base_learner": "sklearn_tree"}, "cannot boost on"),
+    ],
+)
+def test_unsupported_settings_are_refused_by_name(sim, params, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        Booster(n_rounds=2, random_state=0, **params).fit(sim.logged)
+
+
+# --- reward regression on [x; phi(a)] ---------------------------------------------------
+
+
+def test_reward_regression_scores_new_items_over_candidates(sim, tmp_path):
+    model = RewardRegression(n_estimators=20, random_state=0).fit(sim.logged)
+    test, X, catalogue, candidates = _serving(sim)
+    kw = {"action_features": catalogue, "candidates": candidates}
+    actions = model.predict(X, **kw)
+    assert candidates.toarray()[np.arange(len(X)), actions].all()
+    means = test.mean_reward(X, catalogue)
+    np.testing.assert_allclose(
+        model.decision_function(X, **kw)[candidates.toarray()],
+        model.model_.predict(
+            np.hstack([np.repeat(X, 4, 0), catalogue[test.candidate_items.ravel()]])
+        ),
+    )
+    assert means.shape == (50, catalogue.shape[0])
+    policy = load_policy(model.to_policy().save(tmp_path / "rr"))
+    np.testing.assert_array_equal(policy.predict(X, **kw), actions)
