@@ -74,6 +74,17 @@ class SlotView:
         return cls(items, valid, int(n_actions), rows, actions, flat)
 
     @property
+    def full(self) -> bool:
+        """Whether every slot is valid (every row has C candidates): then the valid slots
+        are the flattened (n, C) matrix itself, and gathers and scatters are reshapes."""
+        return self.n_pairs == self.items.size
+
+    def gather(self, slot_values: np.ndarray) -> np.ndarray:
+        """(P,) values of the valid slots of an (n, C) matrix (a view when :attr:`full`)."""
+        flat = np.asarray(slot_values).ravel()
+        return flat if self.full else flat[self.flat]
+
+    @property
     def n_slots(self) -> int:
         """C, the slots per row (at least 2)."""
         return int(self.items.shape[1])
@@ -90,6 +101,8 @@ class SlotView:
 
     def scatter(self, pair_values: np.ndarray, fill: float) -> np.ndarray:
         """(n, C) slot matrix of per-pair values (P,), ``fill`` in the invalid slots."""
+        if self.full:
+            return np.array(pair_values, dtype=np.float64).reshape(self.items.shape)
         out = np.full(self.items.shape, fill, dtype=np.float64)
         out.ravel()[self.flat] = pair_values
         return out

@@ -309,13 +309,14 @@ class LightGBMTree(BaseLearner):
                 f"LightGBMTree.fit_round: targets and weights must be (n, C) = {shape} slot "
                 f"matrices; got {np.shape(problem.targets)} and {np.shape(problem.weights)}."
             )
-        flat = view.flat
         pairs = BaseProblem(
             problem.reduction,
-            np.asarray(problem.targets).ravel()[flat][:, None],
-            np.asarray(problem.weights).ravel()[flat][:, None],
+            view.gather(problem.targets)[:, None],
+            view.gather(problem.weights)[:, None],
         )
-        terms = wls_terms("LightGBMTree", pairs, (len(flat), 1), hessian_units=self.hessian_units)
+        terms = wls_terms(
+            "LightGBMTree", pairs, (view.n_pairs, 1), hessian_units=self.hessian_units
+        )
         if terms is None:
             return np.zeros(shape)
         work, scale = terms

@@ -102,6 +102,24 @@ def test_booster_policy_never_serves_a_non_candidate(sim, fitted, new_items):
     np.testing.assert_array_equal(slates[:, 0], actions)
 
 
+def test_rows_with_different_numbers_of_candidates(sim):
+    """Candidate sets of 1 to 5 items (padded slots): a fit and its policy stay inside them."""
+    d = sim.logged
+    rng = np.random.default_rng(0)
+    mask = d.candidates.toarray() & (rng.random((len(d), d.n_actions)) < 0.6)
+    mask[np.arange(len(d)), d.actions] = True
+    assert set(mask.sum(axis=1)) >= {1, 5}
+    logs = LoggedBandit(
+        d.contexts, d.actions, d.propensities, d.rewards, d.n_actions,
+        action_features=d.action_features, candidates=sp.csr_matrix(mask),
+    )  # fmt: skip
+    booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(logs)
+    probs = booster.predict_proba(d.contexts, action_features=d.action_features, candidates=mask)
+    assert np.all(probs[~mask] == 0.0)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    assert np.all(probs[mask.sum(axis=1) == 1].max(axis=1) == 1.0)
+
+
 def test_training_softmax_is_zero_outside_the_candidates(sim):
     """The fitted scores on the training rows put no mass outside each row's candidates."""
     booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(sim.logged)
@@ -155,6 +173,13 @@ def test_validation_fraction_and_eval_data_run_on_candidates(sim):
     _, X, catalogue, candidates = _serving(sim)
     actions = booster.predict(X, action_features=catalogue, candidates=candidates)
     assert candidates.toarray()[np.arange(len(X)), actions].all()
+
+
+def test_booster_score_reads_the_logs_catalogue_and_candidates(sim, fitted):
+    """Booster.score on held-out logs with new items serves their catalogue and candidates."""
+    test = sim.test_rows(300, n_candidates=4)
+    value = fitted.score(test.logged)
+    assert np.isfinite(value) and 0.0 <= value <= 1.0
 
 
 # --- saving: the action schema ---------------------------------------------------------
