@@ -4,8 +4,7 @@ Each round the objective turns the ensemble scores F and the estimator's coeffic
 a base-learning problem, the base learner fits f_t, the objective gives the closed-form step
 alpha_t and F <- F + alpha_t f_t. The booster knows only the plugin interfaces: the maths is
 in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
-``opboost.callbacks``.
-"""
+``opboost.callbacks``."""
 
 from __future__ import annotations
 
@@ -284,8 +283,7 @@ class Booster(BaseEstimator):
     def _in_memory(self, data, eval_data, components, callbacks):
         """(InMemoryFit ready for round 1, held-out logs or None)."""
         from opboost.fit.checkpoint import restore
-        from opboost.fit.memory import InMemoryFit
-        from opboost.fit.slots import SlotFit, check_pair_fit, uses_pairs
+        from opboost.fit.slots import make_fit
         from opboost.selection import RoundSelection
 
         holdout = None
@@ -293,12 +291,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        settings = self._settings(seed)
-        if uses_pairs(data):  # candidate sets or action features: boosting on item pairs
-            check_pair_fit(components[2], settings, safe=self.safe)
-            fit = SlotFit(data, eval_data, components, settings)
-        else:
-            fit = InMemoryFit(data, eval_data, components, settings)
+        fit = make_fit(data, eval_data, components, self._settings(seed), safe=self.safe)
         for cb in callbacks:
             restored = cb.load_checkpoint()
             if restored is not None:
@@ -334,49 +327,28 @@ class Booster(BaseEstimator):
 
     # --- prediction -----------------------------------------------------------------------
 
-    def decision_function(
-        self, X: Any, *, candidates: Any = None, action_features: Any = None
-    ) -> np.ndarray:
+    def _serve(self, method: str, X: Any, candidates, action_features, **options) -> np.ndarray:
+        check_fitted(self, "policy_")  # policy_.<method> on X checked by check_X
+        options.update(candidates=candidates, action_features=action_features)
+        return getattr(self.policy_, method)(check_X(self, X, method), **options)
+
+    def decision_function(self, X: Any, *, candidates=None, action_features=None) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K). A DataFrame ``X`` is matched to the fitted
         ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns.
-        ``candidates`` and ``action_features`` as in :meth:`opboost.policy.Policy.predict`
-        (a policy fitted on action features scores the catalogue ``action_features``)."""
-        check_fitted(self, "policy_")
-        return self.policy_.decision_function(
-            check_X(self, X, "decision_function"),
-            candidates=candidates,
-            action_features=action_features,
-        )
+        ``candidates``, ``action_features`` (a catalogue): as in ``Policy.decision_function``."""
+        return self._serve("decision_function", X, candidates, action_features)
 
-    def predict_proba(
-        self, X: Any, *, candidates: Any = None, action_features: Any = None
-    ) -> np.ndarray:
+    def predict_proba(self, X: Any, *, candidates=None, action_features=None) -> np.ndarray:
         """Softmax policy, shape (m, K) (columns of a DataFrame ``X`` matched by name)."""
-        check_fitted(self, "policy_")
-        return self.policy_.predict_proba(
-            check_X(self, X, "predict_proba"),
-            candidates=candidates,
-            action_features=action_features,
-        )
+        return self._serve("predict_proba", X, candidates, action_features)
 
     def predict(
-        self,
-        X: Any,
-        *,
-        return_ids: bool = False,
-        candidates: Any = None,
-        action_features: Any = None,
+        self, X: Any, *, return_ids: bool = False, candidates=None, action_features=None
     ) -> np.ndarray:
         """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name,
         encoded with the logs' schema); ``return_ids``: the action ids of the catalogue
         (``LoggedBandit.from_dataframe(..., actions=...)``) instead of indices."""
-        check_fitted(self, "policy_")
-        return self.policy_.predict(
-            check_X(self, X, "predict"),
-            return_ids=return_ids,
-            candidates=candidates,
-            action_features=action_features,
-        )
+        return self._serve("predict", X, candidates, action_features, return_ids=return_ids)
 
     def score(self, X: Any, y: Any = None) -> float:
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a

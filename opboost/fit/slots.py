@@ -23,7 +23,7 @@ from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
 from opboost.engine import FitSettings
 from opboost.fit.memory import InMemoryFit
 
-__all__ = ["SlotFit", "check_pair_fit", "uses_pairs"]
+__all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
 
 
 def uses_pairs(data: LoggedBandit) -> bool:
@@ -49,6 +49,22 @@ def check_pair_fit(learner: Any, settings: FitSettings, *, safe: bool) -> None:
             "Booster.fit: safe=True falls back to a constant action, which a catalogue whose "
             "candidates change per row does not have; use safe=False."
         )
+
+
+def make_fit(
+    data: LoggedBandit,
+    eval_data: LoggedBandit | None,
+    components: tuple[Any, Any, Any],
+    settings: FitSettings,
+    *,
+    safe: bool,
+) -> InMemoryFit:
+    """The in-memory fit of ``data``: a :class:`SlotFit` for logs with candidates or action
+    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`."""
+    if not uses_pairs(data):
+        return InMemoryFit(data, eval_data, components, settings)
+    check_pair_fit(components[2], settings, safe=safe)
+    return SlotFit(data, eval_data, components, settings)
 
 
 class SlotFit(InMemoryFit):

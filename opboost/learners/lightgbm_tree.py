@@ -47,6 +47,7 @@ from opboost.api.learner_toolkit import (
 from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_model_text import leaf_values
+from opboost.learners.lightgbm_pairs import PairRounds, update_one_iter
 from opboost.learners.lightgbm_params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
@@ -55,13 +56,11 @@ from opboost.learners.lightgbm_params import (
 )
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
-    PAIRS_DESIGN,
     ROW_WISE_MAX_BINS,
     action_tilt,
     categorical_columns,
     design_rows,
     histogram_layout,
-    pairs_dataset,
     stacked_dataset,
 )
 
@@ -78,7 +77,7 @@ __all__ = [
 ]
 
 
-class LightGBMTree(BaseLearner):
+class LightGBMTree(PairRounds, BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
     Parameters
@@ -224,34 +223,6 @@ class LightGBMTree(BaseLearner):
         self.n_rounds_ = 0
         self._view = None  # the slot view of a fit on candidate pairs (prepare_pairs)
 
-    def prepare_pairs(self, pairs: PairRows, *, random_state: Any = None) -> None:
-        """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
-        on them); problems and predictions are then (n, C) slot matrices."""
-        X = as_contexts(pairs.contexts)
-        view = pairs.view
-        n, d = X.shape
-        params = self._lgb_params(learner_seed(self.random_state, random_state))
-        categorical = categorical_columns(self.categorical_features, d)
-        dataset = pairs_dataset(PairRows(X, pairs.action_features, view, pairs.categorical_action),
-                                params, categorical)  # fmt: skip
-        if not {"force_col_wise", "force_row_wise"} & set(params):
-            params[histogram_layout(dataset, PAIRS_DESIGN)] = True
-        self.histogram_layout_ = (
-            "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
-        )
-        self.booster_ = lgb.Booster(params, dataset)
-        self._empty_text = self.booster_.model_to_string()
-        P, C = view.n_pairs, view.n_slots
-        self.n_actions_, self.n_features_, self.n_rows_ = C, d, n
-        self._view, self._pair_meta = view, (view.n_actions, pairs.action_features.shape[1])
-        self._per_iter = 1
-        self._tilt = action_tilt(C)[view.flat % C]  # per pair, by its slot
-        self._grad = np.empty(P, dtype=np.float32)
-        self._hess = np.empty(P, dtype=np.float32)
-        self._scores, self._next = np.zeros(P), np.empty(P)
-        self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
-        self._designed = {}
-
     # ----------------------------------------------------------------------------- rounds
     def fit_round(self, problem: BaseProblem) -> np.ndarray:
         """Grow the next tree on ``problem``; return its outputs on the training rows (n, K)."""
@@ -277,19 +248,7 @@ class LightGBMTree(BaseLearner):
             grad, hess = self._grad.reshape(K, n), self._hess.reshape(K, n)
             np.multiply(work.T, -scale, out=grad, casting="same_kind")
             np.multiply(np.asarray(w).T, scale, out=hess, casting="same_kind")
-        before = booster.num_trees()
-        finished = ctypes.c_int(0)
-        _safe_call(
-            _LIB.LGBM_BoosterUpdateOneIterCustom(
-                booster._handle,
-                self._grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                self._hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                ctypes.byref(finished),
-            )
-        )
-        # No split possible: LightGBM dropped the round (or, in its first round, kept a
-        # constant-0 tree that it never rolls back; harmless, it predicts 0).
-        self._pending = 0 if finished.value else booster.num_trees() - before
+        self._pending = update_one_iter(booster, self._grad, self._hess)
         if self._pending == 0:
             return np.zeros((n, K))
         self._fetch_scores(self._next)
@@ -298,46 +257,6 @@ class LightGBMTree(BaseLearner):
             np.subtract(self._next.reshape(n, K), self._scores.reshape(n, K), out=f)
         else:
             np.subtract(self._next.reshape(K, n).T, self._scores.reshape(K, n).T, out=f)
-        self._scores, self._next = self._next, self._scores
-        return f
-
-    def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
-        """fit_round on candidate pairs: the valid slots' targets and weights, one tree."""
-        view, shape = self._view, (self.n_rows_, self.n_actions_)
-        if np.shape(problem.targets) != shape or np.shape(problem.weights) != shape:
-            raise InvalidParameterError(
-                f"LightGBMTree.fit_round: targets and weights must be (n, C) = {shape} slot "
-                f"matrices; got {np.shape(problem.targets)} and {np.shape(problem.weights)}."
-            )
-        pairs = BaseProblem(
-            problem.reduction,
-            view.gather(problem.targets)[:, None],
-            view.gather(problem.weights)[:, None],
-        )
-        terms = wls_terms(
-            "LightGBMTree", pairs, (view.n_pairs, 1), hessian_units=self.hessian_units
-        )
-        if terms is None:
-            return np.zeros(shape)
-        work, scale = terms
-        scale = scale * self._tilt
-        np.multiply(work[:, 0], -scale, out=self._grad, casting="same_kind")
-        np.multiply(pairs.weights[:, 0], scale, out=self._hess, casting="same_kind")
-        before = booster.num_trees()
-        finished = ctypes.c_int(0)
-        _safe_call(
-            _LIB.LGBM_BoosterUpdateOneIterCustom(
-                booster._handle,
-                self._grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                self._hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                ctypes.byref(finished),
-            )
-        )
-        self._pending = 0 if finished.value else booster.num_trees() - before
-        if self._pending == 0:
-            return np.zeros(shape)
-        self._fetch_scores(self._next)
-        f = view.scatter(self._next - self._scores, 0.0)
         self._scores, self._next = self._next, self._scores
         return f
 
@@ -376,15 +295,7 @@ class LightGBMTree(BaseLearner):
         else:  # LightGBM reads num_iteration=0 as "all"
             text = self._empty_text
         if self._view is not None:
-            n_actions, d_a = self._pair_meta
-            return LightGBMEnsemble(
-                lgb.Booster(model_str=text),
-                n_actions=n_actions,
-                action_design=PAIRS_DESIGN,
-                n_features=self.n_features_,
-                n_rounds=self.n_rounds_,
-                n_action_features=d_a,
-            )
+            return self._pairs_ensemble(text)
         return LightGBMEnsemble(
             lgb.Booster(model_str=text),
             n_actions=self.n_actions_,
@@ -403,11 +314,7 @@ class LightGBMTree(BaseLearner):
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
         threads = {"num_threads": self.num_threads} if self.num_threads else {}
         if isinstance(X, PairRows):  # other rows' candidate pairs: an (n', C') slot matrix
-            out = booster.predict(
-                self._designed_pairs(X), start_iteration=last, num_iteration=1,
-                raw_score=True, **threads,
-            )  # fmt: skip
-            return X.view.scatter(np.asarray(out) / self._last_alpha, 0.0)
+            return self._predict_pairs_round(booster, X, last, threads)
         rows = self._designed_rows(X)
         out = booster.predict(
             rows, start_iteration=last, num_iteration=1, raw_score=True, **threads
@@ -427,18 +334,6 @@ class LightGBMTree(BaseLearner):
             if len(self._designed) >= 2:
                 self._designed.pop(next(iter(self._designed)))
             self._designed[id(X)] = (X, rows)
-        return rows
-
-    def _designed_pairs(self, pairs: PairRows) -> Any:
-        """The designed rows of ``pairs``, kept for the two most recent PairRows (the fit
-        predicts the same held-out pairs every round)."""
-        hit = self._designed.get(id(pairs))
-        if hit is not None and hit[0] is pairs:
-            return hit[1]
-        rows = pairs.matrix()
-        if len(self._designed) >= 2:
-            self._designed.pop(next(iter(self._designed)))
-        self._designed[id(pairs)] = (pairs, rows)
         return rows
 
     def warm_start(self, ensemble: Ensemble) -> None:
