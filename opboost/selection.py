@@ -25,6 +25,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
 from opboost.api.policy import ConstantPolicy, Policy
@@ -120,6 +121,12 @@ class RoundSelection:
     def __init__(
         self, fit: Any, holdout: LoggedBandit, method: str, policy: str, *, safe: bool
     ) -> None:
+        if not fit.fixed_actions and method in ("dr", "dm"):
+            raise InvalidParameterError(
+                f"Booster.fit: selection={method!r} fits a reward model over fixed actions, "
+                f"which logs with candidate sets or action features do not have; use "
+                f"selection='snips' or 'ips'."
+            )
         holdout = fit.view_of(holdout)  # slot logs for a fit on candidates
         self.holdout, self.method, self.safe = holdout, method, safe
         self.inputs = fit.inputs_of(holdout)
@@ -151,7 +158,7 @@ class RoundSelection:
         meta = dict(fit.metadata(fit.round), n_rounds=best_round, selected_round=best_round)
         policy = fit.policy_of(ensemble, meta)
         action, constant_value = None, float("nan")
-        if fit.constant_actions:  # not for a fit on candidates: items come and go
+        if fit.fixed_actions:  # not for a fit on candidates: items come and go
             action = int(np.nanargmax(constant_action_values(fit.data)))
             constant_value = self.scorer.interval_of_probs(
                 one_hot(np.full(len(self.holdout), action), n_actions)

@@ -205,8 +205,9 @@ class InMemoryFit:
             stop_reason=self.stop_reason,
         )
 
-    #: Whether "always play action a" policies make sense (selection's safe fallback).
-    constant_actions = True
+    #: Whether the actions are fixed ids (False in slot coordinates, where slot j is another
+    #: item in every row): constant-action policies and reward models over actions need them.
+    fixed_actions = True
 
     def policy_of(self, ensemble: Any, metadata: dict[str, Any]) -> Policy:
         """The Policy of ``ensemble`` fitted here, with ``metadata``."""

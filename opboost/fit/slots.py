@@ -74,7 +74,7 @@ class SlotFit(InMemoryFit):
     slots); ``schema`` the :class:`ActionSchema` of phi, recorded in the policy's metadata.
     """
 
-    constant_actions = False
+    fixed_actions = False
 
     def __init__(
         self,

@@ -182,6 +182,16 @@ def test_booster_score_reads_the_logs_catalogue_and_candidates(sim, fitted):
     assert np.isfinite(value) and 0.0 <= value <= 1.0
 
 
+def test_checkpoints_save_and_resuming_is_refused(sim, tmp_path):
+    from opboost.callbacks import Checkpoint
+
+    booster = Booster(n_rounds=4, base_learner_params=FAST, random_state=0)
+    booster.fit(sim.logged, callbacks=[Checkpoint(tmp_path / "ck", every=2)])
+    again = Booster(n_rounds=6, base_learner_params=FAST, random_state=0)
+    with pytest.raises(InvalidParameterError, match="resuming from a checkpoint is not supp"):
+        again.fit(sim.logged, callbacks=[Checkpoint(tmp_path / "ck", every=2, resume=True)])
+
+
 # --- saving: the action schema ---------------------------------------------------------
 
 
@@ -237,6 +247,7 @@ def test_pairs_ensemble_needs_the_catalogue(fitted, sim):
         ({"warm_start": "best_constant"}, "warm_start='best_constant' is not supported"),
         ({"validation_fraction": 0.2, "safe": True}, "use safe=False"),
         ({"base_learner": "sklearn_tree"}, "cannot boost on"),
+        ({"validation_fraction": 0.2, "selection": "dr"}, "use selection='snips' or 'ips'"),
     ],
 )
 def test_unsupported_settings_are_refused_by_name(sim, params, match):
