@@ -81,6 +81,34 @@ def test_the_learner_rows_are_the_candidate_pairs_only(sim):
     np.testing.assert_array_equal(rows[:, 3:], data.action_features[view.items[0]])
 
 
+@pytest.mark.parametrize("categorical", [False, True])
+def test_a_pair_round_is_its_tree_on_the_designed_pairs(sim, categorical):
+    """The round's (n, C) outputs, read from LightGBM's cached training scores, equal the
+    committed tree predicting the designed pairs [x_i; phi(a)]: the Dataset's rows are the
+    pairs, in pair order (rows of 1 to 5 candidates, so with padded slots)."""
+    from opboost.api.learner import BaseProblem
+    from opboost.api.slots import MASKED_SCORE
+
+    d = sim.logged
+    rng = np.random.default_rng(1)
+    mask = d.candidates.toarray() & (rng.random((len(d), d.n_actions)) < 0.6)
+    mask[np.arange(len(d)), d.actions] = True
+    view = SlotView.from_candidates(sp.csr_matrix(mask), len(d), d.n_actions)
+    phi = np.arange(d.n_actions, dtype=float)[:, None] if categorical else d.action_features
+    pairs = PairRows(d.contexts, phi, view, categorical)
+    learner = LightGBMTree(**FAST)
+    learner.prepare_pairs(pairs, random_state=0)
+    targets = np.where(view.valid, rng.normal(size=view.valid.shape), 0.0)
+    f = learner.fit_round(BaseProblem("regression", targets, np.ones_like(targets)))
+    assert np.all(f[~view.valid] == 0.0) and np.abs(f).max() > 0
+    learner.commit_round(1.0)
+    ensemble = learner.ensemble()
+    np.testing.assert_allclose(f[view.valid], ensemble.score_pairs(pairs), rtol=1e-12)
+    np.testing.assert_allclose(learner.predict_round(pairs), f, rtol=1e-12)
+    scores = view.scatter(ensemble.score_pairs(pairs), MASKED_SCORE)
+    np.testing.assert_array_equal(scores[~view.valid], MASKED_SCORE)
+
+
 # --- the never-a-non-candidate rule ----------------------------------------------------
 
 
