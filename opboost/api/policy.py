@@ -293,8 +293,9 @@ class ConstantPolicy(Policy):
     ) -> np.ndarray:
         """Exactly one-hot on ``action``, shape (m, K) (with ``candidates``: on ``action``
         where it is a candidate, else on the row's first candidate)."""
-        if candidates is not None:
-            return one_hot(self.predict(X, candidates=candidates), self.n_actions)
+        if candidates is not None or action_features is not None:  # the latter raises
+            served = self.predict(X, candidates=candidates, action_features=action_features)
+            return one_hot(served, self.n_actions)
         out = np.zeros((_n_rows(X), self.n_actions))
         out[:, self.action] = 1.0
         return out
@@ -309,8 +310,10 @@ class ConstantPolicy(Policy):
     ) -> np.ndarray:
         """``action`` (its id with ``return_ids``) for every row, shape (m,); with
         ``candidates``, the row's first candidate where ``action`` is not one."""
-        if candidates is not None:
-            return super().predict(X, candidates=candidates, return_ids=return_ids)
+        if candidates is not None or action_features is not None:  # the latter raises
+            return super().predict(
+                X, candidates=candidates, return_ids=return_ids, action_features=action_features
+            )
         actions = np.full(_n_rows(X), self.action, dtype=np.int64)
         return action_ids_of(self.metadata, actions) if return_ids else actions
 

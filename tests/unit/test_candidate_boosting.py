@@ -260,6 +260,15 @@ def test_a_fixed_action_policy_refuses_action_features(digits):
         booster.predict(digits.X[:3], action_features=np.zeros((10, 2)))
 
 
+def test_a_constant_policy_refuses_action_features():
+    from opboost.api.policy import ConstantPolicy
+
+    policy = ConstantPolicy(1, 3)
+    for method in (policy.predict, policy.predict_proba):
+        with pytest.raises(ValueError, match="fitted on 3 fixed actions"):
+            method(np.zeros((2, 4)), action_features=np.zeros((3, 2)))
+
+
 def test_pairs_ensemble_needs_the_catalogue(fitted, sim):
     with pytest.raises(InvalidParameterError, match=r"action_features=\.\.\., candidates="):
         fitted.policy_.ensemble.decision_function(sim.logged.contexts[:3])
