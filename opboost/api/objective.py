@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -158,10 +158,16 @@ class ActionState(RoundState):
     kappa: np.ndarray
 
 
-def centre_rows(gamma: np.ndarray) -> np.ndarray:
+def centre_rows(gamma: np.ndarray, candidates: Any = None) -> np.ndarray:
     """Gamma_i - median_a Gamma_i(a), shape (n, K): the shift that leaves V unchanged and
-    minimises sum_a |Gamma_i(a)|; idempotent."""
-    return gamma - np.median(gamma, axis=1, keepdims=True)
+    minimises sum_a |Gamma_i(a)|; idempotent. With ``candidates`` (an (n, K) mask, dense or
+    sparse) the median is over each row's candidates and the others are set to 0 (the
+    policy gives them no mass, so V is unchanged)."""
+    if candidates is None:
+        return gamma - np.median(gamma, axis=1, keepdims=True)
+    valid = candidates.toarray() if hasattr(candidates, "toarray") else np.asarray(candidates)
+    median = np.nanmedian(np.where(valid, gamma, np.nan), axis=1, keepdims=True)
+    return np.where(valid, gamma - median, 0.0)
 
 
 _PER_ROW_ONLY = (
@@ -249,7 +255,7 @@ class Objective(Component):
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         if coef.ndim == 2:
-            gamma = coef if centred else centre_rows(coef)
+            gamma = coef if centred else centre_rows(coef, getattr(data, "candidates", None))
             direction, kappa = self.action_terms(gamma, probs, scores - log_norm[:, None])
             ones = np.ones(len(actions))
             return ActionState(

@@ -68,11 +68,12 @@ class InMemoryFit:
         if self.estimator.get_params(deep=False).get("random_state", 0) is None:
             # an unseeded reward-model estimator (DR, DM) takes the fit's seed
             self.estimator.set_params(random_state=self.seed)
-        self.coef = training_coefficients(self.estimator, self.train)
+        self.coef = self._coefficients()
         # Gamma is centred once here, not every round (the value estimate is unchanged).
         self._state_coef, self._state_options = self.coef, {}
         if self.coef.ndim == 2 and self.objective.supports_action_coefficients:
-            self._state_coef, self._state_options = centre_rows(self.coef), {"centred": True}
+            centred = centre_rows(self.coef, self.train.candidates)
+            self._state_coef, self._state_options = centred, {"centred": True}
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None
@@ -81,6 +82,10 @@ class InMemoryFit:
         self.eval_metrics: dict[str, float] = {}
         self.selection: Any = None
         self.best: tuple[int, Any] | None = None
+
+    def _coefficients(self) -> np.ndarray:
+        """The estimator's training coefficients on the (reward-shifted) training logs."""
+        return training_coefficients(self.estimator, self.train)
 
     def begin(self) -> None:
         """Prepare the learner (continuing a restored ensemble, or fitting the warm start)

@@ -90,15 +90,34 @@ class SlotFit(InMemoryFit):
         slot = self.view_of(data)
         slot_eval = None if eval_data is None else self.view_of(eval_data)
         super().__init__(slot, slot_eval, components, settings)
-        if self.coef.ndim != 1:
-            raise InvalidParameterError(
-                f"Booster.fit: estimator {self.estimator.name!r} gives per-action training "
-                f"coefficients, which boosting on candidate sets does not support yet; use a "
-                f"per-row estimator such as 'ips' or 'truncated_ips'."
-            )
         self.scores = mask_slots(self.scores, self.data.candidates)
         if self.eval_data is not None:
             self.eval_scores = mask_slots(self.eval_scores, self.eval_data.candidates)
+
+    def _coefficients(self) -> np.ndarray:
+        """Per-row coefficients of the slot logs, or the estimator's per-action coefficients
+        in slot coordinates (``Estimator.pair_coefficients``: DR and DM with a reward model
+        on [x; phi(a)])."""
+        shift = float(self.settings.reward_shift)
+        logs = self.logs if shift == 0.0 else self.logs.with_rewards(self.logs.rewards + shift)
+        gamma = self.estimator.pair_coefficients(logs, self.inputs_of(self.data))
+        if gamma is None:
+            coef = super()._coefficients()
+            if coef.ndim != 1:
+                raise InvalidParameterError(
+                    f"Booster.fit: estimator {self.estimator.name!r} gives per-action "
+                    f"coefficients but no pair_coefficients, which boosting on candidate sets "
+                    f"needs; use a per-row estimator such as 'ips', or 'dr'."
+                )
+            return coef
+        gamma = np.asarray(gamma, dtype=np.float64)
+        shape = self.data.candidates.shape
+        if gamma.shape != shape or not np.all(np.isfinite(gamma)):
+            raise InvalidParameterError(
+                f"Estimator {self.estimator.name!r} returned invalid pair coefficients (shape "
+                f"{gamma.shape}); expected finite values of shape {shape} (rows x slots)."
+            )
+        return np.where(self.data.candidates, gamma, 0.0)
 
     def view_of(self, data: LoggedBandit) -> LoggedBandit:
         """The slot logs of ``data`` (logs of the same catalogue), with their pairs kept for

@@ -187,6 +187,51 @@ def test_action_features_without_candidates_score_every_item(sim):
     assert booster.decision_function(d.contexts[:4], action_features=new).shape == (4, 7)
 
 
+# --- doubly robust training on candidate pairs ------------------------------------------
+
+
+def test_dr_pair_coefficients_use_a_reward_model_on_item_features(sim):
+    """DR's Gamma in slot coordinates: q(x_i, a) of a model on [x; phi(a)] at each row's
+    candidates, plus (r_i - q_i) / p_i at the logged slot, 0 in padded slots."""
+    from sklearn.linear_model import LinearRegression
+
+    from opboost.estimators.direct import DirectMethod, DoublyRobust
+
+    d = sim.logged
+    rng = np.random.default_rng(2)
+    mask = d.candidates.toarray() & (rng.random((len(d), d.n_actions)) < 0.6)
+    mask[np.arange(len(d)), d.actions] = True
+    logs = LoggedBandit(
+        d.contexts, d.actions, d.propensities, d.rewards, d.n_actions,
+        action_features=d.action_features, candidates=mask,
+    )  # fmt: skip
+    view = SlotView.from_candidates(mask, len(d), d.n_actions)
+    pairs = PairRows(d.contexts, d.action_features, view)
+    model = LinearRegression()
+    q = DirectMethod(reward_model=model, n_folds=1).pair_coefficients(logs, pairs)
+    fitted = LinearRegression().fit(
+        np.hstack([d.contexts, d.action_features[d.actions]]), d.rewards
+    )
+    np.testing.assert_allclose(q[view.valid], fitted.predict(pairs.matrix()), rtol=1e-10)
+    assert np.all(q[~view.valid] == 0.0)
+    gamma = DoublyRobust(reward_model=model, n_folds=1).pair_coefficients(logs, pairs)
+    rows, slot = np.arange(len(d)), view.slot_of(d.actions)
+    correction = np.zeros_like(q)
+    correction[rows, slot] = (d.rewards - q[rows, slot]) / d.propensities
+    np.testing.assert_allclose(gamma, q + correction, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", ["dr", "dm"])
+def test_reward_model_estimators_train_on_candidate_pairs(sim, estimator):
+    booster = Booster(
+        n_rounds=5, estimator=estimator, base_learner_params=FAST, random_state=0
+    ).fit(sim.logged)
+    _, X, catalogue, candidates = _serving(sim)
+    probs = booster.predict_proba(X, action_features=catalogue, candidates=candidates)
+    assert np.all(probs[~candidates.toarray()] == 0.0)
+    assert np.isfinite(booster.history_["train_value"]).all()
+
+
 # --- held-out selection and evaluation ---------------------------------------------------
 
 
@@ -280,7 +325,6 @@ def test_pairs_ensemble_needs_the_catalogue(fitted, sim):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"estimator": "dr"}, "per-action training coefficients"),
         ({"warm_start": "best_constant"}, "warm_start='best_constant' is not supported"),
         ({"validation_fraction": 0.2, "safe": True}, "use safe=False"),
         ({"base_learner": "sklearn_tree"}, "cannot boost on"),
