@@ -194,9 +194,7 @@ class LightGBMEnsemble(Ensemble):
         d_a = header.get("n_action_features", 0)
         ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds, d_a))
         known = design in ACTION_DESIGNS or (design == PAIRS_DESIGN and ints_ok and d_a >= 1)
-        if not ints_ok or K < 1 or not known:
-            raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
-        if design != PAIRS_DESIGN and K < 2:
+        if not ints_ok or K < 2 or not known:
             raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
         widths = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d, "pairs": d + d_a}
         width = widths[design]

@@ -281,6 +281,35 @@ def test_saved_policy_predicts_identically_and_records_the_schema(sim, fitted, t
     )
 
 
+def test_a_pairs_ensemble_with_a_wrong_header_is_refused(fitted):
+    import json
+
+    from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+
+    header, body = fitted.policy_.ensemble.dumps().split("\n", 1)
+    meta = json.loads(header)
+    assert meta["action_design"] == "pairs" and meta["n_action_features"] == 2
+    for bad in (3, 0):
+        text = json.dumps({**meta, "n_action_features": bad}) + "\n" + body
+        with pytest.raises(ValueError, match="Corrupted lightgbm_text_v1"):
+            LightGBMEnsemble.loads(text)
+
+
+def test_sparse_contexts_boost_on_candidate_pairs(sim):
+    d = sim.logged
+    logs = LoggedBandit(
+        sp.csr_matrix(d.contexts), d.actions, d.propensities, d.rewards, d.n_actions,
+        action_features=d.action_features, candidates=d.candidates,
+    )  # fmt: skip
+    sparse = Booster(n_rounds=3, base_learner_params=FAST, random_state=0).fit(logs)
+    dense = Booster(n_rounds=3, base_learner_params=FAST, random_state=0).fit(d)
+    _, X, catalogue, candidates = _serving(sim)
+    kw = {"action_features": catalogue, "candidates": candidates}
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X), **kw), dense.decision_function(X, **kw)
+    )
+
+
 def test_a_catalogue_of_another_schema_is_refused(sim, fitted):
     _, X, catalogue, candidates = _serving(sim)
     policy = fitted.policy_
