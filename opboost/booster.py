@@ -4,8 +4,7 @@ Each round the objective turns the ensemble scores F and the estimator's coeffic
 a base-learning problem, the base learner fits f_t, the objective gives the closed-form step
 alpha_t and F <- F + alpha_t f_t. The booster knows only the plugin interfaces: the maths is
 in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
-``opboost.callbacks``.
-"""
+``opboost.callbacks``."""
 
 from __future__ import annotations
 
@@ -65,18 +64,14 @@ class Booster(BaseEstimator):
     l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
-    warm_start : where boosting starts, F_0 (measured in docs/defaults.md). "auto" (default):
-        "reward_model" when the base learner fits its own reward model (``lightgbm_tree``
-        on a stacked design), else "none". "none" (or None): F_0 = 0, the uniform policy
-        (London et al.'s algorithm). "reward_model": F_0 = q(x, a) / tau, q a LightGBM
-        least-squares model of the logged rewards on [x; a] (``lightgbm_tree``: its own
-        trees, scaled; other regression learners distil the estimator's cross-fitted q, or
-        the "dm" one's, into 30 members), tau from ``warm_start_prob``: boosting starts at the
-        direct-method policy. "best_constant": F_0 = log((K - 1) q / (1 - q)) e_{a*}, a* the
-        best action by SNIPS. "logging": F_0 ~ log pi_0(a|x) (10 members). F_0 is saved.
+    warm_start : F_0, where boosting starts (docs/offline.md, "Warm start"). "auto" (default):
+        "reward_model" if the base learner fits its own reward model (``lightgbm_tree``,
+        stacked designs), else "none". "none" (or None): F_0 = 0, London et al.'s algorithm.
+        "reward_model": F_0 = q(x, a) / tau, q a LightGBM reward model of the logged rewards
+        on [x; a]: boosting starts at the direct-method policy. "best_constant": F_0 puts
+        ``warm_start_prob`` on the best action by SNIPS. "logging": F_0 ~ log pi_0(a|x).
     warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
-        start's probability of a*, or for "reward_model" the share of the way from 1/K to 1
-        that F_0's average best-action probability goes on the training rows.
+        share of the way from 1/K to 1 that F_0's average best-action probability goes.
 
     Label-free model selection (docs/offline.md, "Model selection without labels"):
 
@@ -232,10 +227,8 @@ class Booster(BaseEstimator):
             check_eval_data(data, eval_data)
         return data
 
-    def _settings(self, seed: int, learner: Any, *, in_memory: bool = True) -> FitSettings:
-        warm_start = effective_warm_start(
-            self.warm_start, self.warm_start_prob, learner, in_memory=in_memory
-        )
+    def _settings(self, seed: int, learner: Any, *, can_start: bool = True) -> FitSettings:
+        warm_start = effective_warm_start(self, learner, can_start=can_start)
         return FitSettings(
             seed,
             self.reward_shift,
@@ -259,7 +252,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             fit = logs.make_engine(
                 components,
-                self._settings(seed, components[2], in_memory=False),
+                self._settings(seed, components[2], can_start=False),
                 eval_data=eval_data,
                 callbacks=callbacks,
             )
@@ -288,7 +281,7 @@ class Booster(BaseEstimator):
     def _in_memory(self, data, eval_data, components, callbacks):
         """(InMemoryFit ready for round 1, held-out logs or None)."""
         from opboost.fit.checkpoint import restore
-        from opboost.fit.memory import InMemoryFit
+        from opboost.fit.slots import make_fit, uses_pairs
         from opboost.selection import RoundSelection
 
         holdout = None
@@ -296,7 +289,8 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        fit = InMemoryFit(data, eval_data, components, self._settings(seed, components[2]))
+        settings = self._settings(seed, components[2], can_start=not uses_pairs(data))
+        fit = make_fit(data, eval_data, components, settings, safe=self.safe)
         for cb in callbacks:
             restored = cb.load_checkpoint()
             if restored is not None:
@@ -332,23 +326,28 @@ class Booster(BaseEstimator):
 
     # --- prediction -----------------------------------------------------------------------
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def _serve(self, method: str, X: Any, candidates, action_features, **options) -> np.ndarray:
+        check_fitted(self, "policy_")  # policy_.<method> on X checked by check_X
+        options.update(candidates=candidates, action_features=action_features)
+        return getattr(self.policy_, method)(check_X(self, X, method), **options)
+
+    def decision_function(self, X: Any, *, candidates=None, action_features=None) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K). A DataFrame ``X`` is matched to the fitted
-        ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns."""
-        check_fitted(self, "policy_")
-        return self.policy_.decision_function(check_X(self, X, "decision_function"))
+        ``feature_names_in_`` by column name; any ``X`` must have ``n_features_in_`` columns.
+        ``candidates``, ``action_features`` (a catalogue): as in ``Policy.decision_function``."""
+        return self._serve("decision_function", X, candidates, action_features)
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: Any, *, candidates=None, action_features=None) -> np.ndarray:
         """Softmax policy, shape (m, K) (columns of a DataFrame ``X`` matched by name)."""
-        check_fitted(self, "policy_")
-        return self.policy_.predict_proba(check_X(self, X, "predict_proba"))
+        return self._serve("predict_proba", X, candidates, action_features)
 
-    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+    def predict(
+        self, X: Any, *, return_ids: bool = False, candidates=None, action_features=None
+    ) -> np.ndarray:
         """Argmax action per row, shape (m,) (columns of a DataFrame ``X`` matched by name,
         encoded with the logs' schema); ``return_ids``: the action ids of the catalogue
         (``LoggedBandit.from_dataframe(..., actions=...)``) instead of indices."""
-        check_fitted(self, "policy_")
-        return self.policy_.predict(check_X(self, X, "predict"), return_ids=return_ids)
+        return self._serve("predict", X, candidates, action_features, return_ids=return_ids)
 
     def score(self, X: Any, y: Any = None) -> float:
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a

@@ -149,13 +149,6 @@ def check_data(data: Any, name: str) -> None:
                 else "."
             )
         )
-    if getattr(data, "candidates", None) is not None:
-        raise InvalidParameterError(
-            f"Booster.fit: {name} has per-row candidate sets, which boosting does not use yet "
-            f"(its softmax ranges over all {data.n_actions} actions). Fit on the log without "
-            f"them (LoggedBandit(..., candidates=None)) and mask non-candidates at prediction, "
-            f"or evaluate candidate-restricted policies with the estimators, which honour them."
-        )
 
 
 def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:

@@ -64,7 +64,8 @@ class OffPolicyScorer:
         from opboost.booster_checks import as_logged_bandit
         from opboost.selection import HoldoutScorer
 
-        scores = np.asarray(estimator.decision_function(_contexts(X)), dtype=np.float64)
+        serving = _serving(estimator, X)
+        scores = np.asarray(estimator.decision_function(_contexts(X), **serving), dtype=float)
         if scores.ndim != 2:
             raise InvalidParameterError(
                 f"off_policy_scorer: {type(estimator).__name__}.decision_function returned "
@@ -94,6 +95,19 @@ def off_policy_scorer(estimator_name: str = "snips", policy: str = "argmax") -> 
     and with a ``Pipeline`` ending in a Booster. "dr"/"dm" fit their reward model on the
     held-out rows (cross-fitted), seeded by the estimator's integer ``random_state``."""
     return OffPolicyScorer(estimator_name, policy)
+
+
+def _serving(estimator: Any, X: Any) -> dict[str, Any]:
+    """Logs' candidates (and item features, for a policy fitted on them) to score with."""
+    if not isinstance(X, LoggedBandit):
+        return {}
+    out: dict[str, Any] = {}
+    if X.candidates is not None:
+        out["candidates"] = X.candidates
+    schema = getattr(getattr(estimator, "policy_", None), "action_schema", None)
+    if X.action_features is not None and schema is not None and schema.kind == "features":
+        out["action_features"] = X.action_features
+    return out
 
 
 def _contexts(X: Any) -> Any:

@@ -79,15 +79,17 @@ DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
 
 
 def effective_warm_start(
-    warm_start: str | None, prob: float | None, learner: Any, *, in_memory: bool
+    booster: Any, learner: Any, *, can_start: bool
 ) -> tuple[str | None, float]:
-    """(start, probability) a fit uses. The start is None (F_0 = 0) for None or "none"; for
+    """(start, probability) a fit of ``booster`` uses, from its ``warm_start`` and
+    ``warm_start_prob``. The start is None (F_0 = 0) for None or "none"; for
     "auto" "reward_model" when ``learner`` fits its own reward model
-    (:meth:`BaseLearner.offers_reward_start`) and the logs are in memory (the distributed fit
-    has no warm start), else None. ``prob`` None is the start's default: 0.7 for
-    "reward_model", else 0.5."""
+    (:meth:`BaseLearner.offers_reward_start`) and the fit can start from one (``can_start``:
+    not the distributed fit, not logs with candidates or action features), else None.
+    ``prob`` None is the start's default: 0.7 for "reward_model", else 0.5."""
+    warm_start, prob = booster.warm_start, booster.warm_start_prob
     if warm_start == "auto":
-        offered = in_memory and learner.offers_reward_start()
+        offered = can_start and learner.offers_reward_start()
         warm_start = "reward_model" if offered else None
     elif warm_start == "none":
         warm_start = None

@@ -25,6 +25,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
 from opboost.api.policy import ConstantPolicy, Policy
@@ -120,9 +121,17 @@ class RoundSelection:
     def __init__(
         self, fit: Any, holdout: LoggedBandit, method: str, policy: str, *, safe: bool
     ) -> None:
+        if not fit.fixed_actions and method in ("dr", "dm"):
+            raise InvalidParameterError(
+                f"Booster.fit: selection={method!r} fits a reward model over fixed actions, "
+                f"which logs with candidate sets or action features do not have; use "
+                f"selection='snips' or 'ips'."
+            )
+        holdout = fit.view_of(holdout)  # slot logs for a fit on candidates
         self.holdout, self.method, self.safe = holdout, method, safe
+        self.inputs = fit.inputs_of(holdout)
         self.scorer = HoldoutScorer(holdout, method, policy=policy, random_state=fit.seed)
-        self.scores = fit.learner.ensemble().decision_function(holdout.contexts)
+        self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
         self.initial = self.scorer.interval(self.scores)
         self.best = None
         if fit.settings.warm_start is not None:  # round 0 is a real candidate when warm-started
@@ -130,7 +139,7 @@ class RoundSelection:
 
     def track(self, fit: Any, weight: float) -> dict[str, float]:
         """Score the round ``fit`` just committed; the held-out metrics of that round."""
-        self.scores = fit.add_round(self.scores, self.holdout.contexts, weight)
+        self.scores = fit.add_round(self.scores, self.inputs, weight)
         interval = self.scorer.interval(self.scores)
         if self.best is None or interval.value > self.best[1].value:
             self.best = (fit.round, interval, fit.learner.ensemble())
@@ -147,11 +156,13 @@ class RoundSelection:
         best_round, interval, ensemble = self.best
         n_actions = fit.data.n_actions
         meta = dict(fit.metadata(fit.round), n_rounds=best_round, selected_round=best_round)
-        policy = Policy(ensemble, n_actions, meta)
-        action = int(np.nanargmax(constant_action_values(fit.data)))
-        holdout_const = self.scorer.interval_of_probs(
-            one_hot(np.full(len(self.holdout), action), n_actions)
-        )
+        policy = fit.policy_of(ensemble, meta)
+        action, constant_value = None, float("nan")
+        if fit.fixed_actions:  # not for a fit on candidates: items come and go
+            action = int(np.nanargmax(constant_action_values(fit.data)))
+            constant_value = self.scorer.interval_of_probs(
+                one_hot(np.full(len(self.holdout), action), n_actions)
+            ).value
         logging_value = float(np.mean(self.holdout.rewards))
         report = {
             "method": self.method,
@@ -160,10 +171,10 @@ class RoundSelection:
             "low": interval.low,
             "high": interval.high,
             "constant_action": action,
-            "constant_value": holdout_const.value,
+            "constant_value": constant_value,
             "logging_value": logging_value,
             "beats_logging": bool(interval.low > logging_value),
-            "beats_constant": bool(interval.low > holdout_const.value),
+            "beats_constant": bool(interval.low > constant_value),
             "n_holdout": len(self.holdout),
         }
         fallback = None

@@ -32,6 +32,9 @@ module                    what it holds
 ``dataset``               :class:`Dataset`, :class:`SupervisedData`
 ``policy``, ``policy_save`` :class:`Policy`, :class:`ConstantPolicy`, their crash-safe save
 ``serving``               candidate masks and top-k slates at prediction time
+``slots``, ``pairs``,     boosting on candidates and item features: :class:`SlotView`
+``pair_serving``          (each row's candidates in slots), :class:`PairRows` (rows
+                          [x_i; phi(a)]), :class:`ActionSchema`; scoring a catalogue
 ``lazy``                  lazy package attributes
 ========================  =================================================================
 
@@ -97,6 +100,9 @@ _LAZY: dict[str, str] = {
     "Interval": "opboost.api.estimator",
     "check_action_probs": "opboost.api.estimator",
     "BaseLearner": "opboost.api.learner",
+    "ActionSchema": "opboost.api.pairs",
+    "PairRows": "opboost.api.pairs",
+    "SlotView": "opboost.api.slots",
     "BaseProblem": "opboost.api.learner",
     "Ensemble": "opboost.api.learner",
     "HESSIAN_UNITS": "opboost.api.learner_toolkit",

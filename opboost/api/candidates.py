@@ -154,6 +154,12 @@ def is_candidate(candidates: Candidates, rows: np.ndarray, actions: np.ndarray) 
 def first_outside(candidates: Candidates, probs: np.ndarray) -> tuple[int, int] | None:
     """The first (row, action), in row order, where ``probs`` (n, K) is > 0 but the action is
     not a candidate; None when all the mass is on candidates."""
+    if not sp.issparse(candidates):  # one vectorised pass, no index arrays (per-round path)
+        outside = (probs > 0) & ~candidates
+        if not outside.any():
+            return None
+        i, a = np.argwhere(outside)[0]
+        return int(i), int(a)
     rows, cols = np.nonzero(probs > 0)
     outside = ~is_candidate(candidates, rows, cols)
     if not outside.any():

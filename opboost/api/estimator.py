@@ -12,7 +12,7 @@ An estimator has two roles:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import stats
@@ -183,6 +183,15 @@ class Estimator(Component):
             f"cannot train with it; use estimator='ips' or 'truncated_ips' for training "
             f"and {self.name!r} for evaluation."
         )
+
+    def pair_coefficients(self, data: LoggedBandit, pairs: Any) -> np.ndarray | None:
+        """Training coefficients for boosting on candidate pairs, in slot coordinates
+        (:mod:`opboost.api.slots`): ``data`` the logs (with candidates and/or action
+        features), ``pairs`` their :class:`opboost.api.pairs.PairRows`; per-action
+        coefficients Gamma (n, C), 0 in the padded slots. None (the default): the booster
+        uses :meth:`coefficients` of the slot logs, right for per-row coefficients, which do
+        not depend on what the actions are."""
+        return None
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         """Per-example contributions whose mean is the value estimate, shape (n,).

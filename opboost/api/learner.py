@@ -58,6 +58,13 @@ class Ensemble(ABC):
         """Yield the cumulative scores (m, K) after each round (optional; for learning curves)."""
         raise NotImplementedError(f"{type(self).__name__} does not expose its rounds.")
 
+    def score_pairs(self, pairs: Any) -> np.ndarray:
+        """Scores F of the (context, action) pairs of a :class:`opboost.api.pairs.PairRows`,
+        shape (P,); only ensembles fitted on candidate pairs (``prepare_pairs``) have it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} scores a fixed set of actions, not (context, item) pairs."
+        )
+
     @abstractmethod
     def dumps(self) -> str:
         """Text serialisation."""
@@ -76,6 +83,9 @@ class BaseLearner(Component, ABC):
     reduction: ClassVar[str] = "regression"
     #: The Ensemble subclass this learner produces (used by ``load_policy``).
     ensemble_class: ClassVar[type[Ensemble]]
+    #: Whether :meth:`prepare_pairs` is implemented (boosting over candidates and action
+    #: features).
+    supports_pairs: ClassVar[bool] = False
 
     @abstractmethod
     def prepare(
@@ -101,6 +111,16 @@ class BaseLearner(Component, ABC):
         """The ensemble of committed rounds."""
 
     # --- optional: override when the learner can do better than these defaults -------------
+
+    def prepare_pairs(self, pairs: Any, *, random_state: Any = None) -> None:
+        """Build per-fit structures on the candidate pairs of a
+        :class:`opboost.api.pairs.PairRows` (rows [x_i; phi(a)]) instead of ``prepare``; the
+        rounds' problems and ``fit_round``'s predictions are then (n, C) slot matrices
+        (:class:`opboost.api.slots.SlotView`), 0 in the invalid slots, and ``predict_round``
+        takes a ``PairRows`` of other rows. Learners that cannot keep the default."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot boost on candidate sets or action features."
+        )
 
     def predict_round(self, X: Any) -> np.ndarray | None:
         """The last committed f_t (without its weight) on new contexts ``X`` (m, d), shape

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.numeric import dot, row_sums
+from opboost.api.slots import mask_slots
 from opboost.api.validation import check_choice
 
 __all__ = [
@@ -157,10 +158,16 @@ class ActionState(RoundState):
     kappa: np.ndarray
 
 
-def centre_rows(gamma: np.ndarray) -> np.ndarray:
+def centre_rows(gamma: np.ndarray, candidates: Any = None) -> np.ndarray:
     """Gamma_i - median_a Gamma_i(a), shape (n, K): the shift that leaves V unchanged and
-    minimises sum_a |Gamma_i(a)|; idempotent."""
-    return gamma - np.median(gamma, axis=1, keepdims=True)
+    minimises sum_a |Gamma_i(a)|; idempotent. With ``candidates`` (an (n, K) mask, dense or
+    sparse) the median is over each row's candidates and the others are set to 0 (the
+    policy gives them no mass, so V is unchanged)."""
+    if candidates is None:
+        return gamma - np.median(gamma, axis=1, keepdims=True)
+    valid = candidates.toarray() if hasattr(candidates, "toarray") else np.asarray(candidates)
+    median = np.nanmedian(np.where(valid, gamma, np.nan), axis=1, keepdims=True)
+    return np.where(valid, gamma - median, 0.0)
 
 
 _PER_ROW_ONLY = (
@@ -181,6 +188,8 @@ def check_inputs(
             f"{owner}: scores must have shape {expected} (rows of data x actions). "
             f"Got {scores.shape}."
         )
+    if getattr(data, "candidates", None) is not None:  # softmax over each row's candidates
+        scores = mask_slots(scores, data.candidates)
     if coef.shape == expected:
         if matrix:
             return scores, coef
@@ -246,7 +255,7 @@ class Objective(Component):
         actions = np.asarray(data.actions)
         probs, pi_logged, g, log_norm = policy_terms(scores, actions)
         if coef.ndim == 2:
-            gamma = coef if centred else centre_rows(coef)
+            gamma = coef if centred else centre_rows(coef, getattr(data, "candidates", None))
             direction, kappa = self.action_terms(gamma, probs, scores - log_norm[:, None])
             ones = np.ones(len(actions))
             return ActionState(

@@ -23,6 +23,8 @@ from opboost.api.files import json_params, write_atomic
 from opboost.api.learner import Ensemble
 from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
+from opboost.api.pair_serving import action_schema_of, catalogue_scores
+from opboost.api.pairs import ActionSchema
 from opboost.api.policy_save import (
     ENSEMBLE_FILE,
     ENSEMBLE_NAME_RE,
@@ -80,30 +82,67 @@ class Policy:
     def n_rounds(self) -> int:
         return int(self.ensemble.n_rounds)
 
-    def decision_function(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+    @property
+    def action_schema(self) -> ActionSchema | None:
+        """The item-feature schema of a policy fitted on candidate pairs (it then scores a
+        catalogue given at prediction time: ``action_features=``), else None."""
+        return action_schema_of(self.metadata)
+
+    def decision_function(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K); with ``candidates`` (an (m, K) boolean mask,
-        dense or sparse: :mod:`opboost.api.serving`) -inf outside each row's candidates."""
+        dense or sparse: :mod:`opboost.api.serving`) -inf outside each row's candidates.
+
+        A policy fitted on action features (:attr:`action_schema`) scores the catalogue
+        ``action_features`` (K', d_a), new items included: shape (m, K'), and ``candidates``
+        is then (m, K') (:mod:`opboost.api.pair_serving`)."""
         owner = f"{type(self).__name__}.decision_function"
-        scores = self.ensemble.decision_function(encode_frame(self.metadata, X, owner))
+        X = encode_frame(self.metadata, X, owner)
+        schema = self.action_schema
+        if schema is not None:
+            return catalogue_scores(self.ensemble, schema, X, action_features, candidates, owner)
+        if action_features is not None:
+            raise ValueError(
+                f"{owner}: this policy was fitted on {self.n_actions} fixed actions, not on "
+                f"action features; drop action_features= (or fit on logs with "
+                f"action_features to score new items)."
+            )
+        scores = self.ensemble.decision_function(X)
         if candidates is None:
             return scores
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+    def predict_proba(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """Softmax policy pi(a | x), shape (m, K); rows sum to 1 (over the candidates only,
         when given)."""
-        return softmax(self.decision_function(X, candidates=candidates))
+        return softmax(
+            self.decision_function(X, candidates=candidates, action_features=action_features)
+        )
 
-    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
+    def predict(
+        self,
+        X: Any,
+        *,
+        candidates: Any = None,
+        return_ids: bool = False,
+        action_features: Any = None,
+    ) -> np.ndarray:
         """Argmax policy: the highest-scoring action (candidate, when given) per row, shape
         (m,); with ``return_ids`` the action ids of the schema's catalogue."""
-        actions = np.argmax(self.decision_function(X, candidates=candidates), axis=1)
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        actions = np.argmax(scores, axis=1)
         return action_ids_of(self.metadata, actions) if return_ids else actions
 
-    def rank(self, X: Any, k: int, *, candidates: Any = None) -> np.ndarray:
+    def rank(
+        self, X: Any, k: int, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """A slate per row: the k highest-scoring distinct actions (candidates, when given),
         best first, shape (m, k) int64; -1 pads a row with fewer than k candidates."""
-        return top_k(self.decision_function(X, candidates=candidates), k)
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        return top_k(scores, k)
 
     def __repr__(self) -> str:
         meta = self.metadata
@@ -249,20 +288,32 @@ class ConstantPolicy(Policy):
         """The score of ``action`` in :meth:`decision_function` (0 elsewhere)."""
         return self.ensemble.score
 
-    def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+    def predict_proba(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
         """Exactly one-hot on ``action``, shape (m, K) (with ``candidates``: on ``action``
         where it is a candidate, else on the row's first candidate)."""
-        if candidates is not None:
-            return one_hot(self.predict(X, candidates=candidates), self.n_actions)
+        if candidates is not None or action_features is not None:  # the latter raises
+            served = self.predict(X, candidates=candidates, action_features=action_features)
+            return one_hot(served, self.n_actions)
         out = np.zeros((_n_rows(X), self.n_actions))
         out[:, self.action] = 1.0
         return out
 
-    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
+    def predict(
+        self,
+        X: Any,
+        *,
+        candidates: Any = None,
+        return_ids: bool = False,
+        action_features: Any = None,
+    ) -> np.ndarray:
         """``action`` (its id with ``return_ids``) for every row, shape (m,); with
         ``candidates``, the row's first candidate where ``action`` is not one."""
-        if candidates is not None:
-            return super().predict(X, candidates=candidates, return_ids=return_ids)
+        if candidates is not None or action_features is not None:  # the latter raises
+            return super().predict(
+                X, candidates=candidates, return_ids=return_ids, action_features=action_features
+            )
         actions = np.full(_n_rows(X), self.action, dtype=np.int64)
         return action_ids_of(self.metadata, actions) if return_ids else actions
 

@@ -13,6 +13,8 @@ was trained on (this keeps DR unbiased up to the model's error on unseen rows).
 
 On a log with ``candidates`` the model predicts only each row's candidate actions; q is 0
 elsewhere, where the evaluated policy has no mass (``check_action_probs`` rejects it).
+Boosting on candidate pairs (:meth:`pair_coefficients`) uses a model on [x; phi(a)], the
+actions' own features, instead, so that items never logged get predictions.
 
 Both drive boosting with per-action coefficients Gamma (n, K), V(pi) = (1/n) sum_i <pi_i,
 Gamma_i> (:meth:`coefficients`): DM Gamma_i(a) = q(x_i, a); DR Gamma_i(a) = q(x_i, a)
@@ -34,6 +36,7 @@ from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.pairs import PairRows
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "action_features",
     "default_reward_model",
     "dr_coefficients",
+    "pair_features",
 ]
 
 
@@ -87,13 +91,26 @@ def _fresh(model: Any) -> Any:
     return copy.deepcopy(model)
 
 
-def dr_coefficients(data: LoggedBandit, q: np.ndarray) -> np.ndarray:
+def dr_coefficients(
+    data: LoggedBandit, q: np.ndarray, actions: np.ndarray | None = None
+) -> np.ndarray:
     """Doubly robust per-action coefficients from reward predictions ``q`` (n, K):
-    Gamma_i(a) = q_i(a) + 1[a = a_i] (r_i - q_i(a_i)) / p_i, shape (n, K)."""
+    Gamma_i(a) = q_i(a) + 1[a = a_i] (r_i - q_i(a_i)) / p_i, shape (n, K). ``actions``
+    (default ``data.actions``) are the logged actions' columns of ``q`` (their slots, for
+    slot coordinates)."""
     rows = np.arange(len(data))
+    actions = data.actions if actions is None else actions
     gamma = np.array(q, dtype=np.float64)
-    gamma[rows, data.actions] += (data.rewards - q[rows, data.actions]) / data.propensities
+    gamma[rows, actions] += (data.rewards - q[rows, actions]) / data.propensities
     return gamma
+
+
+def pair_features(contexts: Any, phi: np.ndarray) -> Any:
+    """Reward-model features [x; phi(a)] of (m, d) contexts and (m, d_a) action features:
+    (m, d + d_a), CSR if the contexts are."""
+    if sp.issparse(contexts):
+        return sp.hstack([contexts, sp.csr_matrix(phi)], format="csr")
+    return np.hstack([np.asarray(contexts, dtype=np.float64), phi])
 
 
 class _RewardModelEstimator(Estimator):
@@ -126,22 +143,11 @@ class _RewardModelEstimator(Estimator):
         Each call fits fresh models (seeded by ``random_state``), so repeated calls agree.
         With ``data.candidates`` only the candidate actions are predicted; q is 0 elsewhere.
         """
-        owner = type(self).__name__
-        self.validate_params()
-        n, n_folds = len(data), self.n_folds
-        if n_folds > 1 and n_folds > n:
-            raise InvalidParameterError(
-                f"The 'n_folds' parameter of {owner} must be <= the number of rows ({n}). "
-                f"Got {n_folds} instead; use fewer folds."
-            )
-        rng = check_random_state(self.random_state)
-        seed = int(rng.integers(2**31 - 1))
-        template = default_reward_model(seed) if self.reward_model is None else self.reward_model
-        order = np.arange(n) if n_folds == 1 else rng.permutation(n)
-        folds = np.array_split(order, n_folds)
+        n = len(data)
+        template, folds = self._cross_fitting(n)
         q = np.empty((n, data.n_actions))
         for fold in folds:
-            train = np.arange(n) if n_folds == 1 else np.setdiff1d(np.arange(n), fold)
+            train = np.arange(n) if self.n_folds == 1 else np.setdiff1d(np.arange(n), fold)
             model = _fresh(template)
             model.fit(
                 action_features(data.contexts[train], data.actions[train], data.n_actions),
@@ -154,6 +160,43 @@ class _RewardModelEstimator(Estimator):
                     model, data.contexts[fold], data.n_actions, data.candidates[fold]
                 )
         return q
+
+    def _cross_fitting(self, n: int) -> tuple[Any, list[np.ndarray]]:
+        """(the unfitted model, the seeded folds of n rows) of one cross-fitting."""
+        self.validate_params()
+        if self.n_folds > 1 and self.n_folds > n:
+            raise InvalidParameterError(
+                f"The 'n_folds' parameter of {type(self).__name__} must be <= the number of "
+                f"rows ({n}). Got {self.n_folds} instead; use fewer folds."
+            )
+        rng = check_random_state(self.random_state)
+        seed = int(rng.integers(2**31 - 1))
+        template = default_reward_model(seed) if self.reward_model is None else self.reward_model
+        order = np.arange(n) if self.n_folds == 1 else rng.permutation(n)
+        return template, np.array_split(order, self.n_folds)
+
+    def pair_reward_predictions(self, data: LoggedBandit, pairs: PairRows) -> np.ndarray:
+        """q(x_i, a) at each row's candidates in slot coordinates, (n, C), 0 in the padded
+        slots: cross-fitted models on the logged pairs [x_i; phi(a_i)] (phi: the pairs'
+        ``action_features``), so items never logged get predictions too."""
+        n, view, phi = len(data), pairs.view, pairs.action_features
+        template, folds = self._cross_fitting(n)
+        q = np.zeros(view.n_pairs)
+        fold_of = np.empty(n, dtype=np.int64)
+        for k, fold in enumerate(folds):
+            fold_of[fold] = k
+        pair_fold = fold_of[view.rows]
+        for k, fold in enumerate(folds):
+            train = np.arange(n) if self.n_folds == 1 else np.setdiff1d(np.arange(n), fold)
+            model = _fresh(template)
+            features = pair_features(data.contexts[train], phi[data.actions[train]])
+            model.fit(features, data.rewards[train])
+            at = np.flatnonzero(pair_fold == k)
+            for start in range(0, len(at), max(n, 1)):  # batches of n pairs
+                p = at[start : start + n]
+                design = pair_features(data.contexts[view.rows[p]], phi[view.pair_items[p]])
+                q[p] = np.asarray(model.predict(design), dtype=np.float64).reshape(len(p))
+        return view.scatter(q, 0.0)
 
     @staticmethod
     def _predict_all_actions(model: Any, contexts: Any, n_actions: int) -> np.ndarray:
@@ -212,6 +255,11 @@ class DirectMethod(_RewardModelEstimator):
         """Gamma_i(a) = q(x_i, a), shape (n, K): boosting towards the reward model's policy."""
         return self.reward_predictions(data)
 
+    def pair_coefficients(self, data: LoggedBandit, pairs: PairRows) -> np.ndarray:
+        """Gamma = q at each row's candidates, (n, C) slot coordinates, from a reward model
+        on [x; phi(a)] (:meth:`pair_reward_predictions`)."""
+        return self.pair_reward_predictions(data, pairs)
+
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         probs = check_action_probs(data, action_probs, "DirectMethod")
         return np.einsum("ij,ij->i", probs, self.reward_predictions(data))
@@ -232,6 +280,12 @@ class DoublyRobust(_RewardModelEstimator):
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         """Gamma_i(a) = q(x_i, a) + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i, shape (n, K)."""
         return dr_coefficients(data, self.reward_predictions(data))
+
+    def pair_coefficients(self, data: LoggedBandit, pairs: PairRows) -> np.ndarray:
+        """The DR Gamma in slot coordinates, (n, C): q from a reward model on [x; phi(a)]
+        at each row's candidates plus the logged slot's correction; 0 in padded slots."""
+        q = self.pair_reward_predictions(data, pairs)
+        return dr_coefficients(data, q, actions=pairs.view.slot_of(data.actions))
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
         probs = check_action_probs(data, action_probs, "DoublyRobust")

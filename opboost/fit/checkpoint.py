@@ -13,7 +13,6 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.files import json_params
 from opboost.api.learner import BaseLearner
-from opboost.api.policy import Policy
 
 __all__ = ["fingerprint", "restore", "snapshot"]
 
@@ -76,11 +75,10 @@ def restore(fit: Any, ckpt: Mapping[str, Any]) -> None:
 
 def snapshot(fit: Any) -> dict[str, Any]:
     """Everything :class:`~opboost.callbacks.Checkpoint` writes, as of the last round."""
-    n_actions = fit.data.n_actions
-    full = Policy(fit.learner.ensemble(), n_actions, fit.metadata(fit.round))
+    full = fit.policy_of(fit.learner.ensemble(), fit.metadata(fit.round))
     best = None
     if fit.best is not None and fit.best[0] < fit.round:
-        best = Policy(fit.best[1], n_actions, fit.metadata(fit.best[0]))
+        best = fit.policy_of(fit.best[1], fit.metadata(fit.best[0]))
     return {
         "round": fit.round,
         "seed": fit.seed,

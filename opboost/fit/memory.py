@@ -68,11 +68,12 @@ class InMemoryFit:
         if self.estimator.get_params(deep=False).get("random_state", 0) is None:
             # an unseeded reward-model estimator (DR, DM) takes the fit's seed
             self.estimator.set_params(random_state=self.seed)
-        self.coef = training_coefficients(self.estimator, self.train)
+        self.coef = self._coefficients()
         # Gamma is centred once here, not every round (the value estimate is unchanged).
         self._state_coef, self._state_options = self.coef, {}
         if self.coef.ndim == 2 and self.objective.supports_action_coefficients:
-            self._state_coef, self._state_options = centre_rows(self.coef), {"centred": True}
+            centred = centre_rows(self.coef, self.train.candidates)
+            self._state_coef, self._state_options = centred, {"centred": True}
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None
@@ -81,6 +82,10 @@ class InMemoryFit:
         self.eval_metrics: dict[str, float] = {}
         self.selection: Any = None
         self.best: tuple[int, Any] | None = None
+
+    def _coefficients(self) -> np.ndarray:
+        """The estimator's training coefficients on the (reward-shifted) training logs."""
+        return training_coefficients(self.estimator, self.train)
 
     def begin(self) -> None:
         """Prepare the learner (continuing a restored ensemble, or fitting the warm start)
@@ -137,7 +142,8 @@ class InMemoryFit:
         }
         self.eval_metrics = {}
         if self.eval_data is not None:
-            self.eval_scores = self.add_round(self.eval_scores, self.eval_data.contexts, weight)
+            inputs = self.inputs_of(self.eval_data)
+            self.eval_scores = self.add_round(self.eval_scores, inputs, weight)
             self.eval_metrics = policy_values(self.eval_data, self.eval_scores, prefix="eval_")
         if self.selection is not None:
             self.eval_metrics.update(self.selection.track(self, weight))
@@ -164,7 +170,20 @@ class InMemoryFit:
         if f_values is not None:
             current += weight * f_values
             return current
-        return self.learner.ensemble().decision_function(X)
+        return self.ensemble_scores(self.learner.ensemble(), X)
+
+    def view_of(self, data: LoggedBandit) -> LoggedBandit:
+        """Other logs (held out) as this fit sees its training logs: as they are here."""
+        return data
+
+    def inputs_of(self, data: LoggedBandit) -> Any:
+        """What the learner and ensemble predict for logs seen through :meth:`view_of`: the
+        contexts here."""
+        return data.contexts
+
+    def ensemble_scores(self, ensemble: Any, X: Any) -> np.ndarray:
+        """Scores of ``ensemble`` on :meth:`inputs_of` some logs, in this fit's layout."""
+        return ensemble.decision_function(X)
 
     def _train_value(self) -> float:
         """The estimator's value of the current softmax policy on the training logs; with
@@ -191,12 +210,20 @@ class InMemoryFit:
             stop_reason=self.stop_reason,
         )
 
+    #: Whether the actions are fixed ids (False in slot coordinates, where slot j is another
+    #: item in every row): constant-action policies and reward models over actions need them.
+    fixed_actions = True
+
+    def policy_of(self, ensemble: Any, metadata: dict[str, Any]) -> Policy:
+        """The Policy of ``ensemble`` fitted here, with ``metadata``."""
+        return Policy(ensemble, self.data.n_actions, metadata)
+
     def policy(self) -> Policy:
         """The policy of every committed round, or of the rounds up to the marked best one."""
         if self.best is not None and self.best[0] < self.round:
             meta = dict(self.metadata(self.best[0]), best_round=self.best[0])
-            return Policy(self.best[1], self.data.n_actions, meta)
-        return Policy(self.learner.ensemble(), self.data.n_actions, self.metadata(self.round))
+            return self.policy_of(self.best[1], meta)
+        return self.policy_of(self.learner.ensemble(), self.metadata(self.round))
 
     def fitted_attributes(self) -> dict[str, Any]:
         """Extra fitted attributes for the Booster: ``best_round_`` when a best was marked."""

@@ -21,10 +21,11 @@ from typing import Any, ClassVar
 import lightgbm as lgb
 import numpy as np
 
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import Ensemble
 from opboost.api.learner_toolkit import as_contexts, dumps_checked, loads_checked
 from opboost.learners.lightgbm_model_text import check_model_text
-from opboost.learners.lightgbm_rows import ACTION_DESIGNS, design_rows
+from opboost.learners.lightgbm_rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
 
 __all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
 
@@ -53,7 +54,9 @@ def _lightgbm_default_threads() -> Any:
 class LightGBMEnsemble(Ensemble):
     """F(x) = sum_t alpha_t f_t(x) as one LightGBM model over the action design's rows.
 
-    ``decision_function(X)`` for (m, d) contexts (dense or CSR) returns (m, K) scores.
+    ``decision_function(X)`` for (m, d) contexts (dense or CSR) returns (m, K) scores. An
+    ensemble of design ``"pairs"`` (fitted on candidate pairs [x; phi(a)], phi with
+    ``n_action_features`` columns) scores pairs instead: :meth:`score_pairs`.
     """
 
     format: ClassVar[str] = FORMAT
@@ -66,8 +69,10 @@ class LightGBMEnsemble(Ensemble):
         action_design: str,
         n_features: int,
         n_rounds: int,
+        n_action_features: int = 0,
     ) -> None:
         self.booster = booster
+        self.n_action_features = int(n_action_features)
         self.n_actions = n_actions
         self.action_design = action_design
         self.n_features = n_features
@@ -75,6 +80,12 @@ class LightGBMEnsemble(Ensemble):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores F(X), shape (m, K)."""
+        if self.action_design == PAIRS_DESIGN:
+            raise InvalidParameterError(
+                "This ensemble scores (context, item) pairs on item features: predict "
+                "through its Policy with the catalogue, policy.decision_function(X, "
+                "action_features=..., candidates=...)."
+            )
         X = as_contexts(X, self.n_features)
         m, K = X.shape[0], self.n_actions
         n_trees = self.booster.num_trees()
@@ -90,6 +101,25 @@ class LightGBMEnsemble(Ensemble):
             stop = min(start + _PREDICT_CHUNK, m)
             rows = design_rows(X[start:stop], K, self.action_design)
             out[start:stop] = self._raw_scores(rows, rows.shape[0], n_trees).reshape(-1, K)
+        return out
+
+    def score_pairs(self, pairs: Any) -> np.ndarray:
+        """Scores F of the pairs of a :class:`opboost.api.pairs.PairRows`, shape (P,)
+        (design ``"pairs"`` only), designed and predicted in chunks of pairs."""
+        width = self.n_features + self.n_action_features
+        if self.action_design != PAIRS_DESIGN or pairs.width != width:
+            raise InvalidParameterError(
+                f"LightGBMEnsemble.score_pairs: the ensemble reads rows of {width} columns "
+                f"(design {self.action_design!r}); the pairs have {pairs.width}."
+            )
+        n_pairs, n_trees = pairs.n_pairs, self.booster.num_trees()
+        out = np.zeros(n_pairs)
+        if n_trees == 0:
+            return out
+        chunk = _PREDICT_CHUNK * 8
+        for start in range(0, n_pairs, chunk):
+            rows = pairs.matrix(start, start + chunk)
+            out[start : start + rows.shape[0]] = self._raw_scores(rows, rows.shape[0], n_trees)
         return out
 
     def _raw_scores(self, rows: Any, n_rows: int, n_trees: int) -> np.ndarray:
@@ -116,6 +146,8 @@ class LightGBMEnsemble(Ensemble):
 
     def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
         """Yield the cumulative scores (m, K) after each round, from each row's leaves."""
+        if self.action_design == PAIRS_DESIGN:
+            raise NotImplementedError("staged scores of a pairs ensemble are not available.")
         X = as_contexts(X, self.n_features)
         m, K = X.shape[0], self.n_actions
         n_trees = self.booster.num_trees()
@@ -147,6 +179,8 @@ class LightGBMEnsemble(Ensemble):
             "n_features": self.n_features,
             "n_rounds": self.n_rounds,
         }
+        if self.action_design == PAIRS_DESIGN:
+            header["n_action_features"] = self.n_action_features
         return dumps_checked(FORMAT, header, self.booster.model_to_string())
 
     @classmethod
@@ -157,10 +191,13 @@ class LightGBMEnsemble(Ensemble):
         first = json.dumps(header)
         K, design = header.get("n_actions"), header.get("action_design")
         d, rounds = header.get("n_features"), header.get("n_rounds")
-        ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds))
-        if not ints_ok or K < 2 or design not in ACTION_DESIGNS:
+        d_a = header.get("n_action_features", 0)
+        ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds, d_a))
+        known = design in ACTION_DESIGNS or (design == PAIRS_DESIGN and ints_ok and d_a >= 1)
+        if not ints_ok or K < 2 or not known:
             raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
-        width = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d}[design]
+        widths = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d, "pairs": d + d_a}
+        width = widths[design]
         per_iter = K if design == "per_action" else 1
         try:  # before LightGBM parses it: malformed text can abort the process
             check_model_text(model, n_features=width, trees_per_round=per_iter)
@@ -178,4 +215,7 @@ class LightGBMEnsemble(Ensemble):
                 f"({width} columns, {per_iter} trees per round) but the model has "
                 f"{booster.num_feature()} columns, {booster.num_model_per_iteration()} per round."
             )
-        return cls(booster, n_actions=K, action_design=design, n_features=d, n_rounds=rounds)
+        return cls(
+            booster, n_actions=K, action_design=design, n_features=d, n_rounds=rounds,
+            n_action_features=d_a,
+        )  # fmt: skip

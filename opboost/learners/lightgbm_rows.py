@@ -10,6 +10,7 @@ Dataset from the binned contexts, so the float matrix of n*K rows is never held.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import lightgbm as lgb
@@ -25,12 +26,16 @@ __all__ = [
     "DesignedRowsCache",
     "action_tilt",
     "categorical_columns",
+    "context_rows_cache",
     "design_rows",
     "histogram_layout",
+    "pairs_dataset",
     "stacked_dataset",
 ]
 
 ACTION_DESIGNS = ("stacked", "stacked_onehot", "per_action")
+#: The design of a fit on candidate pairs [x_i; phi(a)] (``LightGBMTree.prepare_pairs``).
+PAIRS_DESIGN = "pairs"
 
 
 def design_rows(X: Any, n_actions: int, design: str) -> Any:
@@ -45,26 +50,42 @@ def design_rows(X: Any, n_actions: int, design: str) -> Any:
 
 
 class DesignedRowsCache:
-    """The designed rows of contexts, built once for read-only contexts (a LoggedBandit's,
-    which a fit predicts every round: eval_data, the held-out logs) and kept for the two most
-    recent such contexts; anything writable is designed afresh on every call."""
+    """Designed rows of inputs a fit predicts every round (eval_data, the held-out logs or
+    their candidate pairs), built once by ``design`` and kept for the two most recent inputs
+    that ``keep`` accepts; anything else is designed afresh on every call."""
 
-    def __init__(self, n_features: int, n_actions: int, design: str) -> None:
-        self.n_features, self.n_actions, self.design = n_features, n_actions, design
-        self._rows: dict[int, tuple[Any, Any]] = {}  # id(contexts) -> (contexts, rows)
+    def __init__(
+        self, design: Callable[[Any], Any], keep: Callable[[Any], bool] = lambda X: True
+    ) -> None:
+        self.design, self.keep = design, keep
+        self._rows: dict[int, tuple[Any, Any]] = {}  # id(input) -> (input, rows)
 
     def rows(self, X: Any) -> Any:
-        """:func:`design_rows` of ``X`` (m, d)."""
+        """``design(X)``, from the cache when ``X`` is one of the two kept inputs."""
         hit = self._rows.get(id(X))
         if hit is not None and hit[0] is X:
             return hit[1]
-        rows = design_rows(as_contexts(X, self.n_features), self.n_actions, self.design)
-        values = X.data if sp.issparse(X) else X
-        if isinstance(values, np.ndarray) and not values.flags.writeable:
+        rows = self.design(X)
+        if self.keep(X):
             if len(self._rows) >= 2:
                 self._rows.pop(next(iter(self._rows)))
             self._rows[id(X)] = (X, rows)
         return rows
+
+
+def _read_only(X: Any) -> bool:
+    values = X.data if sp.issparse(X) else X
+    return isinstance(values, np.ndarray) and not values.flags.writeable
+
+
+def context_rows_cache(n_features: int, n_actions: int, design: str) -> DesignedRowsCache:
+    """The cache of :func:`design_rows` for contexts (m, d): kept only for read-only contexts
+    (a LoggedBandit's), so an in-place edit of writable contexts is never served stale."""
+
+    def rows(X: Any) -> Any:
+        return design_rows(as_contexts(X, n_features), n_actions, design)
+
+    return DesignedRowsCache(rows, _read_only)
 
 
 def _dense_stacked_rows(X: np.ndarray, n_actions: int, dtype: Any, onehot: bool) -> np.ndarray:
@@ -135,6 +156,35 @@ def stacked_dataset(
     with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
         warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
         return rows.add_features_from(actions)
+
+
+def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto") -> lgb.Dataset:
+    """Constructed LightGBM Dataset of the candidate pairs [x_i; phi(a)] of ``pairs`` (a
+    :class:`opboost.api.pairs.PairRows`), in pair order (row-major, slots ascending).
+
+    As :func:`stacked_dataset`: the n contexts are binned once and repeated inside LightGBM
+    (``subset`` with row i listed C_i times), then the binned phi columns of the pairs are
+    appended (one categorical column for the action index). Only the (P, d_a) phi block
+    passes through Python. Feature names are ``Column_0 .. Column_{d+d_a-1}``.
+    """
+    X = pairs.contexts
+    d, d_a = X.shape[1], pairs.action_features.shape[1]
+    names = [f"Column_{j}" for j in range(d + d_a)]
+    contexts = lgb.Dataset(
+        X, params=params, feature_name=names[:d], categorical_feature=categorical,
+        free_raw_data=True,
+    )  # fmt: skip
+    rows = contexts.construct().subset(pairs.view.rows.tolist()).construct()
+    phi = lgb.Dataset(
+        pairs.action_features[pairs.view.pair_items],
+        params=params,
+        feature_name=names[d:],
+        categorical_feature=[0] if pairs.categorical_action else "auto",
+        free_raw_data=True,
+    ).construct()
+    with warnings.catch_warnings():  # as in stacked_dataset
+        warnings.simplefilter("ignore")
+        return rows.add_features_from(phi)
 
 
 #: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).

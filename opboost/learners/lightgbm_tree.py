@@ -43,8 +43,10 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_terms,
 )
+from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_model_text import leaf_values
+from opboost.learners.lightgbm_pairs import PairRounds, update_one_iter
 from opboost.learners.lightgbm_params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
@@ -58,9 +60,9 @@ from opboost.learners.lightgbm_reward_start import (
 )
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
-    DesignedRowsCache,
     action_tilt,
     categorical_columns,
+    context_rows_cache,
     histogram_layout,
     stacked_dataset,
 )
@@ -75,7 +77,7 @@ __all__ = [
 ]
 
 
-class LightGBMTree(BaseLearner):
+class LightGBMTree(PairRounds, BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
     Parameters
@@ -105,6 +107,7 @@ class LightGBMTree(BaseLearner):
     name: ClassVar[str] = "lightgbm_tree"
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
+    supports_pairs: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict] = {
         **LIGHTGBM_TREE_CONSTRAINTS,
         "categorical_features": CATEGORICAL_FEATURES,
@@ -217,8 +220,9 @@ class LightGBMTree(BaseLearner):
         self._next = np.empty(n * K)
         self._pending = 0  # trees of a fitted but uncommitted round
         self._last_alpha = 1.0
-        self._designed = DesignedRowsCache(d, K, design)
+        self._designed = context_rows_cache(d, K, design)
         self.n_rounds_ = 0
+        self._view = None  # the slot view of a fit on candidate pairs (prepare_pairs)
 
     # ----------------------------------------------------------------------------- rounds
     def fit_round(self, problem: BaseProblem) -> np.ndarray:
@@ -226,6 +230,8 @@ class LightGBMTree(BaseLearner):
         booster = self._check_prepared()
         if self._pending:
             self._discard_pending()
+        if self._view is not None:
+            return self._fit_pairs_round(booster, problem)
         n, K = self.n_rows_, self.n_actions_
         terms = wls_terms(
             "LightGBMTree", problem, (n, K), out=self._work, hessian_units=self.hessian_units
@@ -243,19 +249,7 @@ class LightGBMTree(BaseLearner):
             grad, hess = self._grad.reshape(K, n), self._hess.reshape(K, n)
             np.multiply(work.T, -scale, out=grad, casting="same_kind")
             np.multiply(np.asarray(w).T, scale, out=hess, casting="same_kind")
-        before = booster.num_trees()
-        finished = ctypes.c_int(0)
-        _safe_call(
-            _LIB.LGBM_BoosterUpdateOneIterCustom(
-                booster._handle,
-                self._grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                self._hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                ctypes.byref(finished),
-            )
-        )
-        # No split possible: LightGBM dropped the round (or, in its first round, kept a
-        # constant-0 tree that it never rolls back; harmless, it predicts 0).
-        self._pending = 0 if finished.value else booster.num_trees() - before
+        self._pending = update_one_iter(booster, self._grad, self._hess)
         if self._pending == 0:
             return np.zeros((n, K))
         self._fetch_scores(self._next)
@@ -301,6 +295,8 @@ class LightGBMTree(BaseLearner):
             text = booster.model_to_string(num_iteration=iterations)
         else:  # LightGBM reads num_iteration=0 as "all"
             text = self._empty_text
+        if self._view is not None:
+            return self._pairs_ensemble(text)
         return LightGBMEnsemble(
             lgb.Booster(model_str=text),
             n_actions=self.n_actions_,
@@ -315,10 +311,12 @@ class LightGBMTree(BaseLearner):
         if self.n_rounds_ == 0:
             raise InvalidParameterError("LightGBMTree.predict_round: no round committed yet.")
         last = booster.num_trees() // self._per_iter - 1 - (1 if self._pending else 0)
-        rows = self._designed.rows(X)
         # Pass num_threads: a predict without it resets LightGBM's OpenMP threads to all
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
         threads = {"num_threads": self.num_threads} if self.num_threads else {}
+        if isinstance(X, PairRows):  # other rows' candidate pairs: an (n', C') slot matrix
+            return self._predict_pairs_round(booster, X, last, threads)
+        rows = self._designed.rows(X)
         out = booster.predict(
             rows, start_iteration=last, num_iteration=1, raw_score=True, **threads
         )

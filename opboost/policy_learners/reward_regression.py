@@ -1,5 +1,7 @@
 """``reward_regression``: regress the reward on (x, a) with LightGBM and act greedily, the
-"BRR-xgb" analogue of London et al. Table 1 (a direct-method policy).
+"BRR-xgb" analogue of London et al. Table 1 (a direct-method policy). On logs with action
+features the model reads [x; phi(a)] (the item's features), so it scores new items; with
+candidates its policy plays the best candidate.
 """
 
 from __future__ import annotations
@@ -8,11 +10,15 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.design import action_rows, stacked_design
+from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.serving import mask_scores, serving_mask
+from opboost.api.slots import SlotView
 from opboost.api.tabular import attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 
@@ -70,18 +76,54 @@ class RewardRegression(PolicyLearner):
             verbose=-1,
             n_jobs=1,
         )
-        rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
+        self.action_schema_ = None
+        if data.action_features is None:
+            rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
+        else:  # [x; phi(a)]: the item's own features, so new items can be scored
+            self.action_schema_ = ActionSchema.of_logs(data.action_features, data.n_actions)
+            view = SlotView.from_candidates(
+                sp.csr_matrix((np.ones(len(data), bool), (np.arange(len(data)), data.actions)),
+                              shape=(len(data), data.n_actions)),
+                len(data), data.n_actions,
+            )  # fmt: skip
+            rows = PairRows(data.contexts, data.action_features, view).matrix()
         self.model_.fit(rows, data.rewards, categorical_feature=categorical or "auto")
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Predicted rewards of every action, (m, K); a DataFrame ``X`` of logs with a
-        schema (``LoggedBandit.from_dataframe``) is encoded with it."""
+    def decision_function(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
+        """Predicted rewards of every action, (m, K), -inf outside ``candidates`` (an (m, K)
+        mask) when given; a DataFrame ``X`` of logs with a schema
+        (``LoggedBandit.from_dataframe``) is encoded with it. A model fitted on action
+        features scores the catalogue ``action_features`` (K', d_a) instead: (m, K')."""
         check_fitted(self, "model_")
+        if self.action_schema_ is not None or action_features is not None:
+            return self.to_policy().decision_function(
+                X, candidates=candidates, action_features=action_features
+            )
+        owner = f"{type(self).__name__}.decision_function"
         if self.schema_ is not None and hasattr(X, "columns"):
-            X = self.schema_.encode(X, f"{type(self).__name__}.decision_function")
+            X = self.schema_.encode(X, owner)
         rows = stacked_design(X, self.n_actions_)
-        return self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
+        scores = self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
+        if candidates is None:
+            return scores
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
+
+    def predict(self, X: Any, *, candidates: Any = None, action_features: Any = None):
+        """Greedy actions (m,): the best-predicted (candidate, when given) action or item."""
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        return np.asarray(scores).argmax(axis=1)
+
+    def predict_proba(self, X: Any, *, candidates: Any = None, action_features: Any = None):
+        """The greedy policy as one-hot probabilities (m, K)."""
+        scores = np.asarray(
+            self.decision_function(X, candidates=candidates, action_features=action_features)
+        )
+        probs = np.zeros_like(scores, dtype=np.float64)
+        probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
+        return probs
 
     def to_policy(self) -> Any:
         """The fitted model as an :class:`opboost.policy.Policy` (scores = predicted rewards):
@@ -91,13 +133,14 @@ class RewardRegression(PolicyLearner):
         from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 
         check_fitted(self, "model_")
-        booster = self.model_.booster_
+        booster, schema = self.model_.booster_, self.action_schema_
         ensemble = LightGBMEnsemble(
             booster,
             n_actions=self.n_actions_,
-            action_design="stacked_onehot",
+            action_design="stacked_onehot" if schema is None else "pairs",
             n_features=self.n_features_,
             n_rounds=booster.num_trees(),
+            n_action_features=0 if schema is None else schema.n_features,
         )
         meta = {
             "base_learner": "lightgbm_tree",
@@ -106,6 +149,8 @@ class RewardRegression(PolicyLearner):
             "n_actions": self.n_actions_,
             "n_features": self.n_features_,
         }
+        if schema is not None:
+            meta[ACTION_SCHEMA_KEY] = schema.to_json()
         policy = Policy(ensemble, self.n_actions_, meta)
         attach_schema(policy, self.schema_)
         return policy

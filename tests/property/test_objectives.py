@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from objective_problems import make_problem, numeric_gradient
+from objective_problems import (
+    assert_step_minimises_bound,
+    make_problem,
+    numeric_gradient,
+    upper_bound,
+)
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
-
-
-def upper_bound(obj, scores, f, data, coef, alpha):
-    """R(F) + alpha <grad, f> + alpha^2 / (2n) sum |c| sigma ||f||^2 (the smoothness bound)."""
-    n = len(data)
-    state = obj.round_state(scores, data, coef)
-    linear = float(np.sum(obj.gradient_at(state) * f))
-    return (
-        obj.risk_at(state) + alpha * linear + alpha**2 / (2 * n) * obj.step_denominator_at(state, f)
-    )
 
 
 def test_bopl_risk_is_negative_ips_of_softmax():
@@ -80,17 +75,7 @@ def test_step_minimises_quadratic_upper_bound(obj):
     data, coef, scores, rng = make_problem(seed=4)
     for _ in range(5):
         f = rng.normal(size=scores.shape)
-        alpha = obj.step(scores, f, data, coef)
-        at = upper_bound(obj, scores, f, data, coef, alpha)
-        for delta in (1e-3, 1e-1, 1.0):
-            assert at < upper_bound(obj, scores, f, data, coef, alpha + delta)
-            assert at < upper_bound(obj, scores, f, data, coef, alpha - delta)
-        h = 1e-5
-        slope = (
-            upper_bound(obj, scores, f, data, coef, alpha + h)
-            - upper_bound(obj, scores, f, data, coef, alpha - h)
-        ) / (2 * h)
-        assert abs(slope) < 1e-8
+        assert_step_minimises_bound(obj, scores, f, data, coef, (1e-3, 1e-1, 1.0), 1e-8)
 
 
 @pytest.mark.parametrize("obj", OBJECTIVES)

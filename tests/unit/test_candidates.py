@@ -263,18 +263,3 @@ def test_dense_and_sparse_masks_agree_on_random_logs():
         assert outcomes[0] == outcomes[1]
         failures += isinstance(outcomes[0], str)
     assert 20 < failures < 180
-
-
-def test_booster_refuses_candidate_logs_with_a_clear_error():
-    """Boosting does not restrict its softmax to candidates yet: a log with candidates is
-    refused up front, naming what to do, instead of failing inside the first round."""
-    from opboost import Booster
-    from opboost.api.exceptions import InvalidParameterError
-    from opboost.simulation import simulate_catalogue
-
-    logged = simulate_catalogue(200, 30, 5, 3, 2, random_state=0).logged
-    with pytest.raises(
-        InvalidParameterError,
-        match=r"^Booster\.fit: data has per-row candidate sets, which boosting does not use yet",
-    ):
-        Booster(n_rounds=2).fit(logged)

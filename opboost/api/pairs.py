@@ -1,0 +1,147 @@
+"""(context, action) pairs featurised by the actions' own features: rows [x_i; phi(a)].
+
+London et al. (appendix F.5) boost F on joint features (x, a) with a one-hot encoding of the
+action; with item features phi(a) (``LoggedBandit.action_features``, (K, d_a)) the same trees
+score items they never saw. Only the candidate pairs of a :class:`~opboost.api.slots.SlotView`
+become rows, so a design costs O(sum_i C_i (d + d_a)), never O(n K).
+
+Logs without action features use phi(a) = [a], the action index as ONE categorical column
+(``kind="index"``): the categorical form of the one-hot block, as the default ``"stacked"``
+design of ``lightgbm_tree`` uses; one-hot columns would cost K floats per pair.
+
+:class:`ActionSchema` is what a fitted policy records of phi (kind, d_a, column names) and
+checks a prediction-time catalogue against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from opboost.api.slots import SlotView
+
+__all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows"]
+
+#: The policy metadata key holding :meth:`ActionSchema.to_json`.
+ACTION_SCHEMA_KEY = "action_schema"
+_KINDS = ("features", "index")
+
+
+@dataclass(frozen=True)
+class ActionSchema:
+    """How actions are featurised: ``kind`` "features" (phi = the catalogue's rows, d_a
+    columns named ``columns`` if known) or "index" (phi(a) = [a], a categorical column over
+    the ``n_actions`` trained actions)."""
+
+    kind: str
+    n_features: int
+    n_actions: int
+    columns: tuple[str, ...] | None = None
+
+    @classmethod
+    def of_logs(cls, action_features: np.ndarray | None, n_actions: int, columns: Any = None):
+        """The schema of logs with ``action_features`` (K, d_a), or of index actions."""
+        if action_features is None:
+            return cls("index", 1, int(n_actions))
+        names = None if columns is None else tuple(str(c) for c in columns)
+        return cls("features", int(action_features.shape[1]), int(n_actions), names)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "n_features": self.n_features,
+            "n_actions": self.n_actions,
+            "columns": None if self.columns is None else list(self.columns),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> ActionSchema:
+        """Inverse of :meth:`to_json`; ValueError on a malformed record."""
+        ok = isinstance(obj, dict) and obj.get("kind") in _KINDS
+        ints = ok and all(
+            isinstance(obj.get(k), int) and obj[k] >= 1 for k in ("n_features", "n_actions")
+        )
+        columns = obj.get("columns") if ok else None
+        if not ints or not (columns is None or isinstance(columns, list)):
+            raise ValueError(f"malformed {ACTION_SCHEMA_KEY!r} record in policy metadata: {obj!r}")
+        names = None if columns is None else tuple(str(c) for c in columns)
+        return cls(obj["kind"], obj["n_features"], obj["n_actions"], names)
+
+    @property
+    def categorical(self) -> bool:
+        """Whether phi is the categorical action index."""
+        return self.kind == "index"
+
+    def phi(self, action_features: Any, owner: str) -> np.ndarray:
+        """phi of a catalogue: (K', d_a) float64. "features" needs ``action_features`` with
+        this schema's d_a columns (and names, for a DataFrame when names were recorded);
+        "index" takes none and gives the trained actions' [a] (K, 1). ValueError naming the
+        mismatch otherwise."""
+        if self.kind == "index":
+            if action_features is not None:
+                raise ValueError(
+                    f"{owner}: this policy was trained without action features (its actions are "
+                    f"the {self.n_actions} trained action indices); drop action_features=."
+                )
+            return np.arange(self.n_actions, dtype=np.float64)[:, None]
+        if action_features is None:
+            raise ValueError(
+                f"{owner}: this policy scores actions by their features; pass the catalogue "
+                f"action_features=, an (n_items, {self.n_features}) array (one row per item; "
+                f"candidates= then has one column per item)."
+            )
+        columns = getattr(action_features, "columns", None)
+        if columns is not None and self.columns is not None:
+            names = tuple(str(c) for c in columns)
+            if names != self.columns:
+                raise ValueError(
+                    f"{owner}: action_features has columns {list(names)} but the policy was "
+                    f"trained on {list(self.columns)}; pass the training columns in order."
+                )
+        to_numpy = getattr(action_features, "to_numpy", None)
+        array = to_numpy(dtype=np.float64) if to_numpy else np.asarray(action_features, float)
+        if array.ndim != 2 or array.shape[1] != self.n_features or array.shape[0] < 1:
+            raise ValueError(
+                f"{owner}: action_features must have shape (n_items, {self.n_features}), the "
+                f"{self.n_features} item feature(s) the policy was trained on. Got shape "
+                f"{array.shape}."
+            )
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{owner}: action_features must be finite; impute missing values.")
+        return array
+
+
+@dataclass(frozen=True, eq=False)
+class PairRows:
+    """The candidate pairs of ``view`` over ``contexts`` (n, d) (dense or CSR), with phi
+    ``action_features`` (K, d_a): pair p is [contexts[rows[p]]; action_features[items[p]]].
+    ``categorical_action`` marks phi as the categorical action index (column d)."""
+
+    contexts: Any
+    action_features: np.ndarray
+    view: SlotView
+    categorical_action: bool = False
+
+    @property
+    def n_pairs(self) -> int:
+        return self.view.n_pairs
+
+    @property
+    def width(self) -> int:
+        """d + d_a, the columns of a designed pair."""
+        return int(self.contexts.shape[1] + self.action_features.shape[1])
+
+    def matrix(self, start: int = 0, stop: int | None = None) -> Any:
+        """Designed pairs start .. stop - 1: (m, d + d_a) float64, CSR if contexts are."""
+        rows = self.view.rows[start:stop]
+        phi = self.action_features[self.view.pair_items[start:stop]]
+        if sp.issparse(self.contexts):
+            return sp.hstack([self.contexts[rows], sp.csr_matrix(phi)], format="csr")
+        out = np.empty((len(rows), self.width))
+        d = self.contexts.shape[1]
+        out[:, :d] = self.contexts[rows]
+        out[:, d:] = phi
+        return out

@@ -1,0 +1,157 @@
+"""The in-memory fit on candidate sets and action features: boosting in slot coordinates.
+
+Logs with ``candidates`` and/or ``action_features`` are boosted on the slot view
+(:mod:`opboost.api.slots`): scores F are (n, C) with each row's candidates in slots 0 .. C_i - 1
+and :data:`~opboost.api.slots.MASKED_SCORE` in the padding, so the softmax runs over each
+row's candidates only and the objective, the estimator's per-row coefficients, the step and
+the held-out selection all run unchanged on the slot logs. The base learner fits one tree per
+round on the P = sum_i C_i candidate pairs [x_i; phi(a)] (``BaseLearner.prepare_pairs``).
+Logs with neither never come here: they take :class:`~opboost.fit.memory.InMemoryFit` as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.policy import Policy
+from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
+from opboost.engine import FitSettings
+from opboost.fit.memory import InMemoryFit
+
+__all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
+
+
+def uses_pairs(data: LoggedBandit) -> bool:
+    """Whether ``data`` is boosted on candidate pairs: it has candidates or action features."""
+    return data.candidates is not None or data.action_features is not None
+
+
+def check_pair_fit(learner: Any, settings: FitSettings, *, safe: bool) -> None:
+    """Refuse, naming the fix, what a fit on candidate pairs does not support."""
+    if not getattr(learner, "supports_pairs", False):
+        raise InvalidParameterError(
+            f"Booster.fit: the logs have candidate sets or action features, which base learner "
+            f"{learner.name!r} cannot boost on (it has no prepare_pairs); use "
+            f"base_learner='lightgbm_tree'."
+        )
+    if settings.warm_start is not None:
+        raise InvalidParameterError(
+            f"Booster.fit: warm_start={settings.warm_start!r} is not supported on logs with "
+            f"candidate sets or action features; use warm_start=None."
+        )
+    if safe:
+        raise InvalidParameterError(
+            "Booster.fit: safe=True falls back to a constant action, which a catalogue whose "
+            "candidates change per row does not have; use safe=False."
+        )
+
+
+def make_fit(
+    data: LoggedBandit,
+    eval_data: LoggedBandit | None,
+    components: tuple[Any, Any, Any],
+    settings: FitSettings,
+    *,
+    safe: bool,
+) -> InMemoryFit:
+    """The in-memory fit of ``data``: a :class:`SlotFit` for logs with candidates or action
+    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`."""
+    if not uses_pairs(data):
+        return InMemoryFit(data, eval_data, components, settings)
+    check_pair_fit(components[2], settings, safe=safe)
+    return SlotFit(data, eval_data, components, settings)
+
+
+class SlotFit(InMemoryFit):
+    """:class:`InMemoryFit` in slot coordinates (see the module docstring).
+
+    ``logs`` are the logs as given (n rows, K actions); ``data`` their slot logs (n rows, C
+    slots); ``schema`` the :class:`ActionSchema` of phi, recorded in the policy's metadata.
+    """
+
+    fixed_actions = False
+
+    def __init__(
+        self,
+        data: LoggedBandit,
+        eval_data: LoggedBandit | None,
+        components: tuple[Any, Any, Any],
+        settings: FitSettings,
+    ) -> None:
+        self.logs = data
+        self.schema = ActionSchema.of_logs(data.action_features, data.n_actions)
+        self._phi = self.schema.phi(data.action_features, "Booster.fit")
+        self._pairs: dict[int, tuple[LoggedBandit, PairRows]] = {}
+        slot = self.view_of(data)
+        slot_eval = None if eval_data is None else self.view_of(eval_data)
+        super().__init__(slot, slot_eval, components, settings)
+        self.scores = mask_slots(self.scores, self.data.candidates)
+        if self.eval_data is not None:
+            self.eval_scores = mask_slots(self.eval_scores, self.eval_data.candidates)
+
+    def _coefficients(self) -> np.ndarray:
+        """Per-row coefficients of the slot logs, or the estimator's per-action coefficients
+        in slot coordinates (``Estimator.pair_coefficients``: DR and DM with a reward model
+        on [x; phi(a)])."""
+        shift = float(self.settings.reward_shift)
+        logs = self.logs if shift == 0.0 else self.logs.with_rewards(self.logs.rewards + shift)
+        gamma = self.estimator.pair_coefficients(logs, self.inputs_of(self.data))
+        if gamma is None:
+            coef = super()._coefficients()
+            if coef.ndim != 1:
+                raise InvalidParameterError(
+                    f"Booster.fit: estimator {self.estimator.name!r} gives per-action "
+                    f"coefficients but no pair_coefficients, which boosting on candidate sets "
+                    f"needs; use a per-row estimator such as 'ips', or 'dr'."
+                )
+            return coef
+        gamma = np.asarray(gamma, dtype=np.float64)
+        shape = self.data.candidates.shape
+        if gamma.shape != shape or not np.all(np.isfinite(gamma)):
+            raise InvalidParameterError(
+                f"Estimator {self.estimator.name!r} returned invalid pair coefficients (shape "
+                f"{gamma.shape}); expected finite values of shape {shape} (rows x slots)."
+            )
+        return np.where(self.data.candidates, gamma, 0.0)
+
+    def view_of(self, data: LoggedBandit) -> LoggedBandit:
+        """The slot logs of ``data`` (logs of the same catalogue), with their pairs kept for
+        :meth:`inputs_of`."""
+        view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
+        slot = view.slot_logs(data)
+        pairs = PairRows(data.contexts, self._phi, view, self.schema.categorical)
+        self._pairs[id(slot)] = (slot, pairs)
+        return slot
+
+    def inputs_of(self, data: LoggedBandit) -> PairRows:
+        hit = self._pairs.get(id(data))
+        if hit is None or hit[0] is not data:
+            raise InvalidParameterError("SlotFit: logs not seen through view_of.")
+        return hit[1]
+
+    def ensemble_scores(self, ensemble: Any, X: PairRows) -> np.ndarray:
+        """Slot scores (n, C) of ``ensemble`` on the pairs ``X``, masked outside them."""
+        return X.view.scatter(ensemble.score_pairs(X), MASKED_SCORE)
+
+    def begin(self) -> None:
+        if self.round or self.ensemble_start is not None:
+            raise InvalidParameterError(
+                "Booster.fit: resuming from a checkpoint is not supported on logs with "
+                "candidate sets or action features; use a new checkpoint directory."
+            )
+        self.learner.prepare_pairs(self.inputs_of(self.data), random_state=self.seed)
+        self.state = self._round_state()
+
+    def metadata(self, n_rounds: int) -> dict[str, Any]:
+        meta = super().metadata(n_rounds)
+        meta["n_actions"] = self.logs.n_actions
+        meta[ACTION_SCHEMA_KEY] = self.schema.to_json()
+        return meta
+
+    def policy_of(self, ensemble: Any, metadata: dict[str, Any]) -> Policy:
+        return Policy(ensemble, self.logs.n_actions, metadata)

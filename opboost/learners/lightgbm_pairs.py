@@ -1,0 +1,142 @@
+"""``lightgbm_tree``'s rounds on candidate pairs: one tree per round on the rows [x_i; phi(a)]
+of each row's candidates (boosting on a catalogue, :mod:`opboost.api.pairs`).
+
+:class:`PairRounds` is the part of :class:`~opboost.learners.lightgbm_tree.LightGBMTree` that
+``prepare_pairs`` switches on: the Dataset holds the P = sum_i C_i candidate pairs (built by
+:func:`~opboost.learners.lightgbm_rows.pairs_dataset`, never n * K rows), each round gathers
+the valid slots' targets and weights from the (n, C) problem, grows one tree and scatters its
+change of LightGBM's cached scores back to an (n, C) slot matrix (0 in the padded slots).
+The ensemble is a :class:`LightGBMEnsemble` of design ``"pairs"``, which scores pairs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+from lightgbm.basic import _LIB, _safe_call
+
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
+from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
+from opboost.api.pairs import PairRows
+from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_rows import (
+    PAIRS_DESIGN,
+    DesignedRowsCache,
+    action_tilt,
+    categorical_columns,
+    histogram_layout,
+    pairs_dataset,
+)
+
+__all__ = ["PairRounds", "update_one_iter"]
+
+
+def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) -> int:
+    """Grow the next tree(s) from float32 ``grad`` and ``hess`` in LightGBM's row layout;
+    the number of trees added: 0 when no split was possible (LightGBM dropped the round or,
+    in its first round, kept a constant-0 tree that it never rolls back; harmless, it
+    predicts 0)."""
+    before = booster.num_trees()
+    finished = ctypes.c_int(0)
+    _safe_call(
+        _LIB.LGBM_BoosterUpdateOneIterCustom(
+            booster._handle,
+            grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            ctypes.byref(finished),
+        )
+    )
+    return 0 if finished.value else booster.num_trees() - before
+
+
+class PairRounds:
+    """Mixin of ``LightGBMTree``: its state and rounds when fitted on candidate pairs."""
+
+    def prepare_pairs(self, pairs: PairRows, *, random_state: Any = None) -> None:
+        """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
+        on them); problems and predictions are then (n, C) slot matrices."""
+        X = as_contexts(pairs.contexts)
+        view = pairs.view
+        n, d = X.shape
+        params = self._lgb_params(learner_seed(self.random_state, random_state))
+        categorical = categorical_columns(self.categorical_features, d)
+        pairs = PairRows(X, pairs.action_features, view, pairs.categorical_action)
+        dataset = pairs_dataset(pairs, params, categorical)
+        if not {"force_col_wise", "force_row_wise"} & set(params):
+            params[histogram_layout(dataset, PAIRS_DESIGN)] = True
+        self.histogram_layout_ = (
+            "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
+        )
+        self.booster_ = lgb.Booster(params, dataset)
+        self._empty_text = self.booster_.model_to_string()
+        P, C = view.n_pairs, view.n_slots
+        self.n_actions_, self.n_features_, self.n_rows_ = C, d, n
+        self._view, self._pair_meta = view, (view.n_actions, pairs.action_features.shape[1])
+        self._per_iter = 1
+        # the tilt of the stacked design (action_tilt), by slot: without it every context
+        # feature has exactly zero gain at the root, the targets summing to 0 over a row
+        self._tilt = action_tilt(C)[view.flat % C]
+        self._grad = np.empty(P, dtype=np.float32)
+        self._hess = np.empty(P, dtype=np.float32)
+        self._scores, self._next = np.zeros(P), np.empty(P)
+        self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
+        self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
+
+    def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
+        """fit_round on candidate pairs: the valid slots' targets and weights, one tree."""
+        view, shape = self._view, (self.n_rows_, self.n_actions_)
+        if np.shape(problem.targets) != shape or np.shape(problem.weights) != shape:
+            raise InvalidParameterError(
+                f"LightGBMTree.fit_round: targets and weights must be (n, C) = {shape} slot "
+                f"matrices; got {np.shape(problem.targets)} and {np.shape(problem.weights)}."
+            )
+        pairs = BaseProblem(
+            problem.reduction,
+            view.gather(problem.targets)[:, None],
+            view.gather(problem.weights)[:, None],
+        )
+        terms = wls_terms(
+            "LightGBMTree", pairs, (view.n_pairs, 1), hessian_units=self.hessian_units
+        )
+        if terms is None:
+            return np.zeros(shape)
+        work, scale = terms
+        scale = scale * self._tilt
+        np.multiply(work[:, 0], -scale, out=self._grad, casting="same_kind")
+        np.multiply(pairs.weights[:, 0], scale, out=self._hess, casting="same_kind")
+        self._pending = update_one_iter(booster, self._grad, self._hess)
+        if self._pending == 0:
+            return np.zeros(shape)
+        self._fetch_scores(self._next)
+        f = view.scatter(self._next - self._scores, 0.0)
+        self._scores, self._next = self._next, self._scores
+        return f
+
+    def _pairs_ensemble(self, text: str) -> LightGBMEnsemble:
+        """The ensemble of model ``text`` fitted on pairs (design "pairs")."""
+        n_actions, d_a = self._pair_meta
+        return LightGBMEnsemble(
+            lgb.Booster(model_str=text),
+            n_actions=n_actions,
+            action_design=PAIRS_DESIGN,
+            n_features=self.n_features_,
+            n_rounds=self.n_rounds_,
+            n_action_features=d_a,
+        )
+
+    def _predict_pairs_round(
+        self, booster: lgb.Booster, pairs: PairRows, last: int, threads: dict[str, Any]
+    ) -> np.ndarray:
+        """Tree ``last`` (without its alpha) on other rows' pairs: an (n', C') slot matrix."""
+        out = booster.predict(
+            self._designed_pairs.rows(pairs),
+            start_iteration=last,
+            num_iteration=1,
+            raw_score=True,
+            **threads,
+        )
+        return pairs.view.scatter(np.asarray(out) / self._last_alpha, 0.0)
