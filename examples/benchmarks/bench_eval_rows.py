@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from opboost import Booster, LoggedBandit
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.learners.lightgbm_rows import DesignedRowsCache
 
 
 def logs(n: int, d: int, k: int, seed: int) -> LoggedBandit:
@@ -28,14 +28,14 @@ def logs(n: int, d: int, k: int, seed: int) -> LoggedBandit:
 
 
 def fit_seconds(train: LoggedBandit, valid: LoggedBandit, rounds: int, rebuild: bool) -> float:
-    original = LightGBMTree._designed_rows
+    original = DesignedRowsCache.rows
     if rebuild:  # the old behaviour: design the evaluation rows on every round
 
         def every_time(self, X):
-            self._designed.clear()
+            self._rows.clear()
             return original(self, X)
 
-        LightGBMTree._designed_rows = every_time
+        DesignedRowsCache.rows = every_time
     try:
         start = time.perf_counter()
         Booster(n_rounds=rounds, random_state=0, base_learner_params={"num_threads": 1}).fit(
@@ -43,7 +43,7 @@ def fit_seconds(train: LoggedBandit, valid: LoggedBandit, rounds: int, rebuild: 
         )
         return time.perf_counter() - start
     finally:
-        LightGBMTree._designed_rows = original
+        DesignedRowsCache.rows = original
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ __all__ = ["LOCK_NAME", "StudyLock"]
 
 #: The lock file a running study keeps in its ``out`` directory.
 LOCK_NAME = ".opboost-study.lock"
+#: Seconds a refused study waits for the lock holder's record (written right after its flock).
+_OWNER_WAIT = 2.0
 
 
 def _pid_alive(pid: int) -> bool:
@@ -54,6 +56,16 @@ class StudyLock:
             return json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+
+    def _written_owner(self) -> dict[str, Any]:
+        """The holder's record; a holder that has just taken the flock writes it right
+        after, so an empty file is read again for up to ``_OWNER_WAIT`` seconds."""
+        deadline = time.monotonic() + _OWNER_WAIT
+        owner = self._owner()
+        while not owner and time.monotonic() < deadline:
+            time.sleep(0.01)
+            owner = self._owner()
+        return owner
 
     def _refuse(self, owner: dict[str, Any]) -> StudyLockedError:
         pid, host = owner.get("pid", "unknown"), owner.get("host", "unknown host")
@@ -91,7 +103,7 @@ class StudyLock:
                 except OSError as exc:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                         raise
-                    raise self._refuse(self._owner()) from None
+                    raise self._refuse(self._written_owner()) from None
                 try:
                     same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
                 except FileNotFoundError:

@@ -11,46 +11,26 @@ The ensemble is a :class:`LightGBMEnsemble` of design ``"pairs"``, which scores 
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from lightgbm.basic import _LIB, _safe_call
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
 from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
     action_tilt,
     categorical_columns,
-    histogram_layout,
     pairs_dataset,
 )
 
-__all__ = ["PairRounds", "update_one_iter"]
-
-
-def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) -> int:
-    """Grow the next tree(s) from float32 ``grad`` and ``hess`` in LightGBM's row layout;
-    the number of trees added: 0 when no split was possible (LightGBM dropped the round or,
-    in its first round, kept a constant-0 tree that it never rolls back; harmless, it
-    predicts 0)."""
-    before = booster.num_trees()
-    finished = ctypes.c_int(0)
-    _safe_call(
-        _LIB.LGBM_BoosterUpdateOneIterCustom(
-            booster._handle,
-            grad.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-            hess.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-            ctypes.byref(finished),
-        )
-    )
-    return 0 if finished.value else booster.num_trees() - before
+__all__ = ["PairRounds"]
 
 
 class PairRounds:
@@ -67,7 +47,7 @@ class PairRounds:
         pairs = PairRows(X, pairs.action_features, view, pairs.categorical_action)
         dataset = pairs_dataset(pairs, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
-            params[histogram_layout(dataset, PAIRS_DESIGN)] = True
+            params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
         self.histogram_layout_ = (
             "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
         )

@@ -45,8 +45,9 @@ from opboost.api.learner_toolkit import (
 )
 from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_model_text import leaf_values
-from opboost.learners.lightgbm_pairs import PairRounds, update_one_iter
+from opboost.learners.lightgbm_pairs import PairRounds
 from opboost.learners.lightgbm_params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
@@ -63,7 +64,6 @@ from opboost.learners.lightgbm_rows import (
     action_tilt,
     categorical_columns,
     context_rows_cache,
-    histogram_layout,
     stacked_dataset,
 )
 
@@ -203,7 +203,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         else:
             dataset = stacked_dataset(X, K, design, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
-            params[histogram_layout(dataset, design)] = True
+            params[fit_layout(dataset, design, params)] = True
         self.histogram_layout_ = (
             "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
         )

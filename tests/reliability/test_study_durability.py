@@ -181,6 +181,28 @@ def test_concurrent_studies_on_one_out_dir_second_refuses(plugin, tmp_path, caps
     assert not (out / LOCK_NAME).exists()
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX flock")
+def test_refusal_names_a_holder_that_has_not_written_its_record_yet(tmp_path):
+    """Race: a holder has taken the flock but not yet written its pid (it does so right
+    after). The refused study waits for the record instead of reporting "pid unknown"."""
+    import fcntl
+
+    from opboost.compose.study_lock import StudyLock
+
+    path = tmp_path / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, file still empty
+    record = {"pid": 424242, "host": "the-holder", "started": "just now"}
+    writer = threading.Timer(0.2, lambda: path.write_text(json.dumps(record) + "\n"))
+    writer.start()
+    try:
+        with pytest.raises(StudyLockedError, match=r"pid 424242 on the-holder, started just now"):
+            StudyLock(tmp_path).acquire()
+    finally:
+        writer.join()
+        os.close(fd)
+
+
 def test_stale_lock_of_a_dead_process_is_taken_over(plugin, tmp_path):
     """A lock left by a process that no longer exists (on this host) is taken over with a
     warning, and the study runs."""

@@ -279,6 +279,27 @@ def test_histogram_layout_follows_the_bin_count(contexts):
     assert histogram_layout(dataset, "stacked") == "force_col_wise"
 
 
+def test_large_fits_time_both_layouts_on_their_dataset(contexts, monkeypatch):
+    """From PROBE_MIN_ROWS designed rows the layout is timed on the fit's own Dataset (both
+    layouts, seeded gradients): whichever wins, the fit grows the same trees as with either
+    layout forced, and the probe boosters leave the fit's Booster at round 0."""
+    import opboost.learners.lightgbm_layout as layout
+
+    timed = []
+    real = layout.update_one_iter
+    monkeypatch.setattr(layout, "PROBE_MIN_ROWS", 1)
+    monkeypatch.setattr(layout, "update_one_iter", lambda b, g, h: timed.append(b) or real(b, g, h))
+    learner = _learner()
+    learner.prepare(contexts, K)
+    assert learner.histogram_layout_ in layout.LAYOUTS
+    assert len(timed) == 2 * layout.PROBE_ROUNDS and learner.booster_.num_trees() == 0
+    probed = _boost(_learner(), contexts, [0.4, 0.9, -0.2])
+    monkeypatch.setattr(layout, "PROBE_MIN_ROWS", 10**9)
+    for forced in layout.LAYOUTS:
+        scores = _boost(_learner(params={forced: True}), contexts, [0.4, 0.9, -0.2])
+        np.testing.assert_array_equal(probed, scores)
+
+
 def test_per_action_adds_k_trees_and_stacked_one(contexts):
     """The stacked designs add one tree per round, per_action one per action."""
     for design, per_round in (("stacked", 1), ("stacked_onehot", 1), ("per_action", K)):
