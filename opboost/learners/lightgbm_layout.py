@@ -2,10 +2,11 @@
 the one custom-gradient update every LightGBM round goes through.
 
 LightGBM builds histograms column-wise or row-wise. Left alone it times both on the first
-tree, which is not seeded (and was measured to pick the slower on Fashion-MNIST). Large fits
-(at least ``PROBE_MIN_ROWS`` designed rows) time ``PROBE_ROUNDS`` trees of each layout on the
-actual Dataset with seeded random gradients, the fastest first tree of each kept, and grow with
-the faster; smaller fits follow the bin-count rule of :func:`histogram_layout`. The layout
+tree, which is not seeded (and was measured to pick the slower on Fashion-MNIST). The bin-count
+rule of :func:`histogram_layout` picks row-wise for designs with few bins in all (measured
+faster on every such data set); where it would pick column-wise, a large fit (at least
+``PROBE_MIN_ROWS`` designed rows) times ``PROBE_ROUNDS`` tree of each layout on its own Dataset
+with seeded random gradients and grows with the faster. The layout
 changes only the speed: both give the same trees (tested), so the timing cannot change a
 result. docs/performance.md has the measurements.
 """
@@ -27,8 +28,8 @@ __all__ = ["LAYOUTS", "PROBE_MIN_ROWS", "PROBE_ROUNDS", "fit_layout", "update_on
 LAYOUTS = ("force_row_wise", "force_col_wise")
 #: Designed rows (n*K stacked, or the candidate pairs) from which the layout is timed.
 PROBE_MIN_ROWS = 200_000
-#: Trees timed per layout (each on a fresh Booster; the fastest counts).
-PROBE_ROUNDS = 2
+#: Trees timed per layout (on a fresh Booster each; a tree's time varies little).
+PROBE_ROUNDS = 1
 
 
 def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) -> int:
@@ -50,24 +51,25 @@ def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) ->
 
 
 def fit_layout(dataset: lgb.Dataset, design: str, params: dict[str, Any]) -> str:
-    """The layout a fit on the constructed ``dataset`` uses: timed on it when it has at
-    least ``PROBE_MIN_ROWS`` rows (stacked designs), else :func:`histogram_layout`."""
-    if design == "per_action":
-        return histogram_layout(dataset, design)
+    """The layout a fit on the constructed ``dataset`` uses: :func:`histogram_layout`, unless
+    that picks column-wise for a stacked design of at least ``PROBE_MIN_ROWS`` rows; then the
+    faster of the two on this Dataset (one seeded tree each; creating a row-wise Booster
+    costs about 3x a column-wise one, and the fit creates its own afterwards)."""
+    rule = histogram_layout(dataset, design)
+    if design == "per_action" or rule == "force_row_wise":
+        return rule
     n_rows = dataset.num_data()
     if n_rows < PROBE_MIN_ROWS:
-        return histogram_layout(dataset, design)
+        return rule
     rng = np.random.default_rng(0)
     grad = rng.standard_normal(n_rows).astype(np.float32)
     hess = np.ones(n_rows, dtype=np.float32)
     seconds = {}
     for layout in LAYOUTS:
         probe = lgb.Booster({**params, layout: True}, dataset)
-        times = []
+        start = time.perf_counter()
         for _ in range(PROBE_ROUNDS):
-            start = time.perf_counter()
             update_one_iter(probe, grad, hess)
-            times.append(time.perf_counter() - start)
-        seconds[layout] = min(times)
+        seconds[layout] = time.perf_counter() - start
         del probe  # frees its LightGBM handle; the Dataset stays with the fit
     return min(LAYOUTS, key=seconds.__getitem__)

@@ -280,14 +280,15 @@ def test_histogram_layout_follows_the_bin_count(contexts):
 
 
 def test_large_fits_time_both_layouts_on_their_dataset(contexts, monkeypatch):
-    """From PROBE_MIN_ROWS designed rows the layout is timed on the fit's own Dataset (both
-    layouts, seeded gradients): whichever wins, the fit grows the same trees as with either
+    """From PROBE_MIN_ROWS designed rows, where the bin rule says column-wise, the layout is
+    timed on the fit's own Dataset (both layouts, seeded gradients): whichever wins, the fit grows the same trees as with either
     layout forced, and the probe boosters leave the fit's Booster at round 0."""
     import opboost.learners.lightgbm_layout as layout
 
     timed = []
     real = layout.update_one_iter
     monkeypatch.setattr(layout, "PROBE_MIN_ROWS", 1)
+    monkeypatch.setattr(layout, "histogram_layout", lambda dataset, design: "force_col_wise")
     monkeypatch.setattr(layout, "update_one_iter", lambda b, g, h: timed.append(b) or real(b, g, h))
     learner = _learner()
     learner.prepare(contexts, K)
