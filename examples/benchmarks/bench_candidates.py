@@ -65,7 +65,10 @@ def run_case(name: str, n: int, rounds: int, trace: bool) -> dict[str, float]:
             CANDIDATES,
         )  # fmt: skip
     del sim
-    booster = Booster(n_rounds=rounds, random_state=0, base_learner_params={"num_threads": 1})
+    # F_0 = 0 in both cases: the reward-model start applies to fixed-action logs only
+    booster = Booster(
+        n_rounds=rounds, warm_start="none", random_state=0, base_learner_params={"num_threads": 1}
+    )
     before, peak_before = _rss_kib(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if trace:
         tracemalloc.start()

@@ -53,8 +53,10 @@ def picks(seed_data, seed: int, max_rows: int) -> dict[str, float]:
     train, holdout = split_holdout(trial.logged, 0.2, seed)
     threads = {"num_threads": 1}
     candidates = {
-        "ips": Booster(random_state=seed, base_learner_params=threads),
-        "dr": Booster(estimator="dr", random_state=seed, base_learner_params=threads),
+        "ips": Booster(warm_start="none", random_state=seed, base_learner_params=threads),
+        "dr": Booster(
+            estimator="dr", warm_start="none", random_state=seed, base_learner_params=threads
+        ),
         "rr": RewardRegression(random_state=seed),
     }
     scorer = HoldoutScorer(holdout, "dr", random_state=seed)

@@ -38,9 +38,12 @@ def fit_seconds(train: LoggedBandit, valid: LoggedBandit, rounds: int, rebuild: 
         DesignedRowsCache.rows = every_time
     try:
         start = time.perf_counter()
-        Booster(n_rounds=rounds, random_state=0, base_learner_params={"num_threads": 1}).fit(
-            train, eval_data=valid
-        )
+        Booster(
+            n_rounds=rounds,
+            warm_start="none",
+            random_state=0,
+            base_learner_params={"num_threads": 1},
+        ).fit(train, eval_data=valid)
         return time.perf_counter() - start
     finally:
         DesignedRowsCache.rows = original

@@ -108,6 +108,7 @@ def fit_bopl_s(
         base_learner=learner,
         n_rounds=args.rounds,
         reward_shift=args.reward_shift,
+        warm_start="none",  # the boosting rounds alone, as the baselines
         random_state=args.seed,
     )
     return booster.fit(data["logged"])

@@ -81,7 +81,9 @@ def main() -> None:
     digits = Digits().load()
     X = np.asarray(digits.X, dtype=np.float64)
     logged = supervised_to_bandit(X, digits.y, n_actions=10, random_state=0).logged
-    policy = opboost.Booster(n_rounds=args.rounds, random_state=0).fit(logged).policy_
+    # F_0 = 0: a policy of exactly --rounds trees (the default's reward-model start adds 200)
+    policy = opboost.Booster(n_rounds=args.rounds, warm_start="none", random_state=0)
+    policy = policy.fit(logged).policy_
     ensemble = policy.ensemble
     booster, K, design = ensemble.booster, ensemble.n_actions, ensemble.action_design
     print(
