@@ -153,9 +153,18 @@ def stacked_dataset(
         categorical_feature="auto" if onehot else [0],
         free_raw_data=True,
     ).construct()
+    return _append_columns(rows, actions)
+
+
+def _append_columns(rows: lgb.Dataset, columns: lgb.Dataset) -> lgb.Dataset:
+    """``rows`` (a constructed subset) with the binned ``columns`` appended, in place."""
     with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
         warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
-        return rows.add_features_from(actions)
+        rows = rows.add_features_from(columns)
+    # subset() keeps its row indices as a Python list (about 36 bytes per designed row) to
+    # rebuild a freed Dataset; these are never rebuilt (their raw data is freed anyway).
+    rows.used_indices = None
+    return rows
 
 
 def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto") -> lgb.Dataset:
@@ -182,9 +191,7 @@ def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto")
         categorical_feature=[0] if pairs.categorical_action else "auto",
         free_raw_data=True,
     ).construct()
-    with warnings.catch_warnings():  # as in stacked_dataset
-        warnings.simplefilter("ignore")
-        return rows.add_features_from(phi)
+    return _append_columns(rows, phi)
 
 
 #: Relative weight tilt per action index on stacked rows (see :func:`action_tilt`).
