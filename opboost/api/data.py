@@ -23,7 +23,7 @@ from opboost.api.data_checks import (
     readonly,
 )
 from opboost.api.obp_format import feedback_fields
-from opboost.api.tabular import TabularSchema, check_schema, dataframe_fields
+from opboost.api.tabular import TabularSchema, check_schema, dataframe_fields, encode_contexts
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit"]
@@ -55,7 +55,11 @@ class LoggedBandit:
         row's own position. Estimators read obp's (n, K, L) ``action_dist`` at
         ``positions[i]``.
     action_features
-        optional (n_actions, d_a) finite features of each action (obp's ``action_context``).
+        optional (n_actions, d_a) finite features of each action (obp's ``action_context``),
+        or a pandas DataFrame of one row per action whose string, object or category columns
+        are categorical: they are stored as integer codes (-1 missing) and ``item_schema``
+        records the columns and categories, so boosting splits them as LightGBM categorical
+        features and serving encodes a new catalogue the same way.
     candidates
         optional (n, n_actions) boolean mask of the actions eligible in each row (True or 1
         where eligible): a dense array, stored as a read-only ``bool`` array, or a
@@ -67,6 +71,9 @@ class LoggedBandit:
         optional :class:`opboost.api.tabular.TabularSchema`: the table the logs came from
         (``from_dataframe`` sets it): context column names, the categories of categorical
         columns and the action ids. Kept by ``subset``, ``split`` and ``with_rewards``.
+    item_schema
+        the :class:`opboost.api.tabular.TabularSchema` of a DataFrame ``action_features``
+        (set from it; pass it with already-encoded features to restore it).
 
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
@@ -82,6 +89,7 @@ class LoggedBandit:
     action_features: np.ndarray | None = None
     candidates: Candidates | None = None
     schema: TabularSchema | None = None
+    item_schema: TabularSchema | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -101,7 +109,11 @@ class LoggedBandit:
         if self.positions is not None:
             set_(self, "positions", readonly(check_positions(self.positions, len(actions))))
         if self.action_features is not None:
-            set_(self, "action_features", check_action_features(self.action_features, n_actions))
+            features, item_schema = item_features(self.action_features, self.item_schema)
+            set_(self, "action_features", check_action_features(features, n_actions))
+            set_(self, "item_schema", item_schema)
+        elif self.item_schema is not None:
+            raise ValueError("LoggedBandit: item_schema describes action_features; pass both.")
         if self.candidates is not None:
             mask = check_candidates(self.candidates, n_actions, actions, self.logging_probs)
             set_(self, "candidates", mask)
@@ -171,6 +183,7 @@ class LoggedBandit:
             action_features=self.action_features,
             candidates=None if self.candidates is None else self.candidates[idx],
             schema=self.schema,
+            item_schema=self.item_schema,
         )
 
     def split(
@@ -208,6 +221,7 @@ class LoggedBandit:
             self.action_features,
             self.candidates,
             schema=self.schema,
+            item_schema=self.item_schema,
         )
 
     # --- adapters ---------------------------------------------------------------------------
@@ -293,3 +307,21 @@ class LoggedBandit:
         if self.action_features is not None:
             feedback["action_context"] = np.array(self.action_features)
         return feedback
+
+
+def item_features(features: Any, schema: TabularSchema | None) -> tuple[Any, TabularSchema | None]:
+    """(numeric features, schema) of ``action_features``: a DataFrame is encoded with its own
+    schema (categorical columns as codes), anything else is passed through with ``schema``,
+    which must then have one column per feature."""
+    owner = "LoggedBandit: action_features"
+    if hasattr(features, "columns") and hasattr(features, "dtypes"):
+        schema = encode_contexts(features, list(features.columns), owner)
+        return schema.encode(features, owner), schema
+    if schema is not None:
+        width = np.shape(features)[1] if np.ndim(features) == 2 else None
+        if width != len(schema.columns):
+            raise ValueError(
+                f"LoggedBandit: item_schema has {len(schema.columns)} column(s) but "
+                f"action_features has shape {np.shape(features)}; pass the features it describes."
+            )
+    return features, schema

@@ -15,6 +15,7 @@ checks a prediction-time catalogue against.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.slots import SlotView
+from opboost.api.tabular import TabularSchema
 
 __all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows"]
 
@@ -33,28 +35,39 @@ _KINDS = ("features", "index")
 @dataclass(frozen=True)
 class ActionSchema:
     """How actions are featurised: ``kind`` "features" (phi = the catalogue's rows, d_a
-    columns named ``columns`` if known) or "index" (phi(a) = [a], a categorical column over
-    the ``n_actions`` trained actions)."""
+    columns named ``columns`` if known; ``categories`` maps each categorical column to its
+    categories, code c meaning ``categories[column][c]``) or "index" (phi(a) = [a], a
+    categorical column over the ``n_actions`` trained actions)."""
 
     kind: str
     n_features: int
     n_actions: int
     columns: tuple[str, ...] | None = None
+    categories: Mapping[str, tuple[Any, ...]] | None = None
 
     @classmethod
-    def of_logs(cls, action_features: np.ndarray | None, n_actions: int, columns: Any = None):
-        """The schema of logs with ``action_features`` (K, d_a), or of index actions."""
+    def of_logs(
+        cls, action_features: np.ndarray | None, n_actions: int, item_schema: Any = None
+    ) -> ActionSchema:
+        """The schema of logs with ``action_features`` (K, d_a) and, when they came from a
+        DataFrame, its :class:`~opboost.api.tabular.TabularSchema`; or of index actions."""
         if action_features is None:
             return cls("index", 1, int(n_actions))
-        names = None if columns is None else tuple(str(c) for c in columns)
-        return cls("features", int(action_features.shape[1]), int(n_actions), names)
+        d_a = int(action_features.shape[1])
+        if item_schema is None:
+            return cls("features", d_a, int(n_actions))
+        names = tuple(str(c) for c in item_schema.columns)
+        cats = {str(c): tuple(v) for c, v in item_schema.categories.items()} or None
+        return cls("features", d_a, int(n_actions), names, cats)
 
     def to_json(self) -> dict[str, Any]:
+        cats = self.categories
         return {
             "kind": self.kind,
             "n_features": self.n_features,
             "n_actions": self.n_actions,
             "columns": None if self.columns is None else list(self.columns),
+            "categories": None if cats is None else [[c, list(v)] for c, v in cats.items()],
         }
 
     @classmethod
@@ -68,12 +81,24 @@ class ActionSchema:
         if not ints or not (columns is None or isinstance(columns, list)):
             raise ValueError(f"malformed {ACTION_SCHEMA_KEY!r} record in policy metadata: {obj!r}")
         names = None if columns is None else tuple(str(c) for c in columns)
-        return cls(obj["kind"], obj["n_features"], obj["n_actions"], names)
+        try:
+            cats = {str(c): tuple(v) for c, v in obj.get("categories") or []} or None
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"malformed {ACTION_SCHEMA_KEY!r} record in policy metadata: {obj!r}"
+            ) from None
+        if cats and (names is None or not set(cats) <= set(names)):
+            raise ValueError(f"malformed {ACTION_SCHEMA_KEY!r} record in policy metadata: {obj!r}")
+        return cls(obj["kind"], obj["n_features"], obj["n_actions"], names, cats)
 
     @property
-    def categorical(self) -> bool:
-        """Whether phi is the categorical action index."""
-        return self.kind == "index"
+    def categorical(self) -> tuple[int, ...]:
+        """The phi columns LightGBM splits as categorical: the action index, or the
+        categorical item-feature columns."""
+        if self.kind == "index":
+            return (0,)
+        cats = self.categories or {}
+        return tuple(j for j, c in enumerate(self.columns or ()) if c in cats)
 
     def phi(self, action_features: Any, owner: str) -> np.ndarray:
         """phi of a catalogue: (K', d_a) float64. "features" needs ``action_features`` with
@@ -101,6 +126,9 @@ class ActionSchema:
                     f"{owner}: action_features has columns {list(names)} but the policy was "
                     f"trained on {list(self.columns)}; pass the training columns in order."
                 )
+            if self.categories:  # codes of the training categories (-1: unseen)
+                frame = action_features.set_axis(list(names), axis=1)
+                return TabularSchema(self.columns, self.categories).encode(frame, owner)
         to_numpy = getattr(action_features, "to_numpy", None)
         array = to_numpy(dtype=np.float64) if to_numpy else np.asarray(action_features, float)
         if array.ndim != 2 or array.shape[1] != self.n_features or array.shape[0] < 1:
@@ -118,12 +146,13 @@ class ActionSchema:
 class PairRows:
     """The candidate pairs of ``view`` over ``contexts`` (n, d) (dense or CSR), with phi
     ``action_features`` (K, d_a): pair p is [contexts[rows[p]]; action_features[items[p]]].
-    ``categorical_action`` marks phi as the categorical action index (column d)."""
+    ``categorical`` lists the phi columns LightGBM splits as categorical (the action index,
+    or categorical item features)."""
 
     contexts: Any
     action_features: np.ndarray
     view: SlotView
-    categorical_action: bool = False
+    categorical: tuple[int, ...] = ()
 
     @property
     def n_pairs(self) -> int:

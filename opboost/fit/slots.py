@@ -84,7 +84,7 @@ class SlotFit(InMemoryFit):
         settings: FitSettings,
     ) -> None:
         self.logs = data
-        self.schema = ActionSchema.of_logs(data.action_features, data.n_actions)
+        self.schema = ActionSchema.of_logs(data.action_features, data.n_actions, data.item_schema)
         self._phi = self.schema.phi(data.action_features, "Booster.fit")
         self._pairs: dict[int, tuple[LoggedBandit, PairRows]] = {}
         slot = self.view_of(data)

@@ -44,7 +44,7 @@ class PairRounds:
         n, d = X.shape
         params = self._lgb_params(learner_seed(self.random_state, random_state))
         categorical = categorical_columns(self.categorical_features, d)
-        pairs = PairRows(X, pairs.action_features, view, pairs.categorical_action)
+        pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
         dataset = pairs_dataset(pairs, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, PAIRS_DESIGN, params)] = True

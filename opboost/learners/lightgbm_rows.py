@@ -188,7 +188,7 @@ def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto")
         pairs.action_features[pairs.view.pair_items],
         params=params,
         feature_name=names[d:],
-        categorical_feature=[0] if pairs.categorical_action else "auto",
+        categorical_feature=list(pairs.categorical) or "auto",
         free_raw_data=True,
     ).construct()
     return _append_columns(rows, phi)

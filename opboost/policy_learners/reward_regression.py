@@ -80,7 +80,9 @@ class RewardRegression(PolicyLearner):
         if data.action_features is None:
             rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
         else:  # [x; phi(a)]: the item's own features, so new items can be scored
-            self.action_schema_ = ActionSchema.of_logs(data.action_features, data.n_actions)
+            self.action_schema_ = ActionSchema.of_logs(
+                data.action_features, data.n_actions, data.item_schema
+            )
             view = SlotView.from_candidates(
                 sp.csr_matrix((np.ones(len(data), bool), (np.arange(len(data)), data.actions)),
                               shape=(len(data), data.n_actions)),

@@ -95,7 +95,7 @@ def test_a_pair_round_is_its_tree_on_the_designed_pairs(sim, categorical):
     mask[np.arange(len(d)), d.actions] = True
     view = SlotView.from_candidates(sp.csr_matrix(mask), len(d), d.n_actions)
     phi = np.arange(d.n_actions, dtype=float)[:, None] if categorical else d.action_features
-    pairs = PairRows(d.contexts, phi, view, categorical)
+    pairs = PairRows(d.contexts, phi, view, (0,) if categorical else ())
     learner = LightGBMTree(**FAST)
     learner.prepare_pairs(pairs, random_state=0)
     targets = np.where(view.valid, rng.normal(size=view.valid.shape), 0.0)
@@ -384,3 +384,91 @@ def test_reward_regression_scores_new_items_over_candidates(sim, tmp_path):
     assert means.shape == (50, catalogue.shape[0])
     policy = load_policy(model.to_policy().save(tmp_path / "rr"))
     np.testing.assert_array_equal(policy.predict(X, **kw), actions)
+
+
+def _brand_logs(n: int, items: object, seed: int) -> tuple[LoggedBandit, np.ndarray]:
+    """Rows preferring brand "a" (x_0 > 0) or "b" (x_0 <= 0): reward 1 for an item of the
+    preferred brand, 0 otherwise; 5 candidates of the catalogue per row, uniform logging."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    k = len(items)
+    chosen = np.argsort(rng.random((n, k)), axis=1)[:, :5]
+    candidates = np.zeros((n, k), dtype=bool)
+    candidates[np.arange(n)[:, None], chosen] = True
+    actions = chosen[np.arange(n), rng.integers(0, 5, n)]
+    preferred = np.where(X[:, 0] > 0, "a", "b")
+    rewards = (items["brand"].to_numpy()[actions] == preferred).astype(float)
+    logs = LoggedBandit(
+        X, actions, np.full(n, 0.2), rewards, k, action_features=items, candidates=candidates
+    )
+    return logs, preferred
+
+
+def test_categorical_item_features_are_split_as_categories_and_serve_new_items(tmp_path):
+    """A DataFrame catalogue with a string column: stored as codes with an item schema,
+    boosted with that column as a LightGBM categorical feature, saved with its categories,
+    and a catalogue of NEW items (an unseen brand included) is encoded the same way at
+    serving: the policy picks the preferred brand among new items."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    brands = np.array(["a", "b", "c", "d"])
+    # price (two levels, no effect on reward) cannot single out an item, so a policy that
+    # generalises to new items has to read the brand
+    price = rng.integers(0, 2, 40).astype(float)
+    items = pd.DataFrame({"brand": brands[rng.integers(0, 4, 40)], "price": price})
+    logs, _ = _brand_logs(3000, items, seed=1)
+    assert logs.item_schema.categories["brand"] == ("a", "b", "c", "d")
+    assert logs.action_features.dtype == np.float64 and logs.subset([0, 1]).item_schema
+    booster = Booster(n_rounds=30, random_state=0, base_learner_params=FAST).fit(logs)
+    text = booster.policy_.ensemble.booster.model_to_string()
+    d = logs.n_features
+    cat_trees = [t for t in text.split("Tree=")[1:] if "num_cat=0" not in t]
+    assert cat_trees and any(
+        str(d) in line.split("=")[1].split()
+        for t in cat_trees
+        for line in t.splitlines()
+        if line.startswith("split_feature=")
+    )  # categorical splits, on the brand column (phi column 0: feature d)
+    new_price = [0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    new = pd.DataFrame({"brand": ["z", "a", "c", "b", "d", "a", "b"], "price": new_price})
+    X = np.array([[1.0, 0, 0], [-1.0, 0, 0]] * 50)
+    picked = new["brand"].to_numpy()[booster.predict(X, action_features=new)]
+    want = np.array(["a", "b"] * 50)
+    assert np.mean(picked == want) > 0.9
+    booster.save(tmp_path / "p")
+    loaded = load_policy(tmp_path / "p")
+    np.testing.assert_array_equal(
+        loaded.decision_function(X, action_features=new),
+        booster.decision_function(X, action_features=new),
+    )
+    with pytest.raises(ValueError, match=r"column 'brand' was categorical at fit"):
+        booster.predict(X, action_features=new.assign(brand=np.arange(7.0)))
+    codes = np.column_stack([[-1, 0, 2, 1, 3, 0, 1], new["price"]])  # encoded by hand
+    np.testing.assert_array_equal(
+        booster.decision_function(X, action_features=codes),
+        booster.decision_function(X, action_features=new),
+    )
+
+
+@pytest.mark.parametrize(
+    "categories",
+    [7, [["brand"]], [["brand", 3]], [["colour", ["a"]]]],
+)
+def test_a_malformed_saved_item_schema_is_a_value_error(categories):
+    """A saved policy's action schema with broken categories (not pairs, not lists, or a
+    column the schema does not have) is refused with a ValueError naming the record."""
+    from opboost.api.pairs import ActionSchema
+
+    record = {
+        "kind": "features",
+        "n_features": 2,
+        "n_actions": 5,
+        "columns": ["brand", "price"],
+        "categories": categories,
+    }
+    with pytest.raises(ValueError, match="malformed 'action_schema' record"):
+        ActionSchema.from_json(record)
+    good = ActionSchema.from_json({**record, "categories": [["brand", ["a", "b"]]]})
+    assert good.categorical == (0,) and good.categories == {"brand": ("a", "b")}
+    assert ActionSchema.from_json({**record, "categories": None}).categorical == ()
