@@ -19,6 +19,7 @@ Every member fits the residual goal - F by weighted least squares and enters wit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "REWARD_WARM_MEMBERS",
     "WarmStartFit",
     "fit_warm_start",
+    "reward_scale",
     "reward_temperature",
 ]
 
@@ -112,6 +114,14 @@ class WarmStartFit:
         raise NotImplementedError("the warm start is not checkpointed; the fit after it is")
 
 
+def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
+    """q (n, K) -> 1 / tau, so that softmax(q / tau) puts on average 1/K + p (1 - 1/K) on each
+    row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`)."""
+    K = fit.data.n_actions
+    top = 1.0 / K + float(fit.settings.warm_start_prob) * (1.0 - 1.0 / K)
+    return lambda q: 1.0 / reward_temperature(q, top)
+
+
 def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
     """(goal (n, K), weights (n, K), number of members) of ``fit.settings.warm_start``."""
     data, settings = fit.data, fit.settings
@@ -124,8 +134,7 @@ def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
     weights[:] = 1.0
     if settings.warm_start == "reward_model":
         q = reward_predictions(fit)
-        top = 1.0 / K + float(settings.warm_start_prob) * (1.0 - 1.0 / K)
-        return q / reward_temperature(q, top), weights, REWARD_WARM_MEMBERS
+        return q * reward_scale(fit)(q), weights, REWARD_WARM_MEMBERS
     best = int(np.nanargmax(constant_action_values(data)))
     prob = float(settings.warm_start_prob)
     goal[:, best] = math.log((K - 1) * prob / (1.0 - prob))
@@ -154,13 +163,9 @@ def fit_warm_start(fit: Any) -> None:
 def _start_from_rewards(fit: Any) -> bool:
     """F_0 = q / tau as the learner's own reward model, when the learner offers one
     (:meth:`opboost.api.learner.BaseLearner.start_from_rewards`); False if it does not."""
-    train, K = fit.train, fit.data.n_actions
-    top = 1.0 / K + float(fit.settings.warm_start_prob) * (1.0 - 1.0 / K)
+    train = fit.train
     start = fit.learner.start_from_rewards(
-        train.contexts,
-        np.asarray(train.actions),
-        np.asarray(train.rewards),
-        lambda q: 1.0 / reward_temperature(q, top),
+        train.contexts, train.actions, train.rewards, reward_scale(fit)
     )
     if start is None:
         return False

@@ -508,3 +508,16 @@ def test_the_fit_dataset_keeps_no_python_row_index(contexts, design):
     assert dataset.used_indices is None and dataset.num_data() == N * K
     f = learner.fit_round(_problem(1))
     assert f.shape == (N, K) and np.abs(f).max() > 0
+
+
+def test_the_reward_start_uses_reward_regressions_settings():
+    """The reward model behind warm_start="reward_model" is fitted with the defaults of the
+    reward_regression policy learner (what docs/defaults.md measured both with)."""
+    from opboost.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
+    from opboost.policy_learners.reward_regression import RewardRegression
+
+    rr = RewardRegression().get_params()
+    assert REWARD_MODEL_PARAMS["num_iterations"] == rr["n_estimators"]
+    assert REWARD_MODEL_PARAMS["learning_rate"] == rr["learning_rate"]
+    assert REWARD_MODEL_PARAMS["num_leaves"] == rr["num_leaves"]
+    assert REWARD_MODEL_PARAMS["min_data_in_leaf"] == rr["min_child_samples"]
