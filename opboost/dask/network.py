@@ -35,8 +35,7 @@ __all__ = [
 DEFAULT_TIME_OUT = 10
 #: Seconds between checks that the fit's workers are still in the cluster while waiting.
 POLL_SECONDS = 1.0
-#: Seconds a failed call waits for the cluster to notice a lost worker (a LightGBM socket
-#: error on one worker usually means that a peer died).
+#: Seconds a call failed by LightGBM waits for the cluster to notice a lost worker.
 GRACE_SECONDS = 3.0
 #: Seconds the end of a fit waits for the workers to leave LightGBM's network.
 CLOSE_SECONDS = 5.0
@@ -162,7 +161,8 @@ class Shards:
                         f"params={{'time_out': minutes}} for slow workers or links."
                     ) from None
             except Exception as exc:
-                self._check_alive(stage, grace=GRACE_SECONDS)
+                # LightGBM's socket errors on one worker usually mean that a peer died.
+                self._check_alive(stage, grace=GRACE_SECONDS if _from_lightgbm(exc) else 0.0)
                 raise DistributedFitError(
                     f"The distributed fit failed at {stage} on worker {worker}: "
                     f"{type(exc).__name__}: {exc}"
@@ -184,3 +184,9 @@ class Shards:
             if time.monotonic() >= end:
                 return
             time.sleep(0.2)
+
+
+def _from_lightgbm(exc: BaseException) -> bool:
+    from lightgbm.basic import LightGBMError
+
+    return isinstance(exc, LightGBMError)

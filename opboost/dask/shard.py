@@ -17,8 +17,10 @@ must run on one thread. Dask runs an actor's methods on the worker's single acto
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import lightgbm as lgb
@@ -31,6 +33,21 @@ from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_rows import histogram_layout, stacked_dataset
 
 __all__ = ["Shard", "strip_parameters"]
+
+
+def _leave_network_on_error(method: Callable) -> Callable:
+    """``method``, leaving LightGBM's network when it fails: the peers waiting for this
+    worker inside LightGBM then fail at once (connection closed), not after their time-out."""
+
+    @functools.wraps(method)
+    def wrapper(self: Shard, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except BaseException:
+            self.close()
+            raise
+
+    return wrapper
 
 
 class Shard:
@@ -75,12 +92,13 @@ class Shard:
             sock.close()
             raise OSError(
                 f"LightGBM's listening port {port} is in use on this worker ({exc}); choose "
-                f"another params={{'local_listen_port': ...}} (or 'machines'), or set neither "
-                f"and let every worker pick a free port."
+                f"another params={{'local_listen_port': ...}}, or leave it unset to let every "
+                f"worker pick a free port."
             ) from exc
         self._socket = sock
         return int(sock.getsockname()[1])
 
+    @_leave_network_on_error
     def connect(
         self, machines: str, port: int, time_out: int, params: dict[str, Any]
     ) -> np.ndarray:
@@ -119,6 +137,7 @@ class Shard:
 
     # --- rounds -------------------------------------------------------------------------
 
+    @_leave_network_on_error
     def grow(self, weight_scale: float) -> np.ndarray:
         """Grow this round's tree (every worker at once) from the gradients at F, hessians
         scaled by ``weight_scale``; keep f (n_w, K) and return [N_w, D_w, max|f|]."""
