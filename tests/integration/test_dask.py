@@ -1,8 +1,9 @@
 """BOPL on a Dask cluster (opboost.dask): the same policy as the in-memory fit, an ordinary
 saved model, the step computed from per-partition sums, and clear errors.
 
-One LocalCluster (2 worker processes, 1 thread each, loopback only) serves the module; its
-client is not the default client, so each fit names it (except where a test says otherwise).
+One LocalCluster (the ``client`` fixture of conftest.py: 2 worker processes, 1 thread each)
+serves the module; its client is not the default client, so each fit names it (except where
+a test says otherwise).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ pytest.importorskip("distributed")
 pytest.importorskip("dask.array")
 
 import dask.array as da
-from distributed import Client, LocalCluster
 from sklearn.datasets import make_classification
 
 from opboost import Booster, InvalidParameterError, load_policy
@@ -38,21 +38,6 @@ REWARD_TOLERANCE = 0.05
 #: Rounds that grow the same trees as the in-memory fit on this data.
 SAME_ROUNDS = 3
 TREE = {"num_leaves": 15, "min_data_in_leaf": 20}
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster, set_as_default=False) as client,
-    ):
-        yield client
 
 
 @pytest.fixture(scope="module")

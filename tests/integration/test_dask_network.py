@@ -2,8 +2,8 @@
 fit, the same policy on repeated fits, and clear, prompt failures (a port in use, a lost
 worker) instead of a hang.
 
-One LocalCluster (2 worker processes, 1 thread each, loopback only) serves the module; the
-last test kills one of its workers.
+One LocalCluster (the ``client`` fixture of conftest.py: 2 worker processes, 1 thread each)
+serves the module; the last test kills one of its workers.
 """
 
 from __future__ import annotations
@@ -20,28 +20,12 @@ import pytest
 pytest.importorskip("distributed")
 pytest.importorskip("dask.array")
 
-from distributed import Client, LocalCluster
 from sklearn.datasets import make_classification
 
 from opboost import Booster, InvalidParameterError
 from opboost.api.callback import Callback
 from opboost.dask import DaskLoggedBandit, DistributedFitError, LightGBMDaskTree
 from opboost.simulation.supervised import supervised_to_bandit
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster, set_as_default=False) as client,
-    ):
-        yield client
 
 
 @pytest.fixture(scope="module")
