@@ -122,18 +122,21 @@ class Shards:
         return self._wait(stage, futures)
 
     def close(self) -> None:
-        """Every reachable actor leaves LightGBM's network and frees its Dataset and Booster
-        (waiting at most ``CLOSE_SECONDS`` in all: after a failure an actor may be stuck in
-        LightGBM until its time_out); then the actors are released."""
-        calls = []
-        for actor in self.actors:
-            with contextlib.suppress(Exception):  # a lost worker: nothing to close there
-                calls.append(actor.close())
+        """Every reachable actor leaves LightGBM's network and frees its Dataset and Booster,
+        one after the other in rank order (waiting at most ``CLOSE_SECONDS`` in all: after a
+        failure an actor may be stuck in LightGBM until its time_out); then the actors are
+        released.
+
+        In rank order: of two workers, the lower rank connected to the higher one's listening
+        port, so it closes first and the connection's TIME_WAIT stays on its own ephemeral
+        port. Closed the other way, the listening port (LightGBM sets no SO_REUSEADDR) could
+        not be bound again for a minute: a second fit with ``local_listen_port`` would fail.
+        """
         end = time.monotonic() + CLOSE_SECONDS
         with self.client.as_current():
-            for call in calls:
-                with contextlib.suppress(Exception):
-                    call.result(timeout=max(end - time.monotonic(), 0.01))
+            for actor in self.actors:
+                with contextlib.suppress(Exception):  # a lost or stuck worker
+                    actor.close().result(timeout=max(end - time.monotonic(), 0.01))
             # Forget the actors now: handles in reference cycles would keep them (and their
             # partitions' inputs) in the workers' memory until Python's next collection.
             self.client.cancel(self.futures)
