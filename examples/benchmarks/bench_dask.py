@@ -8,9 +8,10 @@ Run from the repository root (needs ``pip install ".[dask]"``)::
 The logs are simulated ON the workers, one seeded task per partition (contexts N(0, 1), a
 softmax logging policy, Bernoulli rewards), the partitions spread evenly over the workers and
 persisted there before any fit; the client simulates the same rows for the in-memory fit.
-The two fits then alternate ``--repeats`` times in one process: the in-memory fit
-(``lightgbm_tree``, ``--threads`` LightGBM threads, no warm start, like the distributed fit)
-and the distributed fit (``--workers`` workers of one thread each). Printed per fit: the
+The fits then alternate ``--repeats`` times in one process: the in-memory fit
+(``lightgbm_tree``, no warm start, like the distributed fit) with each of the ``--threads``
+LightGBM thread counts (e.g. ``1,2``), and the distributed fit (``--workers`` workers of one
+thread each). Printed per fit: the
 fit's seconds, its set-up (from ``fit()`` to the first round: coefficients, LightGBM
 Datasets), the median seconds per round, the peak resident set size (RSS) of each worker
 (sampled every 50 ms) and of the client, the final training objective and the true expected
@@ -181,7 +182,7 @@ def timed_fit(booster: Any, data: Any) -> dict[str, Any]:
 # --- the run ---------------------------------------------------------------------------------
 
 
-def run(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
+def run(args: argparse.Namespace) -> tuple[dict[int, list[dict]], list[dict]]:
     from distributed import Client, LocalCluster
 
     from opboost import Booster
@@ -189,7 +190,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
 
     quiet_lightgbm()
     logged = local_logs(args)
-    local_runs, dask_runs = [], []
+    local_runs: dict[int, list[dict]] = {t: [] for t in args.threads}
+    dask_runs = []
     with (
         LocalCluster(
             n_workers=args.workers,
@@ -205,13 +207,15 @@ def run(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
         data = persisted_logs(client, args)
         names = {addr: w["id"] for addr, w in client.scheduler_info()["workers"].items()}
         for _ in range(args.repeats):
-            local = Booster(
-                n_rounds=args.rounds,
-                base_learner_params={"num_leaves": args.num_leaves, "num_threads": args.threads},
-                warm_start="none",
-                random_state=args.seed,
-            )
-            local_runs.append({**timed_fit(local, logged), "reward": true_reward(local, args)})
+            for threads in args.threads:
+                local = Booster(
+                    n_rounds=args.rounds,
+                    base_learner_params={"num_leaves": args.num_leaves, "num_threads": threads},
+                    warm_start="none",
+                    random_state=args.seed,
+                )
+                result = timed_fit(local, logged)
+                local_runs[threads].append({**result, "reward": true_reward(local, args)})
             learner = LightGBMDaskTree(client=client, num_leaves=args.num_leaves)
             dist = Booster(n_rounds=args.rounds, base_learner=learner, random_state=args.seed)
             client.run(start_sampler)
@@ -245,16 +249,16 @@ def worker_rss(runs: list[dict]) -> str:
     return "; ".join(out)
 
 
-def report(args: argparse.Namespace, local_runs: list[dict], dask_runs: list[dict]) -> None:
+def report(
+    args: argparse.Namespace, local_runs: dict[int, list[dict]], dask_runs: list[dict]
+) -> None:
     print(
         "| fit | fit s | set-up s | s/round | peak RSS MB (growth) | final objective | "
         "true reward |"
     )
     print("|---|---:|---:|---:|---|---:|---:|")
-    for label, runs in (
-        (f"in memory, {args.threads} threads", local_runs),
-        (f"Dask, {args.workers} workers x 1 thread", dask_runs),
-    ):
+    fits = [(f"in memory, {t} thread{'s' * (t > 1)}", runs) for t, runs in local_runs.items()]
+    for label, runs in [*fits, (f"Dask, {args.workers} workers x 1 thread", dask_runs)]:
         rss = worker_rss(runs) if "workers" in runs[0] else client_rss(runs)
         print(
             f"| {label} | {spread([r['seconds'] for r in runs], 1)} "
@@ -262,13 +266,16 @@ def report(args: argparse.Namespace, local_runs: list[dict], dask_runs: list[dic
             f"| {spread([r['per_round'] for r in runs], 3)} | {rss} "
             f"| {runs[-1]['objective']:.5f} | {runs[-1]['reward']:.4f} |"
         )
-    pairs = list(zip(dask_runs, local_runs, strict=True))
-    fit_ratio = [d["seconds"] / m["seconds"] for d, m in pairs]
-    round_ratio = [d["per_round"] / m["per_round"] for d, m in pairs]
     print()
-    print(f"Dask / in memory, {len(pairs)} alternating pairs, median (min–max):")
-    print(f"  whole fit ({args.rounds} rounds): {spread(fit_ratio)}")
-    print(f"  per round:                {spread(round_ratio)}")
+    print(f"Dask / in memory, {args.repeats} alternating pairs, median (min–max):")
+    for threads, runs in local_runs.items():
+        pairs = list(zip(dask_runs, runs, strict=True))
+        fit_ratio = [d["seconds"] / m["seconds"] for d, m in pairs]
+        round_ratio = [d["per_round"] / m["per_round"] for d, m in pairs]
+        print(
+            f"  against {threads} thread(s): whole fit ({args.rounds} rounds) "
+            f"{spread(fit_ratio)}, per round {spread(round_ratio)}"
+        )
     growth = max(r["client_growth"] for r in dask_runs)
     print(f"client RSS growth during the Dask fits: {growth / MB:,.0f} MB (never the rows)")
 
@@ -282,11 +289,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--num-leaves", type=int, default=31)
     parser.add_argument("--workers", type=int, default=2, help="Dask workers, 1 thread each")
-    parser.add_argument("--threads", type=int, default=2, help="threads of the in-memory fit")
+    parser.add_argument("--threads", default="2", help="threads of the in-memory fits: 1,2")
     parser.add_argument("--repeats", type=int, default=3, help="alternating pairs of fits")
     parser.add_argument("--memory-limit", default="6GiB", help="per worker (LocalCluster)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
 
     n, d, K = args.rows, args.features, args.actions
     print(

@@ -20,6 +20,7 @@ import ctypes
 import functools
 import itertools
 import socket
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -64,12 +65,8 @@ class Shard:
             from distributed import get_worker
 
             threads = get_worker().state.nthreads
-        self.objective, self.estimator, self.design, self.threads = (
-            objective,
-            estimator,
-            design,
-            threads,
-        )
+        self.objective, self.estimator = objective, estimator
+        self.design, self.threads = design, threads
         self.parts = parts
         bounds = np.cumsum([0, *(len(p.data) for p in parts)])
         self.slices = [slice(a, b) for a, b in itertools.pairwise(bounds)]
@@ -106,11 +103,12 @@ class Shard:
         ``port``, socket ``time_out`` in minutes; one machine: no network), build the Dataset
         and the Booster with ``params`` (``lightgbm_tree``'s); the statistics at F = 0 (5,)."""
         if self._socket is not None:
-            self._socket.close()  # LightGBM binds it next (SO_REUSEADDR)
+            self._socket.close()  # never connected: LightGBM can bind the port at once
             self._socket = None
         n_machines = len(machines.split(","))
         params = {**params, "num_threads": self.threads}
         if n_machines > 1:
+            _claim_network(self)
             _safe_call(
                 _LIB.LGBM_NetworkInit(
                     machines.encode(),
@@ -195,6 +193,8 @@ class Shard:
         if self.networked:
             _safe_call(_LIB.LGBM_NetworkFree())
             self.networked = False
+            if _NETWORK.get("holder", lambda: None)() is self:
+                del _NETWORK["holder"]
         self.booster = None
 
     # --- helpers --------------------------------------------------------------------------
@@ -210,6 +210,25 @@ class Shard:
             self.states.append(state)
             self.problems.append(problem)
         return np.sum(np.stack(stats), axis=0)
+
+
+#: The Shard that holds LightGBM's network on this worker's actor thread (a weak reference).
+_NETWORK: dict[str, weakref.ref] = {}
+
+
+def _claim_network(shard: Shard) -> None:
+    """Make ``shard`` the holder of this worker's LightGBM network, or raise if another
+    live fit holds it (all actors of a worker share one thread, and LightGBM keeps one
+    network per thread: a second fit would tear down the first one's)."""
+    holder = _NETWORK.get("holder")
+    other = holder() if holder is not None else None
+    if other is not None and other is not shard and other.networked:
+        raise RuntimeError(
+            "Another distributed fit is using LightGBM's network on this worker; LightGBM "
+            "keeps one network per thread and Dask runs every actor of a worker on one "
+            "thread. Run distributed fits on a cluster one at a time."
+        )
+    _NETWORK["holder"] = weakref.ref(shard)
 
 
 def _training_scores(booster: lgb.Booster, out: np.ndarray) -> None:

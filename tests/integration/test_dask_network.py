@@ -25,6 +25,8 @@ from sklearn.datasets import make_classification
 from opboost import Booster, InvalidParameterError
 from opboost.api.callback import Callback
 from opboost.dask import DaskLoggedBandit, DistributedFitError, LightGBMDaskTree
+from opboost.dask.boosting import DistributedFit
+from opboost.engine import FitSettings, boost_round
 from opboost.simulation.supervised import supervised_to_bandit
 
 
@@ -144,6 +146,21 @@ def test_local_listen_port_and_a_port_in_use(client, data):
 def test_network_params_are_checked(client, data, params, message):
     with pytest.raises(InvalidParameterError, match=re.escape(message)):
         fit(client, data, params=params)
+
+
+def test_a_second_fit_at_the_same_time_is_refused(client, data):
+    """LightGBM keeps one network per thread and a worker runs all actors on one thread: a
+    fit started while another holds the workers fails at once, and the first goes on."""
+    booster = Booster(n_rounds=2, random_state=3)
+    booster.set_params(base_learner=LightGBMDaskTree(client=client, num_leaves=7))
+    components = booster.resolve_components()
+    settings = FitSettings(seed=3)
+    first = DistributedFit(settings, data, None, components, client)
+    with pytest.raises(DistributedFitError, match=re.escape("Another distributed fit is using")):
+        DistributedFit(settings, data, None, components, client)
+    assert boost_round(first, settings.step) is not None
+    assert first.policy().n_rounds == 1  # ends the first fit: the workers are free again
+    assert fit(client, data, n_rounds=2).n_rounds_ == 2
 
 
 class KillWorker(Callback):
