@@ -13,7 +13,9 @@ LightGBM's own socket time-out, which ends a LightGBM call stuck on a silent pee
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,12 +102,28 @@ def requested_ports(workers: Sequence[str], settings: NetworkSettings) -> list[i
     return ports
 
 
+#: The open Shards of this process (closed ones leave it).
+_OPEN: weakref.WeakSet[Shards] = weakref.WeakSet()
+
+
 class Shards:
-    """The fit's Shard actors in rank order (``workers[r]`` holds ``actors[r]``)."""
+    """The fit's Shard actors in rank order (``workers[r]`` holds ``actors[r]``).
+
+    A fit abandoned without its end (a callback raised, say) is closed when the next one
+    starts in the same thread: a thread runs one fit at a time. Fits running at the same
+    time in other threads or processes are refused by the workers (one LightGBM network per
+    worker)."""
 
     def __init__(self, client: Any, workers: Sequence[str], futures: Sequence[Any], minutes: int):
+        self.thread = threading.get_ident()
+        for other in list(_OPEN):
+            if other.thread == self.thread:
+                with contextlib.suppress(Exception):  # e.g. its client was closed since
+                    other.close()
         self.client, self.workers, self.futures = client, list(workers), list(futures)
         self.timeout = 60.0 * minutes
+        self.actors: list[Any] = []
+        _OPEN.add(self)
         self.actors = self._wait("the start of the workers' shards", self.futures)
 
     def call(self, stage: str, method: str, *args: Any) -> list[Any]:
@@ -114,6 +132,11 @@ class Shards:
 
     def call_each(self, stage: str, method: str, args: Sequence[tuple]) -> list[Any]:
         """``method(*args[r])`` on actor r, all at once; the answers in rank order."""
+        if not self.actors:
+            raise DistributedFitError(
+                f"The distributed fit cannot go on at {stage}: its workers were released (it "
+                f"ended, failed, or a later fit in this thread replaced it). Fit again."
+            )
         try:
             futures = [getattr(a, method)(*x) for a, x in zip(self.actors, args, strict=True)]
         except RuntimeError as exc:  # "Worker holding Actor was lost"
@@ -141,6 +164,7 @@ class Shards:
             # partitions' inputs) in the workers' memory until Python's next collection.
             self.client.cancel(self.futures)
         self.actors, self.futures = [], []
+        _OPEN.discard(self)
 
     def _wait(self, stage: str, futures: Sequence[Any]) -> list[Any]:
         deadline = time.monotonic() + self.timeout

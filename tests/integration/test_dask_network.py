@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import threading
 import time
 
 import numpy as np
@@ -150,17 +151,46 @@ def test_network_params_are_checked(client, data, params, message):
 
 def test_a_second_fit_at_the_same_time_is_refused(client, data):
     """LightGBM keeps one network per thread and a worker runs all actors on one thread: a
-    fit started while another holds the workers fails at once, and the first goes on."""
+    fit started (in another thread) while another holds the workers fails at once, and the
+    first goes on."""
     booster = Booster(n_rounds=2, random_state=3)
     booster.set_params(base_learner=LightGBMDaskTree(client=client, num_leaves=7))
     components = booster.resolve_components()
     settings = FitSettings(seed=3)
     first = DistributedFit(settings, data, None, components, client)
-    with pytest.raises(DistributedFitError, match=re.escape("Another distributed fit is using")):
-        DistributedFit(settings, data, None, components, client)
+    errors = []
+
+    def second() -> None:
+        try:
+            DistributedFit(settings, data, None, components, client)
+        except DistributedFitError as exc:
+            errors.append(str(exc))
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    thread.join(timeout=120)
+    assert len(errors) == 1 and "Another distributed fit is using LightGBM's network" in errors[0]
     assert boost_round(first, settings.step) is not None
     assert first.policy().n_rounds == 1  # ends the first fit: the workers are free again
     assert fit(client, data, n_rounds=2).n_rounds_ == 2
+
+
+class Interrupt(Callback):
+    """Raise after round 1, outside the engine's calls."""
+
+    name = "interrupt"
+
+    def on_round_end(self, env) -> None:
+        raise KeyboardInterrupt("stopped by hand")
+
+
+def test_a_fit_abandoned_by_a_callback_does_not_block_the_next(client, data):
+    """A callback's error leaves the fit without its end (its workers still joined); the
+    next fit in the same thread releases them and runs."""
+    with pytest.raises(KeyboardInterrupt) as caught:  # keeps the abandoned fit referenced
+        fit(client, data, callbacks=[Interrupt()])
+    assert fit(client, data, n_rounds=2).n_rounds_ == 2
+    assert caught.value.args == ("stopped by hand",)
 
 
 class KillWorker(Callback):
