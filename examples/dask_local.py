@@ -1,11 +1,12 @@
 """BOPL-S on a Dask LocalCluster: two worker processes on this machine (docs/dask.md).
 
-Run from the repository root (needs ``pip install ".[dask]"``; about 15 s)::
+Run from the repository root (needs ``pip install ".[dask]"``; about 13 s)::
 
     python examples/dask_local.py
 
-The logs are split into 4 partitions; each worker keeps its partitions, lightgbm.dask grows
-one tree per round over both workers, and the saved policy loads and predicts without Dask.
+The logs are split into 4 partitions; each worker keeps its partitions and bins them into one
+LightGBM Dataset for the fit, LightGBM's data-parallel learner grows one tree per round over
+both workers, and the saved policy loads and predicts without Dask.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""BOPL on a Dask cluster: logs larger than one machine, trees grown by ``lightgbm.dask``.
+"""BOPL on a Dask cluster: logs larger than one machine, trees grown by LightGBM's data-parallel
+learner on the workers that hold the rows.
 
 Install with ``pip install "opboost[dask]"``. Usage (docs/dask.md)::
 
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 from opboost.api.lazy import lazy_attributes
 
-__all__ = ["DaskLoggedBandit", "LightGBMDaskTree", "make_engine", "merge_rounds"]
+__all__ = ["DaskLoggedBandit", "DistributedFitError", "LightGBMDaskTree", "make_engine"]
 
 _LAZY = {
     "DaskLoggedBandit": "opboost.dask.data",
     "LightGBMDaskTree": "opboost.dask.learner",
+    "DistributedFitError": "opboost.dask.network",
     "make_engine": "opboost.dask.boosting",
-    "merge_rounds": "opboost.dask.merge",
 }
 
 

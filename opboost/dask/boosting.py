@@ -2,23 +2,24 @@
 
 The rows stay where they are: each partition of a :class:`~opboost.dask.DaskLoggedBandit`
 becomes, on the worker holding it, a validated LoggedBandit with its training coefficients
-c (n_p,) and its scores F (n_p, K), persisted there. Per round t:
+c (n_p,). Each worker holding partitions then gets one :class:`~opboost.dask.shard.Shard`
+actor for the whole fit: its partitions' scores F, one binned LightGBM Dataset of their
+designed rows and one LightGBM Booster, joined to the other workers' by LightGBM's
+data-parallel network (ranks: the workers sorted by address). Per round t:
 
-1. the gradients and hessians of the weighted least-squares problem (targets and weights of
-   the objective's regression problem) per partition from F, flattened example-major (row
-   i*K + a), next to the partition's designed rows (``design_rows``); ``lightgbm.dask`` grows
-   ONE tree over all workers (LightGBM's data-parallel learner: the workers exchange
-   histograms, never rows); the client receives its model text;
-2. the model text is broadcast to the workers; each predicts f_t on its partitions, keeps it,
-   and returns N_p = sum c_i xi_i g_i^T f_i, D_p = sum |c_i| sigma_i ||f_i||^2 and max|f|;
-3. the client computes alpha = nu * N / (D + 2 n l2) from the sums exactly as the in-memory
-   booster does (same stops), and each worker updates F <- F + alpha f in place of the old F
-   and returns its partition's risk, squared gradient norm, value estimate and weight sums.
+1. every worker at once computes the gradients and hessians of the weighted least-squares
+   problem (targets and weights of the objective's regression problem) from its F, grows
+   the round's tree with the others (LightGBM exchanges histograms over its own sockets,
+   never rows), reads f_t on its rows from LightGBM's training scores and returns
+   N_w = sum c_i xi_i g_i^T f_i, D_w = sum |c_i| sigma_i ||f_i||^2 and max|f|;
+2. the client computes alpha = nu * N / (D + 2 n l2) from the sums exactly as the in-memory
+   booster does (same stops); every worker scales the tree's leaves by alpha, updates
+   F <- F + alpha f and returns its risk, squared gradient norm, value estimate and weight
+   sums for the next round.
 
-Only scalars per partition (3 floats after step 2, 5 after step 3) and one model text per
-round reach the client. The fitted ``policy_`` is an ordinary opboost policy whose ensemble is
-one LightGBM model (the rounds' trees with their leaves scaled by alpha): it saves, loads and
-predicts with numpy and lightgbm alone.
+Only a few floats per worker and round reach the client (and, with ``eval_data``, the
+round's tree). The fitted ``policy_`` is rank 0's LightGBM model (every worker grew the same
+trees): an ordinary opboost policy that saves, loads and predicts with numpy and lightgbm.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import math
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlparse
 
+import lightgbm as lgb
 import numpy as np
 
 from opboost.api.data import LoggedBandit
@@ -36,19 +39,9 @@ from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
 from opboost.booster_checks import check_data
-from opboost.dask.merge import merge_rounds
-from opboost.dask.partitions import (
-    assign_workers,
-    initial_scores,
-    make_partition,
-    partition_predict,
-    partition_problem,
-    partition_rows,
-    partition_stats,
-    partition_step_terms,
-    predict_rows,
-    update_scores,
-)
+from opboost.dask.network import Shards, requested_ports
+from opboost.dask.partitions import assign_workers, make_partition, predict_rows
+from opboost.dask.shard import Shard
 from opboost.engine import FitSettings
 from opboost.estimators.ips import IPS, TruncatedIPS
 from opboost.fit.metadata import policy_metadata, policy_values
@@ -117,24 +110,20 @@ def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
 
 @dataclass(frozen=True, eq=False)
 class Tree:
-    """One round's tree: its model text, f_t on every partition (futures), the step sums
-    N and D, max |f| and the seconds its fit and step terms took."""
+    """One round's tree as the client sees it: the step sums N and D, max |f| and the seconds
+    the workers took to grow it."""
 
-    text: str | None
-    f: list[Any]
     numerator: float
     denominator: float
     max_abs: float
-    seconds: tuple[float, float] = (0.0, 0.0)
+    seconds: float = 0.0
 
 
 class DistributedFit:
-    """The state of one distributed fit (an :class:`opboost.engine.Engine`): per-partition
-    futures on the workers, history, trees."""
+    """The state of one distributed fit (an :class:`opboost.engine.Engine`): the workers'
+    shards, the statistics of the current round, history."""
 
     def __init__(self, settings, data, eval_data, components, client):
-        from distributed import wait
-
         objective, estimator, learner = components
         self.settings, self.data, self.eval_data = settings, data, eval_data
         self.objective, self.estimator, self.learner = objective, estimator, learner
@@ -142,7 +131,7 @@ class DistributedFit:
         self.K, self.d, self.n = data.n_actions, data.n_features, len(data)
         self.design = learner.action_design
         self.seed = learner_seed(learner.random_state, settings.seed)
-        learner.lgb_params(self.seed)  # validate the learner's parameters before any work
+        params = learner.lgb_params(self.seed)  # validated before any work
         if eval_data is not None and (eval_data.n_actions, eval_data.n_features) != (
             self.K,
             self.d,
@@ -154,50 +143,89 @@ class DistributedFit:
             )
         self.rows = data.row_chunks
         self.workers = assign_workers(client, data)
-        shift = float(settings.reward_shift)
-        self.parts = [
-            client.compute(_delayed(make_partition)(p, estimator, shift), workers=[w])
-            for p, w in zip(data.partitions(), self.workers, strict=True)
-        ]
-        with client.as_current():  # wait() uses the current client; ours may not be default
-            wait(self.parts)
-        for future in self.parts:  # raise a partition's validation error here, by name
-            if future.status == "error":
-                future.result()
-        self.scores = [self._submit(i, initial_scores, p) for i, p in enumerate(self.parts)]
         self.placement: dict[str, int] = {}
         for worker, n_p in zip(self.workers, self.rows, strict=True):
             self.placement[worker] = self.placement.get(worker, 0) + n_p
+        self.ranks = sorted(self.placement)  # LightGBM's machines, rank 0 first
+        self.shards = self._start(self._partitions(), params)
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), self.K))
         self.round, self.stop_reason = 0, None
         self.history: dict[str, list[float]] = {}
-        self.timings: dict[str, list[float]] = {"tree": [], "step": [], "update": []}
-        self.trees: list[str] = []
-        self.weights: list[float] = []
+        self.timings: dict[str, list[float]] = {"tree": [], "update": []}
+        self.weights: list[float] = []  # alpha_t * factor_t: F = sum_t weights[t] f_t
         self.train_metrics: dict[str, float] = {}
         self.eval_metrics: dict[str, float] = {}
         self.best_round: int | None = None
-        self.stats = self._stats()
+        self._policy: Policy | None = None
+
+    # --- set-up -------------------------------------------------------------------------
+
+    def _partitions(self) -> list[Any]:
+        """Each partition as a validated LoggedBandit with its coefficients, on its worker."""
+        from dask import delayed
+        from distributed import wait
+
+        shift = float(self.settings.reward_shift)
+        parts = [
+            self.client.compute(
+                delayed(make_partition, pure=True)(p, self.estimator, shift), workers=[w]
+            )
+            for p, w in zip(self.data.partitions(), self.workers, strict=True)
+        ]
+        with self.client.as_current():  # wait() uses the current client; ours may not be default
+            wait(parts)
+        for future in parts:  # raise a partition's validation error here, by name
+            if future.status == "error":
+                future.result()
+        return parts
+
+    def _start(self, parts: list[Any], params: dict[str, Any]) -> Shards:
+        """A Shard actor per worker holding partitions, joined by LightGBM's network; the
+        statistics at F = 0."""
+        network, threads = self.learner.network(), int(self.learner.num_threads)
+        futures = [
+            self.client.submit(
+                Shard,
+                self.objective,
+                self.estimator,
+                self.design,
+                threads,
+                *(p for p, w in zip(parts, self.workers, strict=True) if w == worker),
+                workers=[worker],
+                allow_other_workers=False,
+                actor=True,
+            )
+            for worker in self.ranks
+        ]
+        shards = Shards(self.client, self.ranks, futures, network.time_out)
+        try:
+            wanted = [(port,) for port in requested_ports(self.ranks, network)]
+            ports = shards.call_each("the choice of LightGBM's ports", "reserve_port", wanted)
+            machines = ",".join(
+                f"{urlparse(w).hostname}:{port}" for w, port in zip(self.ranks, ports, strict=True)
+            )
+            args = [(machines, port, network.time_out, params) for port in ports]
+            stats = shards.call_each("the set-up of LightGBM's network and Datasets", "connect",
+                                     args)  # fmt: skip
+        except BaseException:
+            shards.close()
+            raise
+        self.stats = self._statistics(stats)
+        return shards
 
     # --- reductions ---------------------------------------------------------------------
 
-    def _submit(self, index: int, func: Any, *args: Any) -> Any:
-        """Run ``func(*args)`` on the worker that keeps partition ``index`` (and only there:
-        work stealing would move the partition's rows to another worker)."""
-        worker = self.workers[index]
-        return self.client.submit(func, *args, workers=[worker], allow_other_workers=False)
+    def _call(self, stage: str, method: str, *args: Any) -> list[Any]:
+        """``method(*args)`` on every shard; on any failure the shards are closed first."""
+        try:
+            return self.shards.call(stage, method, *args)
+        except BaseException:
+            self.shards.close()
+            raise
 
-    def _gather_sum(self, futures: list[Any]) -> np.ndarray:
-        """Sum of the per-partition scalar vectors, in partition order (deterministic)."""
-        return np.sum(np.stack(self.client.gather(futures)), axis=0)
-
-    def _stats(self) -> dict[str, float]:
-        obj, est = self.objective, self.estimator
-        futures = [
-            self._submit(i, partition_stats, obj, est, p, F)
-            for i, (p, F) in enumerate(zip(self.parts, self.scores, strict=True))
-        ]
-        risk, grad_sq, value, w_sum, w_nnz = self._gather_sum(futures)
+    def _statistics(self, per_worker: list[np.ndarray]) -> dict[str, float]:
+        """The global statistics from the workers' sums (added in rank order)."""
+        risk, grad_sq, value, w_sum, w_nnz = np.sum(np.stack(per_worker), axis=0)
         n = self.n
         return {
             "risk": risk / n,
@@ -207,59 +235,21 @@ class DistributedFit:
             "weight_nnz": w_nnz,
         }
 
-    # --- one round ----------------------------------------------------------------------
-
-    def _fit_tree(self) -> str:
-        """Grow this round's tree over all workers; its model text."""
-        import dask
-        import dask.array as da
-
-        stats, K = self.stats, self.K
-        scale = stats["weight_nnz"] / stats["weight_sum"]  # weights to mean 1 where nonzero
-        width = self.d + (K if self.design == "stacked_onehot" else 1)
-        rows, gradients, hessians = [], [], []
-        for i, (part, F, n_p) in enumerate(zip(self.parts, self.scores, self.rows, strict=True)):
-            with dask.annotate(workers=[self.workers[i]], allow_other_workers=False):
-                X = _delayed(partition_rows)(part, self.design)
-                problem = _delayed(partition_problem, nout=2)(self.objective, part, F, scale)
-                rows.append(da.from_delayed(X, (n_p * K, width), dtype=np.float64))
-                gradients.append(da.from_delayed(problem[0], (n_p * K,), dtype=np.float32))
-                hessians.append(da.from_delayed(problem[1], (n_p * K,), dtype=np.float32))
-        return self.learner.fit_tree(
-            self.client,
-            da.concatenate(rows),
-            da.concatenate(gradients),
-            da.concatenate(hessians),
-            seed=self.seed,
-            n_features=self.d,
-        )
-
     # --- the engine protocol ----------------------------------------------------------------
 
     def gradient_norm(self) -> float:
         return self.stats["gradient_norm"]
 
     def fit_direction(self) -> Tree:
-        """Grow the round's tree, predict f_t on the workers and gather the step sums."""
+        """Grow the round's tree on the workers and sum their step terms."""
         if self.stats["weight_nnz"] == 0:  # every weight is 0: f = 0, as lightgbm_tree returns
-            return Tree(None, [], 0.0, 0.0, 0.0)
+            return Tree(0.0, 0.0, 0.0)
         start = time.perf_counter()
-        text = self._fit_tree()
-        fitted = time.perf_counter()
-        model = self.client.scatter(text, broadcast=True, hash=False)
-        threads = int(self.learner.num_threads)
-        f = [
-            self._submit(i, partition_predict, p, model, self.design, threads)
-            for i, p in enumerate(self.parts)
-        ]
-        terms = [
-            self._submit(i, partition_step_terms, self.objective, p, F, fp)
-            for i, (p, F, fp) in enumerate(zip(self.parts, self.scores, f, strict=True))
-        ]
-        terms = np.stack(self.client.gather(terms))  # (partitions, 3)
+        scale = self.stats["weight_nnz"] / self.stats["weight_sum"]  # weights to mean 1
+        terms = np.stack(self._call(f"round {self.round + 1} (tree)", "grow", scale))
         numerator, denominator = np.sum(terms[:, :2], axis=0)
-        seconds = (fitted - start, time.perf_counter() - fitted)
-        return Tree(text, f, numerator, denominator, float(np.max(terms[:, 2])), seconds)
+        seconds = time.perf_counter() - start
+        return Tree(float(numerator), float(denominator), float(np.max(terms[:, 2])), seconds)
 
     def step_denominator(self, direction: Tree) -> float:
         return direction.denominator
@@ -270,32 +260,30 @@ class DistributedFit:
         )
 
     def discard(self, direction: Tree) -> None:
-        """Nothing to undo: the tree was never added."""
+        """Roll the uncommitted tree back on the workers."""
+        self._call(f"round {self.round + 1} (discard)", "discard")
 
     def commit(self, direction: Tree, weight: float, **metrics: float) -> None:
-        """F <- F + weight f on every partition; the next round's statistics; history."""
+        """F <- F + weight f and the tree's leaves scaled on every worker; the next round's
+        statistics; history."""
         start = time.perf_counter()
-        self.scores = [
-            self._submit(i, update_scores, F, fp, weight)
-            for i, (F, fp) in enumerate(zip(self.scores, direction.f, strict=True))
-        ]
-        self.trees.append(direction.text)
+        send_tree = self.eval_data is not None
+        answers = self._call(f"round {self.round + 1} (update)", "commit", weight, send_tree)
+        self.stats = self._statistics([stats for stats, _ in answers])
         self.weights.append(weight)
         self.round += 1
-        self.stats = self._stats()
         self.train_metrics = {
             **metrics,
             "train_objective": self.stats["risk"],
             "train_value": self.stats["value"],
         }
         self.eval_metrics = {}
-        if self.eval_data is not None:
-            self.eval_metrics = self._evaluate(direction.text, weight)
+        if send_tree:
+            self.eval_metrics = self._evaluate(answers[0][1])
         for key, value in {**self.train_metrics, **self.eval_metrics}.items():
             self.history.setdefault(key, []).append(float(value))
-        seconds = (*direction.seconds, time.perf_counter() - start)
-        for key, value in zip(("tree", "step", "update"), seconds, strict=True):
-            self.timings[key].append(value)
+        self.timings["tree"].append(direction.seconds)
+        self.timings["update"].append(time.perf_counter() - start)
 
     def snapshot(self) -> dict[str, Any]:
         raise InvalidParameterError(
@@ -306,28 +294,32 @@ class DistributedFit:
     def keep_best(self) -> None:
         self.best_round = self.round
 
-    def _evaluate(self, tree: str, weight: float) -> dict[str, float]:
-        X = self.eval_data.contexts
-        if not isinstance(X, np.ndarray):
-            X = X.toarray()
-        threads = int(self.learner.num_threads)
-        self.eval_scores += weight * predict_rows(tree, X, self.K, self.design, threads)
+    def _evaluate(self, tree: str | None) -> dict[str, float]:
+        """eval_data's metrics after adding the round's scaled tree to its scores."""
+        if tree is not None:
+            X = self.eval_data.contexts
+            if not isinstance(X, np.ndarray):
+                X = X.toarray()
+            threads = int(self.learner.num_threads)
+            self.eval_scores += predict_rows(tree, X, self.K, self.design, threads)
         return policy_values(self.eval_data, self.eval_scores, prefix="eval_")
 
     # --- results ------------------------------------------------------------------------
 
     def policy(self) -> Policy:
-        """The fitted policy: one LightGBM model of the rounds (up to a marked best round)."""
+        """The fitted policy: rank 0's LightGBM model of the rounds (up to a marked best
+        round). The first call ends the fit on the workers."""
+        if self._policy is None:
+            self._policy = self._make_policy()
+        return self._policy
+
+    def _make_policy(self) -> Policy:
         learner = self.learner
         rounds = self.round if self.best_round is None else self.best_round
-        booster = merge_rounds(
-            self.trees[:rounds],
-            self.weights[:rounds],
-            n_columns=self.d + (self.K if self.design == "stacked_onehot" else 1),
-            categorical=self.design == "stacked",
-        )
+        text = self._call("the end of the fit", "model_text", rounds)[0]
+        self.shards.close()
         ensemble = LightGBMEnsemble(
-            booster,
+            lgb.Booster(model_str=text),
             n_actions=self.K,
             action_design=self.design,
             n_features=self.d,
@@ -346,8 +338,8 @@ class DistributedFit:
         )
         meta["distributed"] = {
             "base_learner": learner.name,
-            "n_partitions": len(self.parts),
-            "n_workers": len(self.placement),
+            "n_partitions": len(self.rows),
+            "n_workers": len(self.ranks),
             "n_rows": self.n,
         }
         if rounds < self.round:
@@ -355,26 +347,22 @@ class DistributedFit:
         return Policy(ensemble, self.K, meta)
 
     def fitted_attributes(self) -> dict[str, Any]:
-        """``timings_`` (seconds per round: "tree" = lightgbm.dask's fit, "step" = f and the
-        step sums, "update" = F and the next round's statistics), ``distributed_``
-        (partitions, and rows per worker) and ``best_round_`` when a best was marked."""
+        """``timings_`` (seconds per round: "tree" = the workers' gradients, tree, f and step
+        sums, "update" = leaves, F and the next round's statistics), ``distributed_``
+        (partitions, rows per partition and per worker, the workers in LightGBM's rank order)
+        and ``best_round_`` when a best was marked."""
         out = {
             "timings_": {k: np.asarray(v) for k, v in self.timings.items()},
             "distributed_": {
-                "n_partitions": len(self.parts),
+                "n_partitions": len(self.rows),
                 "rows_per_partition": list(self.rows),
                 "rows_per_worker": dict(self.placement),
+                "ranks": list(self.ranks),
             },
         }
         if self.best_round is not None:
             out["best_round_"] = self.best_round
         return out
-
-
-def _delayed(func: Any, **kwargs: Any) -> Any:
-    from dask import delayed
-
-    return delayed(func, pure=True, **kwargs)
 
 
 def make_engine(

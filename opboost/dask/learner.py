@@ -1,16 +1,15 @@
-"""``lightgbm_dask_tree``: one weighted least-squares LightGBM tree per round, grown by
-``lightgbm.dask`` over all the workers of a Dask cluster.
+"""``lightgbm_dask_tree``: one weighted least-squares LightGBM tree per round, grown over all
+the workers of a Dask cluster by LightGBM's data-parallel tree learner.
 
 The tree is the one ``lightgbm_tree`` grows (same parameters, same action designs, same
-leaves: the weighted mean of the targets), fitted by LightGBM's data-parallel tree learner on
-the designed rows each worker holds. The learner only fits on a
+leaves: the weighted mean of the targets), on the designed rows each worker holds in a
+LightGBM Dataset built once per fit (:mod:`opboost.dask.shard`). The learner only fits on a
 :class:`opboost.dask.DaskLoggedBandit`; the rounds are driven by
 :func:`opboost.dask.boosting.make_engine`. Importing this module does not import dask.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from opboost.api.constraints import Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_tree import (
     LIGHTGBM_PARAMS,
@@ -29,18 +29,6 @@ __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
 
 #: Action designs the distributed learner supports (one tree per round over stacked rows).
 DASK_ACTION_DESIGNS = ("stacked", "stacked_onehot")
-#: Parameters the learner sets for lightgbm.dask, on top of lightgbm_tree's reserved ones.
-_DASK_RESERVED = frozenset({"n_jobs", "tree_learner"})
-
-
-def _dask_params_problem(params: Any) -> str | None:
-    bad = sorted(k for k in params or {} if k in _DASK_RESERVED)
-    if bad:
-        return (
-            f"may not set {bad}: the learner sets them for lightgbm.dask (data-parallel trees "
-            f"without an initial score)."
-        )
-    return None
 
 
 def in_memory_error(what: str) -> InvalidParameterError:
@@ -54,20 +42,23 @@ def in_memory_error(what: str) -> InvalidParameterError:
 
 
 class LightGBMDaskTree(BaseLearner):
-    """A LightGBM regression tree per round, grown by ``lightgbm.dask`` on a Dask cluster.
+    """A LightGBM regression tree per round, grown by LightGBM's data-parallel learner on
+    the workers of a Dask cluster.
 
     Parameters
     ----------
     num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
-    feature_fraction, max_bin, random_state, params : as for ``lightgbm_tree``. Weights are
-        rescaled to mean 1 over the nonzero entries of ALL partitions each round.
-    num_threads : LightGBM threads of the per-partition predictions; 0 (default) uses each
-        worker's thread count. Training always uses the worker's thread count (lightgbm.dask
-        sets it), so start workers with ``threads_per_worker`` = the cores LightGBM may use.
+    feature_fraction, max_bin, random_state : as for ``lightgbm_tree``. Weights are rescaled
+        to mean 1 over the nonzero entries of ALL partitions each round.
+    num_threads : LightGBM threads on each worker; 0 (default) uses the worker's thread count
+        (``threads_per_worker``).
     action_design : "stacked" (default) or "stacked_onehot"; "per_action" is not supported.
+    params : extra LightGBM parameters, as for ``lightgbm_tree``, and the network settings
+        ``local_listen_port`` (worker i of a host listens on it + i; default: any free port)
+        and ``time_out`` (minutes, default 10: LightGBM's socket time-out and the longest
+        the client waits for one call to the workers). ``machines``, ``num_machines`` and
+        ``tree_learner`` are set by the fit.
     client : the ``dask.distributed.Client`` to fit on; None uses the current default client.
-        ``params`` may set lightgbm.dask's network parameters (``local_listen_port``,
-        ``machines``, ``time_out``).
     """
 
     name: ClassVar[str] = "lightgbm_dask_tree"
@@ -81,7 +72,7 @@ class LightGBMDaskTree(BaseLearner):
                 fix="'per_action' (K trees per round) is not supported on Dask; use 'stacked'",
             )
         ],
-        "params": [*LIGHTGBM_PARAMS, Rule(lambda p: _dask_params_problem(p["params"]))],
+        "params": [*LIGHTGBM_PARAMS, Rule(lambda p: network_params_problem(p["params"]))],
         "client": [
             None,
             Satisfies(
@@ -184,67 +175,16 @@ class LightGBMDaskTree(BaseLearner):
             ) from exc
 
     def lgb_params(self, seed: int) -> dict[str, Any]:
-        """Validated keyword arguments of ``lightgbm.dask.DaskLGBMRegressor`` for one tree.
-
-        The objective is :func:`gradient_from_label`: the label column carries the gradient
-        -w*y and the sample weights the hessian w, computed per partition exactly as
-        ``lightgbm_tree`` computes its float32 gradients; with learning rate 1 every leaf is
-        the weighted mean of its targets, the same leaves as ``lightgbm_tree``.
-        """
+        """Validated LightGBM parameters of the workers' Boosters: ``lightgbm_tree``'s (custom
+        objective, learning rate 1: every leaf is the weighted mean of its targets), made
+        deterministic, without the thread count and network settings (the fit sets them)."""
         self.validate_params()
         params = self.as_lightgbm_tree()._lgb_params(seed)  # validates like lightgbm_tree
-        for key in ("objective", "learning_rate", "boosting", "num_threads", "seed"):
-            params.pop(key)
-        if not {"force_col_wise", "force_row_wise"} & set(params):
-            # A fixed layout: LightGBM's timed choice could differ between the workers.
-            params["force_col_wise"] = True
-        return {
-            **params,
-            "objective": gradient_from_label,
-            "boosting_type": "gbdt",
-            "learning_rate": 1.0,
-            "n_estimators": 1,
-            "random_state": seed,
-        }
+        del params["num_threads"]
+        _, params = split_network_params(params)
+        params.setdefault("deterministic", True)
+        return params
 
-    def fit_tree(
-        self,
-        client: Any,
-        rows: Any,
-        gradients: Any,
-        hessians: Any,
-        *,
-        seed: int,
-        n_features: int,
-    ) -> str:
-        """Grow one tree on dask arrays: designed rows (n*K, width), gradients and hessians
-        (n*K,) float32, with the same row chunks; return its LightGBM model text (parameters
-        section removed: it names the workers' addresses)."""
-        from lightgbm.dask import DaskLGBMRegressor
-
-        model = DaskLGBMRegressor(client=client, **self.lgb_params(seed))
-        categorical = [n_features] if self.action_design == "stacked" else "auto"
-        # lightgbm.dask waits with the current client: make it ours (it may not be default).
-        with client.as_current(), warnings.catch_warnings():
-            # lightgbm.dask sets the threads itself and says so for the wrapper's n_jobs.
-            warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
-            model.fit(rows, gradients, sample_weight=hessians, categorical_feature=categorical)
-        return strip_parameters(model.booster_.model_to_string())
-
-
-def gradient_from_label(labels: np.ndarray, preds: np.ndarray, weights: np.ndarray):
-    """LightGBM custom objective: the label column is the gradient, the weights the hessian.
-
-    Each round's tree starts from scores 0, so the gradient does not depend on ``preds``.
-    """
-    return labels, weights
-
-
-def strip_parameters(model_text: str) -> str:
-    """LightGBM model text without its trailing ``parameters:`` section (training settings,
-    including lightgbm.dask's ``machines`` list); LightGBM loads it unchanged."""
-    head, sep, rest = model_text.partition("\nparameters:\n")
-    if not sep:
-        return model_text
-    _, sep, tail = rest.partition("end of parameters\n")
-    return head + "\n" + tail if sep else model_text
+    def network(self) -> NetworkSettings:
+        """LightGBM's network settings from ``params`` (``local_listen_port``, ``time_out``)."""
+        return split_network_params(self.params)[0]

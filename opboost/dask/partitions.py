@@ -1,8 +1,9 @@
 """Per-partition work of the distributed boosting loop, run on the Dask workers.
 
 Each function takes one partition (a validated :class:`~opboost.api.data.LoggedBandit` with its
-training coefficients) and its scores F (n_p, K), and returns arrays that stay on the worker
-or a few scalars for the client; :mod:`opboost.dask.boosting` schedules them.
+training coefficients), or its round state at the scores F (n_p, K), and returns arrays that
+stay on the worker or a few scalars for the client. :class:`opboost.dask.shard.Shard` runs
+them on the partitions of its worker; :func:`assign_workers` places the partitions.
 """
 
 from __future__ import annotations
@@ -15,20 +16,17 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.learners.lightgbm_rows import action_tilt, design_rows
 
 __all__ = [
     "Partition",
     "assign_workers",
-    "initial_scores",
     "make_partition",
-    "partition_predict",
-    "partition_problem",
-    "partition_rows",
-    "partition_stats",
-    "partition_step_terms",
     "predict_rows",
-    "update_scores",
+    "regression_terms",
+    "state_stats",
+    "step_terms",
 ]
 
 
@@ -52,21 +50,18 @@ def make_partition(data: LoggedBandit, estimator: Any, reward_shift: float) -> P
     return Partition(data, coef)
 
 
-def initial_scores(part: Partition) -> np.ndarray:
-    """F_0 = 0, shape (n_p, K), created next to the partition."""
-    return np.zeros((len(part.data), part.data.n_actions))
-
-
-def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.ndarray):
-    """[n_p risk, n_p^2 ||gradient||^2, n_p value, sum w, count w > 0] of the partition.
+def state_stats(
+    objective: Any, estimator: Any, part: Partition, state: Any, problem: BaseProblem
+) -> np.ndarray:
+    """[n_p risk, n_p^2 ||gradient||^2, n_p value, sum w, count w > 0] of the partition at
+    its round ``state``, with ``problem`` = ``objective.problem_at(state, "regression")``.
 
     The risk, gradient and value of the objective and estimator on the partition alone are
     means over its rows; these multiples are what sums over partitions turn into the global
     ones (risk = sum / n, ||gradient||^2 = sum / n^2, value = sum / n).
     """
-    state = objective.round_state(scores, part.data, part.coef)
     n_p = state.n
-    weights = objective.problem_at(state, "regression").weights
+    weights = problem.weights
     if not np.all(np.isfinite(weights)) or np.min(weights) < 0:
         raise InvalidParameterError(
             "The regression problem of a partition has weights that are not finite and >= 0."
@@ -82,54 +77,26 @@ def partition_stats(objective: Any, estimator: Any, part: Partition, scores: np.
     )
 
 
-def partition_rows(part: Partition, design: str) -> np.ndarray:
-    """The partition's designed rows (n_p*K, d+1 | d+K), example-major (row i*K + a)."""
-    return design_rows(part.data.contexts, part.data.n_actions, design)
-
-
-def partition_problem(
-    objective: Any, part: Partition, scores: np.ndarray, weight_scale: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The round's float32 gradients -s_a w y and hessians s_a w, each (n_p*K,) example-major,
-    computed exactly as ``lightgbm_tree`` computes them: targets y and weights w of the
-    regression problem, s_a = ``weight_scale`` * (1 + 1e-6 a).
+def regression_terms(
+    problem: BaseProblem, weight_scale: float, grad: np.ndarray, hess: np.ndarray
+) -> None:
+    """Write the round's float32 gradients -s_a w y into ``grad`` and hessians s_a w into
+    ``hess`` (both (n_p, K), example-major), exactly as ``lightgbm_tree`` computes them:
+    targets y and weights w of the regression problem, s_a = ``weight_scale`` * (1 + 1e-6 a).
 
     The per-action tilt 1 + 1e-6 a is the in-memory learner's (docs/performance.md): the
     targets sum to 0 over the actions of every row, so without it every context feature can
     have exactly zero gain at the root, and LightGBM then never splits on it in that tree.
     """
-    state = objective.round_state(scores, part.data, part.coef)
-    problem = objective.problem_at(state, "regression")
     w = problem.weights
     work = np.multiply(w, problem.targets)  # w*y, float64, as wls_terms
-    scale = weight_scale * action_tilt(state.g.shape[1])
-    grad = np.empty(state.g.shape, dtype=np.float32)
-    hess = np.empty(state.g.shape, dtype=np.float32)
+    scale = weight_scale * action_tilt(w.shape[1])
     np.multiply(work, -scale, out=grad, casting="same_kind")
     np.multiply(w, scale, out=hess, casting="same_kind")
-    return grad.ravel(), hess.ravel()
 
 
-def predict_rows(model_text: str, X: np.ndarray, n_actions: int, design: str, threads: int):
-    """One round's tree f on contexts X (m, d): (m, K)."""
-    booster = lgb.Booster(model_str=model_text)
-    rows = design_rows(X, n_actions, design)
-    out = booster.predict(rows, raw_score=True, num_threads=threads)
-    return np.asarray(out, dtype=np.float64).reshape(X.shape[0], n_actions)
-
-
-def partition_predict(part: Partition, model_text: str, design: str, threads: int):
-    """f_t on the partition, (n_p, K); ``threads`` 0 means the worker's thread count."""
-    if threads <= 0:
-        from distributed import get_worker
-
-        threads = get_worker().state.nthreads
-    return predict_rows(model_text, part.data.contexts, part.data.n_actions, design, threads)
-
-
-def partition_step_terms(objective: Any, part: Partition, scores: np.ndarray, f: np.ndarray):
+def step_terms(objective: Any, state: Any, f: np.ndarray) -> np.ndarray:
     """[N_p, D_p, max|f|]: the partition's sums in alpha = N / (D + 2 n l2)."""
-    state = objective.round_state(scores, part.data, part.coef)
     return np.array(
         [
             objective.step_numerator_at(state, f),
@@ -139,9 +106,12 @@ def partition_step_terms(objective: Any, part: Partition, scores: np.ndarray, f:
     )
 
 
-def update_scores(scores: np.ndarray, f: np.ndarray, weight: float) -> np.ndarray:
-    """F + weight * f, (n_p, K)."""
-    return scores + weight * f
+def predict_rows(model_text: str, X: np.ndarray, n_actions: int, design: str, threads: int):
+    """A LightGBM model's raw scores on contexts X (m, d): (m, K)."""
+    booster = lgb.Booster(model_str=model_text)
+    rows = design_rows(X, n_actions, design)
+    out = booster.predict(rows, raw_score=True, num_threads=threads)
+    return np.asarray(out, dtype=np.float64).reshape(X.shape[0], n_actions)
 
 
 def assign_workers(client: Any, data: Any) -> list[str]:
@@ -149,7 +119,8 @@ def assign_workers(client: Any, data: Any) -> list[str]:
 
     A partition whose contexts chunk is already in a worker's memory (persisted) stays there;
     the others (lazy: read from files or generated) go to the worker with the fewest rows so
-    far, which then also reads or generates them, so no partition moves between workers.
+    far (ties: the first by address), which then also reads or generates them, so no
+    partition moves between workers.
     """
     workers = sorted(client.nthreads())
     if not workers:
@@ -169,7 +140,7 @@ def assign_workers(client: Any, data: Any) -> list[str]:
     load = dict.fromkeys(workers, 0)
     chosen: list[str | None] = []
     for key, n_p in zip(keys, data.row_chunks, strict=True):
-        held = [w for w in holders.get(key, ()) if w in load]
+        held = sorted(w for w in holders.get(key, ()) if w in load)
         chosen.append(held[0] if held else None)
         if held:
             load[held[0]] += n_p
