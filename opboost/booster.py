@@ -59,16 +59,16 @@ class Booster(BaseEstimator):
 
     Regularisation (docs/offline.md, "Regularisation"):
 
-    learning_rate : nu > 0 multiplies every step, F <- F + nu alpha_t f_t (shrinkage);
-        1.0 (default) is the paper's algorithm.
+    learning_rate : nu > 0 multiplies every step, F <- F + nu alpha_t f_t; 1.0 (default).
     l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
     warm_start : F_0, where boosting starts (docs/offline.md, "Warm start"). "auto" (default):
         "reward_model" if the base learner fits its own reward model (``lightgbm_tree``,
         stacked designs), else "none". "none" (or None): F_0 = 0, London et al.'s algorithm.
-        "reward_model": F_0 = q(x, a) / tau, q a LightGBM reward model of the logged rewards
-        on [x; a]: boosting starts at the direct-method policy. "best_constant": F_0 puts
+        "reward_model": F_0 = q(x, a) / tau, q a reward model of the logged rewards on
+        [x; a] (``lightgbm_tree``: trees, or per-action ridge plus trees, chosen on held-out
+        logs): boosting starts at the direct-method policy. "best_constant": F_0 puts
         ``warm_start_prob`` on the best action by SNIPS. "logging": F_0 ~ log pi_0(a|x).
     warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
         share of the way from 1/K to 1 that F_0's average best-action probability goes.
@@ -90,14 +90,15 @@ class Booster(BaseEstimator):
         value (the mean held-out reward).
     refit : with validation_fraction, True (default) refits on ALL the logs for the selected
         number of rounds once selection is done, so the held-out slice is not lost to training
-        (measured in docs/defaults.md); False keeps the selection fit's truncated ensemble;
-        ``selection_`` still reports the held-out estimates of the selection fit. No refit
+        (measured in docs/defaults.md); False keeps the selection fit's truncated ensemble
+        (``selection_`` reports the selection fit's held-out estimates either way). No refit
         after a fallback or when round 0 (the uniform policy) was selected.
 
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
-    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``.
-    """
+    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``; with
+    a learner's own reward-model start ``reward_start_`` (dict: the family chosen, its trees,
+    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``)."""
 
     def __init__(
         self,

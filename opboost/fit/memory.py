@@ -82,6 +82,7 @@ class InMemoryFit:
         self.eval_metrics: dict[str, float] = {}
         self.selection: Any = None
         self.best: tuple[int, Any] | None = None
+        self.reward_start: dict[str, Any] | None = None  # what the reward-model start chose
 
     def _coefficients(self) -> np.ndarray:
         """The estimator's training coefficients on the (reward-shifted) training logs."""
@@ -199,7 +200,7 @@ class InMemoryFit:
 
     def metadata(self, n_rounds: int) -> dict[str, Any]:
         learner = self.learner
-        return policy_metadata(
+        meta = policy_metadata(
             self.settings,
             self.objective,
             self.estimator,
@@ -209,6 +210,9 @@ class InMemoryFit:
             n_features=self.data.n_features,
             stop_reason=self.stop_reason,
         )
+        if self.reward_start is not None:
+            meta["reward_start"] = self.reward_start
+        return meta
 
     #: Whether the actions are fixed ids (False in slot coordinates, where slot j is another
     #: item in every row): constant-action policies and reward models over actions need them.
@@ -226,5 +230,9 @@ class InMemoryFit:
         return self.policy_of(self.learner.ensemble(), self.metadata(self.round))
 
     def fitted_attributes(self) -> dict[str, Any]:
-        """Extra fitted attributes for the Booster: ``best_round_`` when a best was marked."""
-        return {} if self.best is None else {"best_round_": self.best[0]}
+        """Extra fitted attributes for the Booster: ``best_round_`` when a best was marked,
+        ``reward_start_`` when the learner started from its own reward model."""
+        out: dict[str, Any] = {} if self.best is None else {"best_round_": self.best[0]}
+        if self.reward_start is not None:
+            out["reward_start_"] = self.reward_start
+        return out

@@ -169,6 +169,7 @@ def _start_from_rewards(fit: Any) -> bool:
     )
     if start is None:
         return False
+    fit.reward_start = getattr(fit.learner, "reward_start_", None)
     fit.scores += check_f(start, fit.scores.shape, fit.learner)
     if fit.eval_data is not None:
         fit.eval_scores = fit.learner.ensemble().decision_function(fit.eval_data.contexts)

@@ -145,7 +145,8 @@ class LightGBMEnsemble(Ensemble):
             default.value = before
 
     def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
-        """Yield the cumulative scores (m, K) after each round, from each row's leaves."""
+        """Yield the cumulative scores (m, K) after each round, from each row's leaves (a
+        linear tree, as a reward-model start has, is predicted as itself)."""
         if self.action_design == PAIRS_DESIGN:
             raise NotImplementedError("staged scores of a pairs ensemble are not available.")
         X = as_contexts(X, self.n_features)
@@ -157,18 +158,25 @@ class LightGBMEnsemble(Ensemble):
         rows = X if per_action else design_rows(X, K, self.action_design)
         leaves = np.asarray(self.booster.predict(rows, pred_leaf=True), dtype=np.int64)
         leaves = leaves.reshape(leaves.shape[0], n_trees)  # (rows, trees)
-        n_leaves = [tree["num_leaves"] for tree in self.booster.dump_model()["tree_info"]]
+        info = self.booster.dump_model()["tree_info"]
         scores = np.zeros((m, K))
         per_round = K if per_action else 1
         for start in range(0, n_trees, per_round):
             for j, tree in enumerate(range(start, start + per_round)):
-                values = np.array(
-                    [self.booster.get_leaf_output(tree, leaf) for leaf in range(n_leaves[tree])]
-                )
-                if per_action:
-                    scores[:, j] += values[leaves[:, tree]]
+                if _is_linear(info[tree]["tree_structure"]):
+                    values = self.booster.predict(
+                        rows, start_iteration=tree, num_iteration=1, raw_score=True
+                    )
                 else:
-                    scores += values[leaves[:, tree]].reshape(m, K)
+                    outputs = [
+                        self.booster.get_leaf_output(tree, leaf)
+                        for leaf in range(info[tree]["num_leaves"])
+                    ]
+                    values = np.asarray(outputs)[leaves[:, tree]]
+                if per_action:
+                    scores[:, j] += values
+                else:
+                    scores += np.asarray(values).reshape(m, K)
             yield scores.copy()
 
     def dumps(self) -> str:
@@ -219,3 +227,10 @@ class LightGBMEnsemble(Ensemble):
             booster, n_actions=K, action_design=design, n_features=d, n_rounds=rounds,
             n_action_features=d_a,
         )  # fmt: skip
+
+
+def _is_linear(node: dict) -> bool:
+    """Whether the tree of ``dump_model``'s ``tree_structure`` ``node`` has linear leaves."""
+    while "leaf_index" not in node and "left_child" in node:
+        node = node["left_child"]
+    return "leaf_const" in node

@@ -54,11 +54,7 @@ from opboost.learners.lightgbm_params import (
     LIGHTGBM_TREE_CONSTRAINTS,
     lightgbm_params_problem,
 )
-from opboost.learners.lightgbm_reward_start import (
-    fit_reward_trees,
-    merge_in_front,
-    scale_leaves,
-)
+from opboost.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
 from opboost.learners.lightgbm_rows import (
     ACTION_DESIGNS,
     action_tilt,
@@ -101,7 +97,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         objective, learning rate, boosting type, number of classes or a named parameter.
 
     After ``prepare``: ``booster_`` (the LightGBM Booster) and ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise", the layout the fit uses).
+    ("force_row_wise" or "force_col_wise", the layout the fit uses); after
+    ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 
     name: ClassVar[str] = "lightgbm_tree"
@@ -352,9 +349,11 @@ class LightGBMTree(PairRounds, BaseLearner):
         rewards: np.ndarray,
         scale: Callable[[np.ndarray], float],
     ) -> np.ndarray | None:
-        """F_0 = scale(q) q: a LightGBM reward model's own trees, scaled, in front of the
-        ensemble (not a round); returns F_0 on the training rows (n, K). None for
-        ``action_design="per_action"`` (its trees cannot hold a joint (x, a) model)."""
+        """F_0 = scale(q) q: a reward model chosen on held-out logs (LightGBM trees, or a
+        per-action linear model and trees; ``lightgbm_reward_start``), scaled, in front of the
+        ensemble (not a round); returns F_0 on the training rows (n, K) and records what was
+        chosen in ``reward_start_``. None for ``action_design="per_action"`` (its trees cannot
+        hold a joint (x, a) model)."""
         booster = self._check_prepared()
         if not self.offers_reward_start():
             return None
@@ -365,10 +364,13 @@ class LightGBMTree(PairRounds, BaseLearner):
         X = as_contexts(contexts, self.n_features_)
         categorical = categorical_columns(self.categorical_features, self.n_features_)
         design = (self.n_actions_, self.action_design, categorical)
-        model, q = fit_reward_trees(X, actions, rewards, *design, self._seed, self.num_threads)
-        factor = float(scale(q))
-        merge_in_front(booster, scale_leaves(model, factor))
-        return q * factor
+        model = fit_reward_model(
+            X, actions, rewards, *design, self._seed, self.num_threads, pairs=booster.train_set
+        )
+        factor = float(scale(model.q))
+        merge_in_front(booster, model.start_model(factor))
+        self.reward_start_ = {**model.report, "scale": factor}
+        return model.q * factor
 
     # ----------------------------------------------------------------------------- helpers
     def _check_prepared(self) -> lgb.Booster:

@@ -15,7 +15,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.estimators.direct import DirectMethod
 from opboost.fit.warm_start import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
-from opboost.learners.lightgbm_reward_start import fit_reward_trees
+from opboost.learners.lightgbm_reward_start import fit_reward_model
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.objectives import softmax
 from opboost.selection import constant_action_values
@@ -156,9 +156,10 @@ def test_reward_temperature_hits_the_target_probability(prob):
 
 
 def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
-    """With lightgbm_tree, F_0 IS a LightGBM reward model (its trees scaled by 1/tau, not a
-    distillation): on new contexts the policy's stage before its one round equals that model's
-    q / tau, and on the training rows softmax(F_0) puts 1/K + q (1 - 1/K) on the best action."""
+    """With lightgbm_tree, F_0 IS the chosen reward model (its trees, and its linear tree when
+    the linear family wins, scaled by 1/tau; not a distillation): on new contexts the policy's
+    stage before its one round equals that model's q / tau, and on the training rows
+    softmax(F_0) puts 1/K + q (1 - 1/K) on the best action."""
     logged, X_test, _ = digits_log
     booster = Booster(
         n_rounds=1,
@@ -170,7 +171,7 @@ def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
     fit_seed = int(check_random_state(0).integers(2**31 - 1))  # the fit's seed, as drawn
     seed = int(check_random_state(fit_seed).integers(2**31 - 1))  # the learner's, from it
     K = logged.n_actions
-    model, q_train = fit_reward_trees(
+    model = fit_reward_model(
         logged.contexts,
         logged.actions,
         logged.rewards,
@@ -180,14 +181,17 @@ def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
         seed=seed,
         num_threads=1,
     )
-    tau = reward_temperature(q_train, 0.1 + 0.5 * 0.9)
-    q_test = model.predict(design_rows(X_test, K, "stacked"), raw_score=True).reshape(-1, K)
+    assert booster.reward_start_["family"] == model.report["family"] == "linear+trees"
+    tau = reward_temperature(model.q, 0.1 + 0.5 * 0.9)
+    q_test = model.trees.predict(design_rows(X_test, K, "stacked"), raw_score=True)
+    q_test = q_test.reshape(-1, K) + model.linear.predict(X_test)
     stages = list(booster.policy_.ensemble.staged_decision_function(X_test))
-    assert len(stages) == model.num_trees() + 1
-    np.testing.assert_allclose(stages[-2], q_test / tau, rtol=1e-9, atol=1e-12)
+    assert len(stages) == model.trees.num_trees() + 2  # + the linear tree, + the round
+    np.testing.assert_allclose(stages[-2], q_test / tau, rtol=1e-9, atol=1e-9)
     f0_train = list(booster.policy_.ensemble.staged_decision_function(logged.contexts))[-2]
     assert softmax(f0_train).max(axis=1).mean() == pytest.approx(0.1 + 0.5 * 0.9, abs=1e-9)
     assert booster.n_rounds_ == 1 and booster.policy_.n_rounds == 1
+    assert booster.policy_.metadata["reward_start"] == booster.reward_start_
 
 
 def test_warm_start_reward_model_distils_when_the_learner_has_no_reward_trees(digits_log):

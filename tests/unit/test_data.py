@@ -491,7 +491,7 @@ def test_validation_errors_are_value_errors_not_parameter_errors():
 def test_float32_contexts_stay_float32_and_fit_the_same_policy(digits, sparse):
     """float32 contexts are kept as float32 (half the memory of the float64 copy made
     before), read-only; on values float32 holds exactly (digits' pixels) the fitted policy
-    is the float64 one's, to the bit."""
+    is the one of the same contexts in float64 (dense or CSR alike), to the bit."""
     from opboost import Booster
     from opboost.simulation.supervised import supervised_to_bandit
 
@@ -505,9 +505,12 @@ def test_float32_contexts_stay_float32_and_fit_the_same_policy(digits, sparse):
     assert not values.flags.writeable and not np.shares_memory(values, X32)
     params = {"n_rounds": 5, "random_state": 0, "base_learner_params": {"num_threads": 1}}
     test = digits.X[1000:1100]
+    X64 = np.asarray(logged.contexts, dtype=np.float64)  # the same format in float64
+    logs64 = LoggedBandit(sp.csr_matrix(X64) if sparse else X64, logged.actions,
+                          logged.propensities, logged.rewards, 10)  # fmt: skip
     np.testing.assert_array_equal(
         Booster(**params).fit(logs32).decision_function(test),
-        Booster(**params).fit(logged).decision_function(test),
+        Booster(**params).fit(logs64).decision_function(test),
     )
     as64 = LoggedBandit(digits.X[:5].astype(np.int64), np.zeros(5, int), np.ones(5), np.ones(5), 2)
     assert as64.contexts.dtype == np.float64  # anything else is float64, as before
