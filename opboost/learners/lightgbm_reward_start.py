@@ -198,7 +198,8 @@ def _reward_trees(params: dict, data: _Rows) -> tuple[lgb.Booster, np.ndarray | 
 class _HeldOutStop:
     """LightGBM callback: stop after :data:`STOPPING_ROUNDS` trees without a lower held-out
     squared error, or at :data:`RACE_TREES` trees while the best error so far is above
-    ``target`` (None: no race); the model keeps the best count (``best_iteration``)."""
+    ``target`` (None: no race). ``best`` is (0-based iteration, LightGBM's evaluation list)
+    of the lowest error so far."""
 
     order = 30
 
