@@ -38,7 +38,6 @@ from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
-from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 
@@ -97,7 +96,7 @@ class RewardModel:
     report: dict[str, Any]
 
     def start_model(self, factor: float) -> lgb.Booster:
-        """The model of ``factor`` q: the trees' leaves scaled in place, the scaled linear
+        """The model of ``factor`` q: the trees with their leaves scaled, the scaled linear
         tree (if any) in front of them."""
         model = scale_leaves(self.trees, factor)
         if self.linear is not None:
@@ -348,11 +347,17 @@ def _finish(trees, scores, linear, X, n_actions, params, report) -> RewardModel:
 
 
 def scale_leaves(model: lgb.Booster, factor: float) -> lgb.Booster:
-    """``model`` with every leaf output multiplied by ``factor`` (in place; returned)."""
-    for tree, values in enumerate(leaf_values(model.model_to_string())):
-        for leaf, value in enumerate(values):
-            model.set_leaf_output(tree, leaf, value * factor)
-    return model
+    """A new model: ``model`` with every leaf output multiplied by ``factor`` (its trees must
+    not be linear). Rewrites the model text once (the ``tree_sizes`` index goes: LightGBM then
+    reads the trees in order), which is several times faster than ``set_leaf_output`` on every
+    leaf; each output is the same double ``set_leaf_output(value * factor)`` would store."""
+    lines = model.model_to_string().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("leaf_value="):
+            values = [float(v) * factor for v in line[len("leaf_value=") :].split()]
+            lines[i] = "leaf_value=" + " ".join(map(repr, values))
+    text = "\n".join(line for line in lines if not line.startswith("tree_sizes="))
+    return lgb.Booster(model_str=text + "\n")
 
 
 def merge_in_front(booster: lgb.Booster, model: lgb.Booster) -> None:
