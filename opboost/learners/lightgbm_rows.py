@@ -145,16 +145,18 @@ def stacked_dataset(
         free_raw_data=True,
     )
     rows = repeated_rows(contexts, np.repeat(np.arange(n, dtype=np.int32), K))
-    # the action values 0..K-1 (exact in float32; LightGBM bins them as the float64 values)
-    action = np.tile(np.arange(K, dtype=np.float32), n)
+    if onehot:  # K 0/1 columns: row i*K + a is e_a
+        columns = np.tile(np.eye(K, dtype=np.float32), (n, 1))
+    else:  # the action 0..K-1, exact in float32 (binned as LightGBM bins the float64 values)
+        columns = np.tile(np.arange(K, dtype=np.float32), n)[:, None]
     actions = lgb.Dataset(
-        np.eye(K, dtype=np.float32)[action.astype(np.intp)] if onehot else action[:, None],
+        columns,
         params=params,
         feature_name=names[d:],
         categorical_feature="auto" if onehot else [0],
         free_raw_data=True,
     ).construct()
-    del action
+    del columns
     return _append_columns(rows, actions)
 
 
