@@ -22,6 +22,9 @@ module                    what it holds
 ``tabular``               :class:`TabularSchema`: string and categorical columns, action ids
 ``design``                the stacked (x, a) design of the regression reduction
 ``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
+``round_state``           :class:`RoundState`, :class:`ActionState` (g built on first use)
+``row_blocks``            a round's (n, K) arithmetic a block of rows at a time;
+                          :class:`RowWeightedProblem`
 ``estimator``             :class:`Estimator`, :class:`Interval`
 ``learner``               :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`
 ``learner_toolkit``       helpers for base learners (inputs, seeds, checked model text)

@@ -209,20 +209,16 @@ class LoggedBandit:
         return self.subset(np.sort(order[n_test:])), self.subset(np.sort(order[:n_test]))
 
     def with_rewards(self, rewards: np.ndarray) -> LoggedBandit:
-        """A copy with ``rewards`` replaced (e.g. translated by a constant)."""
-        return LoggedBandit(
-            self.contexts,
-            self.actions,
-            self.propensities,
-            rewards,
-            self.n_actions,
-            self.logging_probs,
-            self.positions,
-            self.action_features,
-            self.candidates,
-            schema=self.schema,
-            item_schema=self.item_schema,
-        )
+        """A copy with ``rewards`` replaced (e.g. translated by a constant), checked as the
+        constructor checks them. The other fields are shared, not copied: they are read-only
+        (a fit with ``reward_shift`` copied 1M x 50 float64 contexts, 400 MB, before)."""
+        rewards = check_row_fields(
+            self.actions, self.propensities, rewards, self.contexts.shape, self.n_actions
+        )[2]
+        shifted = object.__new__(LoggedBandit)
+        shifted.__dict__.update(self.__dict__)
+        object.__setattr__(shifted, "rewards", readonly(rewards))
+        return shifted
 
     # --- adapters ---------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
+from opboost.api.row_blocks import RowWeightedProblem, row_blocks
 from opboost.api.validation import check_choice, check_random_state, check_scalar
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "learner_seed",
     "loads_checked",
     "prepare_inputs",
+    "wls_gradients",
     "wls_terms",
 ]
 
@@ -99,6 +101,51 @@ def learner_seed(own: Any, given: Any) -> int:
 HESSIAN_UNITS = ("mean", "raw")
 
 
+def _check_regression(
+    owner: str, problem: BaseProblem, shape: tuple[int, int], hessian_units: str
+) -> None:
+    """Raise unless ``problem`` is a regression problem of (n, K) = ``shape``."""
+    check_choice(hessian_units, "hessian_units", owner, HESSIAN_UNITS)
+    if problem.reduction != "regression":
+        raise InvalidParameterError(
+            f"{owner} solves the 'regression' reduction; got {problem.reduction!r}. "
+            f"Use a classification learner (e.g. sklearn_stump) for that objective."
+        )
+    if isinstance(problem, RowWeightedProblem):
+        shapes = (problem.shape, problem.shape)
+    else:
+        shapes = (np.shape(problem.targets), np.shape(problem.weights))
+    if shapes != (shape, shape):
+        raise InvalidParameterError(
+            f"{owner}.fit_round: targets and weights must have shape (n, K) = {shape}; "
+            f"got {shapes[0]} and {shapes[1]}."
+        )
+
+
+def _bad_values(owner: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"{owner}.fit_round: weights must be finite and >= 0 and targets finite."
+    )
+
+
+def _weight_scale(
+    owner: str, total_w: float, n_pos: int, lowest: float, hessian_units: str
+) -> float | None:
+    """The hessian scale of weights of sum ``total_w`` with ``n_pos`` nonzero entries and
+    minimum ``lowest`` (see :func:`wls_terms`); None when every weight is 0. Raises unless
+    the weights are finite and >= 0."""
+    if not np.isfinite(total_w) or lowest < 0:
+        raise _bad_values(owner)
+    if n_pos == 0:
+        return None
+    return n_pos / total_w if hessian_units == "mean" else 1.0
+
+
+def _weight_stats(w: np.ndarray) -> tuple[float, int, float]:
+    """(sum, count of nonzero entries, minimum) of an array of weights."""
+    return float(np.sum(w)), int(np.count_nonzero(w)), float(np.min(w))
+
+
 def wls_terms(
     owner: str,
     problem: BaseProblem,
@@ -113,29 +160,61 @@ def wls_terms(
     entries (the weighted least-squares solution does not change; the library's
     minimum-hessian rules stay meaningful); with ``"raw"`` it is 1. A custom objective then
     passes gradient ``-scale*w*y`` and hessian ``scale*w``. ``out`` (n, K) receives w*y if
-    given.
+    given. :func:`wls_gradients` writes those float32 gradients without (n, K) temporaries.
     """
-    check_choice(hessian_units, "hessian_units", owner, HESSIAN_UNITS)
-    if problem.reduction != "regression":
-        raise InvalidParameterError(
-            f"{owner} solves the 'regression' reduction; got {problem.reduction!r}. "
-            f"Use a classification learner (e.g. sklearn_stump) for that objective."
-        )
-    y, w = problem.targets, problem.weights
-    if np.shape(y) != shape or np.shape(w) != shape:
-        raise InvalidParameterError(
-            f"{owner}.fit_round: targets and weights must have shape (n, K) = {shape}; "
-            f"got {np.shape(y)} and {np.shape(w)}."
-        )
-    work = np.multiply(w, y, out=out)
-    total_w, n_pos = float(np.sum(w)), int(np.count_nonzero(w))
-    if not (np.isfinite(total_w) and np.isfinite(np.sum(work))) or np.min(w) < 0:
-        raise InvalidParameterError(
-            f"{owner}.fit_round: weights must be finite and >= 0 and targets finite."
-        )
-    if n_pos == 0:
-        return None
-    return work, (n_pos / total_w if hessian_units == "mean" else 1.0)
+    _check_regression(owner, problem, shape, hessian_units)
+    w = problem.weights
+    work = np.multiply(w, problem.targets, out=out)
+    scale = _weight_scale(owner, *_weight_stats(w), hessian_units)
+    if not np.isfinite(np.sum(work)):
+        raise _bad_values(owner)
+    return None if scale is None else (work, scale)
+
+
+def wls_gradients(
+    owner: str,
+    problem: BaseProblem,
+    grad: np.ndarray,
+    hess: np.ndarray,
+    factors: np.ndarray,
+    *,
+    scratch: np.ndarray,
+    hessian_units: str = "mean",
+) -> bool:
+    """Write a regression problem's gradient ``-s_a w y`` and hessian ``s_a w`` into the
+    float32 (n, K) arrays (or views) ``grad`` and ``hess``, s_a = scale * ``factors[a]``
+    with the scale of :func:`wls_terms`; False when every weight is 0 (nothing to fit).
+
+    The values are bit for bit those of the same products on :func:`wls_terms`'s output,
+    but w*y exists only a block of rows at a time. ``scratch`` (n, K) float64 receives the
+    weights of a :class:`~opboost.api.row_blocks.RowWeightedProblem` (which keeps one per
+    row), so that their sum is numpy's sum of the (n, K) weights, as in wls_terms; it is
+    read before ``grad`` and ``hess`` are written, so it may share their memory.
+    """
+    shape = grad.shape
+    _check_regression(owner, problem, shape, hessian_units)
+    if isinstance(problem, RowWeightedProblem):
+        row_w = problem.row_weights  # summed as the (n, K) weights; counted, min per row
+        total = float(np.sum(problem.weights_into(scratch)))
+        stats = total, int(np.count_nonzero(row_w)) * shape[1], float(np.min(row_w))
+        weight_rows = row_w[:, None].__getitem__  # (m, 1) blocks: the same values
+        target_rows = problem.target_rows
+    else:
+        w, targets = np.asarray(problem.weights), np.asarray(problem.targets)
+        stats = _weight_stats(w)
+        weight_rows, target_rows = w.__getitem__, targets.__getitem__
+    scale = _weight_scale(owner, *stats, hessian_units)
+    s = (1.0 if scale is None else scale) * np.asarray(factors, dtype=np.float64)
+    finite = True
+    for rows in row_blocks(*shape):
+        w = weight_rows(rows)
+        work = np.multiply(w, target_rows(rows))
+        finite = finite and bool(np.isfinite(np.sum(work)))
+        np.multiply(work, -s, out=grad[rows], casting="same_kind")
+        np.multiply(w, s, out=hess[rows], casting="same_kind")
+    if not finite:
+        raise _bad_values(owner)
+    return scale is not None
 
 
 def _sha256(text: str) -> str:

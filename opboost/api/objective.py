@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,6 +48,8 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.numeric import dot, row_sums
+from opboost.api.round_state import ActionState, RoundState
+from opboost.api.row_blocks import RowWeightedProblem, logged_gradient, row_blocks
 from opboost.api.slots import mask_slots
 from opboost.api.validation import check_choice
 
@@ -85,25 +86,32 @@ def _row_max(scores: np.ndarray) -> np.ndarray:
 
 
 def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass."""
-    top = _row_max(scores)
-    probs = scores - top[:, None]
-    np.exp(probs, out=probs)
-    total = row_sums(probs)
-    probs *= (1.0 / total)[:, None]  # one division per row, not per entry: 2x faster
-    return probs, top + np.log(total)
+    """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass over
+    blocks of rows (each step of a block runs in the cache; the values are the same)."""
+    probs, log_norm = np.empty(scores.shape), np.empty(scores.shape[0])
+    for rows in row_blocks(*scores.shape):
+        top, block = _row_max(scores[rows]), probs[rows]
+        np.subtract(scores[rows], top[:, None], out=block)
+        np.exp(block, out=block)
+        total = row_sums(block)
+        block *= (1.0 / total)[:, None]  # one division per row, not per entry: 2x faster
+        np.add(top, np.log(total), out=log_norm[rows])
+    return probs, log_norm
+
+
+def _policy(scores: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """softmax(F) (n, K), pi(a_i|x_i) (n,) and logsumexp(F_i) (n,)."""
+    probs, log_norm = _softmax_and_log_norm(scores)
+    logged = np.arange(len(actions)) * probs.shape[1] + actions  # flat index of (i, a_i)
+    return probs, probs.ravel()[logged], log_norm
 
 
 def policy_terms(
     scores: np.ndarray, actions: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """softmax(F) (n, K), pi(a_i|x_i) (n,), g_i = e_{a_i} - pi(x_i) (n, K), logsumexp(F_i) (n,)."""
-    probs, log_norm = _softmax_and_log_norm(scores)
-    logged = np.arange(len(actions)) * probs.shape[1] + actions  # flat index of (i, a_i)
-    pi_logged = probs.ravel()[logged]
-    g = -probs
-    g.ravel()[logged] += 1.0
-    return probs, pi_logged, g, log_norm
+    probs, pi_logged, log_norm = _policy(scores, actions)
+    return probs, pi_logged, logged_gradient(probs, actions), log_norm
 
 
 def closed_form_step(numerator: float, denominator: float, n: int, l2: float = 0.0) -> float:
@@ -116,46 +124,6 @@ def closed_form_step(numerator: float, denominator: float, n: int, l2: float = 0
     if not denominator > 0.0:
         return 0.0
     return float(numerator) / denominator
-
-
-@dataclass(frozen=True, eq=False)
-class RoundState:
-    """Everything one round needs about the current ensemble, computed once.
-
-    ``scores`` F (n, K); ``probs`` softmax(F) (n, K); ``coef`` c (n,); ``actions`` (n,);
-    ``pi_logged`` pi(a_i|x_i) (n,); ``g`` e_{a_i} - pi(x_i) (n, K); ``xi`` and ``sigma`` (n,);
-    ``log_norm`` logsumexp(F_i) (n,), so log pi(a_i|x_i) = F[i, a_i] - log_norm[i] without
-    underflow.
-    """
-
-    scores: np.ndarray
-    probs: np.ndarray
-    coef: np.ndarray
-    actions: np.ndarray
-    pi_logged: np.ndarray
-    g: np.ndarray
-    xi: np.ndarray
-    sigma: np.ndarray
-    log_norm: np.ndarray
-
-    @property
-    def log_pi_logged(self) -> np.ndarray:
-        """log pi(a_i|x_i), shape (n,), from the scores (never log of an underflowed 0)."""
-        return self.scores[np.arange(self.n), self.actions] - self.log_norm
-
-    @property
-    def n(self) -> int:
-        return int(self.scores.shape[0])
-
-
-@dataclass(frozen=True, eq=False)
-class ActionState(RoundState):
-    """A :class:`RoundState` for per-action coefficients: ``coef`` is the row-centred matrix
-    Gamma (n, K); ``direction`` u = -n dR/dF (n, K); ``kappa`` the curvature (n,) of the
-    smoothness bound (``xi`` is 1 and ``sigma`` is ``kappa``; neither is used)."""
-
-    direction: np.ndarray
-    kappa: np.ndarray
 
 
 def centre_rows(gamma: np.ndarray, candidates: Any = None) -> np.ndarray:
@@ -209,8 +177,7 @@ def _action_problem(state: ActionState, reduction: str) -> BaseProblem:
     u, kappa = state.direction, state.kappa
     if reduction == "regression":
         inverse = np.divide(1.0, kappa, out=np.zeros_like(kappa), where=kappa > 0)
-        weights = np.broadcast_to(kappa[:, None], u.shape)
-        return BaseProblem("regression", u * inverse[:, None], np.ascontiguousarray(weights))
+        return RowWeightedProblem(kappa, u.shape[1], lambda rows: u[rows] * inverse[rows, None])
     return BaseProblem("classification", np.where(u >= 0, 1.0, -1.0), np.abs(u))
 
 
@@ -253,17 +220,17 @@ class Objective(Component):
             scores, data, coef, type(self).__name__, matrix=self.supports_action_coefficients
         )
         actions = np.asarray(data.actions)
-        probs, pi_logged, g, log_norm = policy_terms(scores, actions)
+        probs, pi_logged, log_norm = _policy(scores, actions)
         if coef.ndim == 2:
             gamma = coef if centred else centre_rows(coef, getattr(data, "candidates", None))
             direction, kappa = self.action_terms(gamma, probs, scores - log_norm[:, None])
             ones = np.ones(len(actions))
             return ActionState(
-                scores, probs, gamma, actions, pi_logged, g, ones, kappa, log_norm,
+                scores, probs, gamma, actions, pi_logged, None, ones, kappa, log_norm,
                 direction, kappa,
             )  # fmt: skip
         xi, sigma = self.xi_sigma(coef, pi_logged)
-        return RoundState(scores, probs, coef, actions, pi_logged, g, xi, sigma, log_norm)
+        return RoundState(scores, probs, coef, actions, pi_logged, None, xi, sigma, log_norm)
 
     # --- state-based methods (the booster's fast path) ------------------------------------
 
@@ -287,8 +254,7 @@ class Objective(Component):
             gradient = self.gradient_at(state)
             return math.sqrt(float(np.einsum("ij,ij->", gradient, gradient)))
         row_scale = state.coef * state.xi
-        g_sq = np.einsum("ij,ij->i", state.g, state.g)
-        return math.sqrt(dot(row_scale * row_scale, g_sq)) / state.n
+        return math.sqrt(dot(row_scale * row_scale, state.gradient_products())) / state.n
 
     def curvature_at(self, state: RoundState) -> np.ndarray:
         """|c_i| sigma_i (per-action: kappa_i), shape (n,): the quadratic coefficients of the
@@ -310,22 +276,27 @@ class Objective(Component):
         if isinstance(state, ActionState):
             return _action_problem(state, reduction)
         sign = np.where(state.coef < 0, -1.0, 1.0)
+        shape = state.probs.shape
         if reduction == "regression":
-            targets = (sign * state.xi / state.sigma)[:, None] * state.g
-            weights = np.broadcast_to(self.curvature_at(state)[:, None], state.g.shape)
-            return BaseProblem("regression", targets, np.ascontiguousarray(weights))
-        labels = np.full(state.g.shape, -1.0)
+            row_targets = sign * state.xi / state.sigma
+            return RowWeightedProblem(
+                self.curvature_at(state),
+                shape[1],
+                lambda rows: row_targets[rows, None] * state.gradient_rows(rows),
+            )
+        labels = np.full(shape, -1.0)
         labels[np.arange(state.n), state.actions] = 1.0
         labels *= sign[:, None]
-        weights = np.abs((state.coef * state.xi)[:, None] * state.g)
+        row_scale, weights = state.coef * state.xi, np.empty(shape)
+        for rows in row_blocks(*shape):
+            np.abs(row_scale[rows, None] * state.gradient_rows(rows), out=weights[rows])
         return BaseProblem("classification", labels, weights)
 
     def step_numerator_at(self, state: RoundState, f_values: np.ndarray) -> float:
         """sum_i c_i xi_i g_i^T f_i (per-action: sum_i u_i^T f_i; = -n <gradient, f>)."""
         if isinstance(state, ActionState):
             return float(np.einsum("ij,ij->", state.direction, f_values))
-        per_example = np.einsum("ij,ij->i", state.g, f_values)
-        return dot(state.coef * state.xi, per_example)
+        return dot(state.coef * state.xi, state.gradient_products(f_values))
 
     def step_denominator_at(self, state: RoundState, f_values: np.ndarray) -> float:
         """sum_i |c_i| sigma_i ||f_i||^2."""
@@ -364,9 +335,9 @@ class Objective(Component):
         """Closed-form ensemble weight alpha for the base predictions ``f_values`` (n, K)."""
         state = self.round_state(scores, data, coef)
         f_values = np.asarray(f_values, dtype=np.float64)
-        if f_values.shape != state.g.shape:
+        if f_values.shape != state.probs.shape:
             raise InvalidParameterError(
-                f"{type(self).__name__}.step: f_values must have shape {state.g.shape}. "
+                f"{type(self).__name__}.step: f_values must have shape {state.probs.shape}. "
                 f"Got {f_values.shape}."
             )
         return self.step_at(state, f_values)

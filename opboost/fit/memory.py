@@ -18,6 +18,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
+from opboost.api.row_blocks import add_scaled
 from opboost.booster_checks import check_f
 from opboost.engine import FitSettings
 from opboost.fit.metadata import policy_metadata, policy_values
@@ -115,7 +116,7 @@ class InMemoryFit:
 
     def fit_direction(self) -> Fitted:
         problem = self.objective.problem_at(self.state, self.learner.reduction)
-        values = check_f(self.learner.fit_round(problem), self.state.g.shape, self.learner)
+        values = check_f(self.learner.fit_round(problem), self.state.probs.shape, self.learner)
         return Fitted(values, max(float(values.max()), -float(values.min())))
 
     def step_denominator(self, direction: Fitted) -> float:
@@ -133,8 +134,9 @@ class InMemoryFit:
     def commit(self, direction: Fitted, weight: float, **metrics: float) -> None:
         """F <- F + weight f; recompute the round state once; record the metrics."""
         self.learner.commit_round(weight)
-        self.scores += weight * direction.values
+        add_scaled(self.scores, weight, direction.values)  # no (n, K) temporary
         self.round += 1
+        self.state = None  # the old policy's arrays go before the new ones are made
         self.state = self._round_state()
         self.train_metrics = {
             **metrics,

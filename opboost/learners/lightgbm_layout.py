@@ -21,9 +21,18 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
+from opboost.api.row_blocks import row_blocks
 from opboost.learners.lightgbm_rows import histogram_layout
 
-__all__ = ["LAYOUTS", "PROBE_MIN_ROWS", "PROBE_ROUNDS", "fit_layout", "update_one_iter"]
+__all__ = [
+    "LAYOUTS",
+    "PROBE_MIN_ROWS",
+    "PROBE_ROUNDS",
+    "fetch_scores",
+    "fit_layout",
+    "score_change",
+    "update_one_iter",
+]
 
 LAYOUTS = ("force_row_wise", "force_col_wise")
 #: Designed rows (n*K stacked, or the candidate pairs) from which the layout is timed.
@@ -48,6 +57,32 @@ def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) ->
         )
     )
     return 0 if finished.value else booster.num_trees() - before
+
+
+def fetch_scores(booster: lgb.Booster, out: np.ndarray) -> None:
+    """Copy LightGBM's cached training scores (num_data * trees per round float64, its
+    layout) into the C-contiguous ``out``."""
+    length = ctypes.c_int64(0)
+    _safe_call(
+        _LIB.LGBM_BoosterGetPredict(
+            booster._handle,
+            ctypes.c_int(0),
+            ctypes.byref(length),
+            out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+        )
+    )
+
+
+def score_change(booster: lgb.Booster, last: np.ndarray, out: np.ndarray) -> None:
+    """``out`` <- LightGBM's cached training scores minus ``last`` (both (rows, cols) in
+    LightGBM's layout, float64), and ``last`` <- those scores: the outputs of the trees grown
+    since ``last`` was fetched. The scores are fetched into ``out`` and the difference taken
+    in place a block of rows at a time (no second full-size buffer)."""
+    fetch_scores(booster, out)
+    for rows in row_blocks(*out.shape):
+        new = out[rows].copy()
+        out[rows] -= last[rows]
+        last[rows] = new
 
 
 def fit_layout(dataset: lgb.Dataset, design: str, params: dict[str, Any]) -> str:

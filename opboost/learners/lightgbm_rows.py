@@ -30,6 +30,7 @@ __all__ = [
     "design_rows",
     "histogram_layout",
     "pairs_dataset",
+    "repeated_rows",
     "stacked_dataset",
 ]
 
@@ -143,17 +144,31 @@ def stacked_dataset(
         categorical_feature=categorical,
         free_raw_data=True,
     )
-    # subset() sorts a list of Python ints (already sorted here: a linear pass) fastest.
-    rows = contexts.construct().subset(np.repeat(np.arange(n), K).tolist()).construct()
-    action = np.tile(np.arange(K), n)
+    rows = repeated_rows(contexts, np.repeat(np.arange(n, dtype=np.int32), K))
+    if onehot:  # K 0/1 columns: row i*K + a is e_a
+        columns = np.tile(np.eye(K, dtype=np.float32), (n, 1))
+    else:  # the action 0..K-1, exact in float32 (binned as LightGBM bins the float64 values)
+        columns = np.tile(np.arange(K, dtype=np.float32), n)[:, None]
     actions = lgb.Dataset(
-        np.eye(K)[action] if onehot else action[:, None].astype(np.float64),
+        columns,
         params=params,
         feature_name=names[d:],
         categorical_feature="auto" if onehot else [0],
         free_raw_data=True,
     ).construct()
+    del columns
     return _append_columns(rows, actions)
+
+
+def repeated_rows(dataset: lgb.Dataset, indices: np.ndarray) -> lgb.Dataset:
+    """The constructed Dataset of rows ``indices`` (sorted int32, repeats allowed) of
+    ``dataset``, binned with its bins: LightGBM's ``subset``, given the indices as an int32
+    array. ``subset`` itself takes a list (36 bytes of Python ints per row, 360 MB at 10M
+    designed rows) and sorts it; LightGBM converts the list to this array anyway.
+    """
+    rows = dataset.construct().subset([])
+    rows.used_indices = indices  # what construct() passes to LGBM_DatasetGetSubset
+    return rows.construct()
 
 
 def _append_columns(rows: lgb.Dataset, columns: lgb.Dataset) -> lgb.Dataset:
@@ -161,9 +176,11 @@ def _append_columns(rows: lgb.Dataset, columns: lgb.Dataset) -> lgb.Dataset:
     with warnings.catch_warnings():  # LightGBM warns that Python-side raw data and
         warnings.simplefilter("ignore")  # categorical names are dropped; both are unused
         rows = rows.add_features_from(columns)
-    # subset() keeps its row indices as a Python list (about 36 bytes per designed row) to
-    # rebuild a freed Dataset; these are never rebuilt (their raw data is freed anyway).
+    # subset() keeps its row indices (and the Dataset it was taken from) to rebuild a freed
+    # Dataset; these are never rebuilt (their raw data is freed anyway). Dropping the
+    # reference frees the binned n context rows (the subset holds its own copy).
     rows.used_indices = None
+    rows.reference = None
     return rows
 
 
@@ -183,7 +200,7 @@ def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto")
         X, params=params, feature_name=names[:d], categorical_feature=categorical,
         free_raw_data=True,
     )  # fmt: skip
-    rows = contexts.construct().subset(pairs.view.rows.tolist()).construct()
+    rows = repeated_rows(contexts, np.asarray(pairs.view.rows, dtype=np.int32))
     phi = lgb.Dataset(
         pairs.action_features[pairs.view.pair_items],
         params=params,

@@ -27,13 +27,11 @@ predictions after ``loads`` are bit-identical.
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import lightgbm as lgb
 import numpy as np
-from lightgbm.basic import _LIB, _safe_call
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
@@ -41,11 +39,16 @@ from opboost.api.learner_toolkit import (
     as_contexts,
     learner_seed,
     prepare_inputs,
-    wls_terms,
+    wls_gradients,
 )
 from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
+from opboost.learners.lightgbm_layout import (
+    fetch_scores,
+    fit_layout,
+    score_change,
+    update_one_iter,
+)
 from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_pairs import PairRounds
 from opboost.learners.lightgbm_params import (
@@ -209,12 +212,10 @@ class LightGBMTree(PairRounds, BaseLearner):
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
         self._seed = seed
         self._per_iter = per_iter
-        self._tilt = action_tilt(K)
-        self._grad = np.empty(n * K, dtype=np.float32)
-        self._hess = np.empty(n * K, dtype=np.float32)
-        self._work = np.empty((n, K))  # float64 w * y
+        # gradient and hessian factors by action: the tilt on stacked rows (action_tilt)
+        self._tilt = action_tilt(K) if per_iter == 1 else np.ones(K)
         self._scores = np.zeros(n * K)  # LightGBM's cached training scores, its layout
-        self._next = np.empty(n * K)
+        self._next = None if per_iter == 1 else np.empty(n * K)  # class-major: fetched here
         self._pending = 0  # trees of a fitted but uncommitted round
         self._last_alpha = 1.0
         self._designed = context_rows_cache(d, K, design)
@@ -230,32 +231,23 @@ class LightGBMTree(PairRounds, BaseLearner):
         if self._view is not None:
             return self._fit_pairs_round(booster, problem)
         n, K = self.n_rows_, self.n_actions_
-        terms = wls_terms(
-            "LightGBMTree", problem, (n, K), out=self._work, hessian_units=self.hessian_units
-        )
-        if terms is None:  # every weight is 0: nothing to fit
-            return np.zeros((n, K))
-        work, scale = terms
-        w = problem.weights
-        if self._per_iter == 1:  # example-major rows: the (n, K) layout as is
-            grad, hess = self._grad.reshape(n, K), self._hess.reshape(n, K)
-            scale = scale * self._tilt
-            np.multiply(work, -scale, out=grad, casting="same_kind")
-            np.multiply(w, scale, out=hess, casting="same_kind")
-        else:  # LightGBM multiclass layout is class-major (K, n)
-            grad, hess = self._grad.reshape(K, n), self._hess.reshape(K, n)
-            np.multiply(work.T, -scale, out=grad, casting="same_kind")
-            np.multiply(np.asarray(w).T, scale, out=hess, casting="same_kind")
-        self._pending = update_one_iter(booster, self._grad, self._hess)
-        if self._pending == 0:
-            return np.zeros((n, K))
-        self._fetch_scores(self._next)
+        # One n*K float64 buffer a round: the weights' scratch, then the float32 gradients
+        # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs.
         f = np.empty((n, K))
-        if self._per_iter == 1:
-            np.subtract(self._next.reshape(n, K), self._scores.reshape(n, K), out=f)
-        else:
-            np.subtract(self._next.reshape(K, n).T, self._scores.reshape(K, n).T, out=f)
-        self._scores, self._next = self._next, self._scores
+        grad, hess = f.reshape(-1).view(np.float32).reshape(2, n * K)
+        if self._per_iter == 1:  # example-major rows: the (n, K) layout as is
+            rows = grad.reshape(n, K), hess.reshape(n, K)
+        else:  # LightGBM multiclass layout is class-major (K, n)
+            rows = grad.reshape(K, n).T, hess.reshape(K, n).T
+        units = self.hessian_units
+        if wls_gradients(
+            "LightGBMTree", problem, *rows, self._tilt, scratch=f, hessian_units=units
+        ):
+            self._pending = update_one_iter(booster, grad, hess)
+        if self._pending == 0:  # every weight 0, or no split: nothing was fitted
+            f.fill(0.0)
+            return f
+        self._fetch_change(f)
         return f
 
     def commit_round(self, alpha: float) -> None:
@@ -383,15 +375,18 @@ class LightGBMTree(PairRounds, BaseLearner):
 
     def _fetch_scores(self, out: np.ndarray) -> None:
         """Copy LightGBM's cached training scores (n*K, its layout) into ``out``."""
-        length = ctypes.c_int64(0)
-        _safe_call(
-            _LIB.LGBM_BoosterGetPredict(
-                self.booster_._handle,
-                ctypes.c_int(0),
-                ctypes.byref(length),
-                out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-            )
-        )
+        fetch_scores(self.booster_, out)
+
+    def _fetch_change(self, f: np.ndarray) -> None:
+        """``f`` (n, K) <- the new trees' outputs on the training rows (the change of
+        LightGBM's cached scores); the new scores are kept for the next round."""
+        if self._per_iter == 1:  # example-major: f's own layout
+            score_change(self.booster_, self._scores.reshape(f.shape), f)
+            return
+        n, K = f.shape  # class-major (K, n): fetched into the second buffer
+        self._fetch_scores(self._next)
+        np.subtract(self._next.reshape(K, n).T, self._scores.reshape(K, n).T, out=f)
+        self._scores, self._next = self._next, self._scores
 
     def _discard_pending(self) -> None:
         """Remove the uncommitted round's trees and restore the cached scores."""

@@ -391,6 +391,18 @@ def test_with_rewards_replaces_only_rewards():
     assert data.rewards[0] == 1.0
     with pytest.raises(ValueError, match="rewards must be finite; index 2 has nan"):
         data.with_rewards(np.array([0, 0, np.nan, 0, 0, 0]))
+    with pytest.raises(ValueError, match="rewards"):
+        data.with_rewards(np.zeros(5))
+
+
+def test_with_rewards_shares_the_read_only_fields():
+    """The shifted copy a fit with reward_shift makes holds the same contexts (no copy of the
+    (n, d) matrix); its rewards are its own and read-only."""
+    data = LoggedBandit(**_fields())
+    shifted = data.with_rewards(data.rewards + 0.5)
+    assert shifted.contexts is data.contexts and shifted.actions is data.actions
+    assert type(shifted) is LoggedBandit and not shifted.rewards.flags.writeable
+    assert len(shifted) == len(data) and shifted.n_actions == data.n_actions
 
 
 # --- adapters --------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""The stacked (and pair) Dataset is built without Python row lists, float64 action columns or
+the context Dataset kept alive, and is still the Dataset of before: the same binary file (bins,
+binned rows, metadata) and the same trees."""
+
+from __future__ import annotations
+
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from opboost.api.pairs import PairRows
+from opboost.api.slots import SlotView
+from opboost.learners.lightgbm_layout import update_one_iter
+from opboost.learners.lightgbm_rows import pairs_dataset, stacked_dataset
+from opboost.learners.lightgbm_tree import LightGBMTree
+
+N, D, K = 500, 5, 4
+
+
+def _params() -> dict:
+    return LightGBMTree(num_leaves=6, min_data_in_leaf=5, num_threads=1)._lgb_params(3)
+
+
+def _contexts() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, D)).astype(np.float32)
+    X[:, 0] = rng.integers(-1, 6, size=N)  # a categorical column with missing codes
+    return X
+
+
+def _list_built(X, design, params, categorical):
+    """The construction before: subset() from a list of Python ints, float64 actions."""
+    n, d = X.shape
+    onehot = design == "stacked_onehot"
+    names = [f"Column_{j}" for j in range(d + (K if onehot else 1))]
+    contexts = lgb.Dataset(
+        X, params=params, feature_name=names[:d], categorical_feature=categorical
+    )
+    rows = contexts.construct().subset(np.repeat(np.arange(n), K).tolist()).construct()
+    action = np.tile(np.arange(K), n)
+    actions = lgb.Dataset(
+        np.eye(K)[action] if onehot else action[:, None].astype(np.float64),
+        params=params,
+        feature_name=names[d:],
+        categorical_feature="auto" if onehot else [0],
+    ).construct()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rows.add_features_from(actions)
+
+
+def _binary(dataset: lgb.Dataset, path) -> bytes:
+    dataset.save_binary(str(path))
+    return path.read_bytes()
+
+
+def _trees(dataset: lgb.Dataset, params: dict) -> str:
+    booster = lgb.Booster({**params, "force_row_wise": True}, dataset)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        grad = rng.normal(size=dataset.num_data()).astype(np.float32)
+        update_one_iter(booster, grad, np.ones_like(grad))
+    return booster.model_to_string()
+
+
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+@pytest.mark.parametrize("categorical", ["auto", [0]])
+def test_stacked_dataset_is_the_dataset_built_from_python_lists(tmp_path, design, categorical):
+    X, params = _contexts(), _params()
+    new = stacked_dataset(X, K, design, params, categorical)
+    old = _list_built(X, design, params, categorical)
+    assert new.used_indices is None and new.reference is None  # nothing of the build kept
+    assert _binary(new, tmp_path / "new.bin") == _binary(old, tmp_path / "old.bin")
+    assert _trees(new, params) == _trees(old, params)
+
+
+def test_pairs_dataset_is_the_dataset_built_from_python_lists(tmp_path):
+    X, params = _contexts(), _params()
+    rng = np.random.default_rng(2)
+    candidates = rng.random((N, 6)) < 0.5
+    candidates[:, 0] = True
+    view = SlotView.from_candidates(candidates, N, 6)
+    phi = rng.normal(size=(6, 2))
+    new = pairs_dataset(PairRows(X, phi, view, ()), params)
+    names = [f"Column_{j}" for j in range(D + 2)]
+    contexts = lgb.Dataset(X, params=params, feature_name=names[:D]).construct()
+    rows = contexts.subset(view.rows.tolist()).construct()
+    items = lgb.Dataset(phi[view.pair_items], params=params, feature_name=names[D:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = rows.add_features_from(items.construct())
+    assert new.reference is None and new.num_data() == view.n_pairs
+    assert _binary(new, tmp_path / "new.bin") == _binary(old, tmp_path / "old.bin")
