@@ -59,14 +59,15 @@ def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) ->
     return 0 if finished.value else booster.num_trees() - before
 
 
-def fetch_scores(booster: lgb.Booster, out: np.ndarray) -> None:
-    """Copy LightGBM's cached training scores (num_data * trees per round float64, its
-    layout) into the C-contiguous ``out``."""
+def fetch_scores(booster: lgb.Booster, out: np.ndarray, data_idx: int = 0) -> None:
+    """Copy LightGBM's cached scores of its training data (``data_idx`` 0) or of its
+    ``data_idx``-th validation Dataset (num_data * trees per round float64, its layout)
+    into the C-contiguous ``out``."""
     length = ctypes.c_int64(0)
     _safe_call(
         _LIB.LGBM_BoosterGetPredict(
             booster._handle,
-            ctypes.c_int(0),
+            ctypes.c_int(data_idx),
             ctypes.byref(length),
             out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
         )

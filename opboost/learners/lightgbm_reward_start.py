@@ -25,7 +25,6 @@ fitted on every row. docs/defaults.md has the measurements behind every choice h
 
 from __future__ import annotations
 
-import ctypes
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from lightgbm.basic import _LIB, _ConfigAliases, _safe_call
 from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
+from opboost.learners.lightgbm_layout import fetch_scores
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
@@ -187,10 +187,7 @@ def _reward_trees(params: dict, data: _Rows) -> tuple[lgb.Booster, np.ndarray | 
     if data.pairs is None:
         return model, None
     scores = np.empty(data.pairs.num_data())
-    length = ctypes.c_int64(0)
-    pointer = scores.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-    _safe_call(_LIB.LGBM_BoosterGetPredict(model._handle, ctypes.c_int(1), ctypes.byref(length),
-                                           pointer))  # fmt: skip
+    fetch_scores(model, scores, data_idx=1)
     return model, scores
 
 
