@@ -29,8 +29,13 @@ import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
 from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
-from opboost.learners.lightgbm_layout import LAYOUTS, update_one_iter
-from opboost.learners.lightgbm_model_text import leaf_values
+from opboost.learners.lightgbm_layout import (
+    LAYOUTS,
+    fetch_scores,
+    score_change,
+    set_round_leaves,
+    update_one_iter,
+)
 from opboost.learners.lightgbm_rows import histogram_layout, stacked_dataset
 
 __all__ = ["Shard", "strip_parameters"]
@@ -128,7 +133,7 @@ class Shard:
         self.empty_text = self.booster.model_to_string()
         size = self.n * self.K
         self.grad, self.hess = np.empty(size, np.float32), np.empty(size, np.float32)
-        self.cached, self.next = np.zeros(size), np.empty(size)  # LightGBM's training scores
+        self.cached = np.zeros((self.n, self.K))  # LightGBM's training scores when last read
         self.f = np.zeros((self.n, self.K))
         self.pending = 0
         return self._refresh()
@@ -144,9 +149,7 @@ class Shard:
             regression_terms(problem, weight_scale, grad[rows], hess[rows])
         self.pending = update_one_iter(self.booster, self.grad, self.hess)
         if self.pending:
-            _training_scores(self.booster, self.next)
-            np.subtract(self.next.reshape(self.n, self.K), self.cached.reshape(self.n, self.K),
-                        out=self.f)  # fmt: skip
+            score_change(self.booster, self.cached, self.f)
         else:  # no split was possible on any worker
             self.f.fill(0.0)
         terms = [
@@ -162,22 +165,20 @@ class Shard:
         text = None
         if self.pending:
             last = self.booster.num_trees() - 1
-            tree = self.booster.model_to_string(start_iteration=last, num_iteration=1)
-            for leaf, value in enumerate(leaf_values(tree)[0]):
-                self.booster.set_leaf_output(last, leaf, weight * value)
+            set_round_leaves(self.booster, last, 1, lambda value: weight * value)
             if send_tree:
                 text = strip_parameters(
                     self.booster.model_to_string(start_iteration=last, num_iteration=1)
                 )
-            self.cached, self.next = self.next, self.cached
             self.pending = 0
         self.scores += weight * self.f
         return self._refresh(), text
 
     def discard(self) -> None:
-        """Drop the round grown last (LightGBM restores its training scores)."""
+        """Drop the round grown last (LightGBM restores its training scores, read again)."""
         if self.pending:
             self.booster.rollback_one_iter()
+            fetch_scores(self.booster, self.cached)
             self.pending = 0
 
     # --- the end --------------------------------------------------------------------------
@@ -229,13 +230,6 @@ def _claim_network(shard: Shard) -> None:
             "thread. Run distributed fits on a cluster one at a time."
         )
     _NETWORK["holder"] = weakref.ref(shard)
-
-
-def _training_scores(booster: lgb.Booster, out: np.ndarray) -> None:
-    """Copy LightGBM's cached training scores (n_w*K float64, example-major) into ``out``."""
-    length = ctypes.c_int64(0)
-    pointer = out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-    _safe_call(_LIB.LGBM_BoosterGetPredict(booster._handle, 0, ctypes.byref(length), pointer))
 
 
 def strip_parameters(model_text: str) -> str:

@@ -1,5 +1,6 @@
 """LightGBM's histogram layout for a fit, chosen by timing both on the fit's own Dataset, and
-the one custom-gradient update every LightGBM round goes through.
+the calls every custom-gradient LightGBM round goes through (grow, read the cached scores,
+set the round's leaves).
 
 LightGBM builds histograms column-wise or row-wise. Left alone it times both on the first
 tree, which is not seeded (and was measured to pick the slower on Fashion-MNIST). The bin-count
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from collections.abc import Callable
 from typing import Any
 
 import lightgbm as lgb
@@ -22,6 +24,7 @@ import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
 from opboost.api.row_blocks import row_blocks
+from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_rows import histogram_layout
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "fetch_scores",
     "fit_layout",
     "score_change",
+    "set_round_leaves",
     "update_one_iter",
 ]
 
@@ -84,6 +88,18 @@ def score_change(booster: lgb.Booster, last: np.ndarray, out: np.ndarray) -> Non
         new = out[rows].copy()
         out[rows] -= last[rows]
         last[rows] = new
+
+
+def set_round_leaves(
+    booster: lgb.Booster, first_tree: int, per_round: int, output: Callable[[float], float]
+) -> None:
+    """Set every leaf of the round whose trees start at ``first_tree`` (``per_round`` trees a
+    round) to ``output(value)`` of the value LightGBM fitted; its cached training scores are
+    left as they are."""
+    text = booster.model_to_string(start_iteration=first_tree // per_round, num_iteration=1)
+    for offset, values in enumerate(leaf_values(text)):
+        for leaf, value in enumerate(values):
+            booster.set_leaf_output(first_tree + offset, leaf, output(value))
 
 
 def fit_layout(dataset: lgb.Dataset, design: str, params: dict[str, Any]) -> str:

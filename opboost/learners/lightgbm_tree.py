@@ -47,9 +47,9 @@ from opboost.learners.lightgbm_layout import (
     fetch_scores,
     fit_layout,
     score_change,
+    set_round_leaves,
     update_one_iter,
 )
-from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_pairs import PairRounds
 from opboost.learners.lightgbm_params import (
     CATEGORICAL_FEATURES,
@@ -264,10 +264,7 @@ class LightGBMTree(PairRounds, BaseLearner):
             self._discard_pending()
             return
         first = booster.num_trees() - self._pending
-        text = booster.model_to_string(start_iteration=first // self._per_iter, num_iteration=1)
-        for offset, values in enumerate(leaf_values(text)):
-            for leaf, value in enumerate(values):
-                booster.set_leaf_output(first + offset, leaf, self._committed_leaf(value, alpha))
+        set_round_leaves(booster, first, self._per_iter, lambda v: self._committed_leaf(v, alpha))
         self._pending = 0
         self._last_alpha = alpha
         self.n_rounds_ += 1

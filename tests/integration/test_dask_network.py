@@ -220,3 +220,36 @@ def test_a_lost_worker_fails_the_fit(client, data):
         f"The distributed fit lost worker(s) [{lost!r}] at round 3 (tree): the partitions they "
         f"held and LightGBM's network between the workers are gone"
     )
+
+
+def _shard():
+    """A one-machine Shard (no network, no Dask worker) on 600 logged rows, connected."""
+    from opboost import make
+    from opboost.dask.partitions import make_partition
+    from opboost.dask.shard import Shard
+
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4, n_classes=3,
+                               random_state=2)  # fmt: skip
+    logged = supervised_to_bandit(X, y, n_actions=3, random_state=2).logged
+    estimator = make("estimator", "ips")
+    shard = Shard(make("objective", "bopl_s"), estimator, "stacked", 1,
+                  make_partition(logged, estimator, 0.0))  # fmt: skip
+    params = LightGBMDaskTree(num_leaves=7, min_data_in_leaf=10).lgb_params(0)
+    shard.connect("localhost:0", 0, 1, params)
+    return shard
+
+
+def test_a_discarded_round_leaves_the_next_one_as_if_it_was_never_grown():
+    """After discard() (LightGBM rolls its scores back), the next grow() sees the tree's
+    outputs against the restored scores: the same f and step terms as a shard that never grew
+    the discarded round (the old code kept the discarded scores: f was then 0)."""
+    discarding, fresh = _shard(), _shard()
+    first = discarding.grow(1.0)
+    assert np.abs(discarding.f).max() > 0
+    discarding.discard()
+    again = discarding.grow(1.0)
+    np.testing.assert_array_equal(again, first)  # the same tree from the same gradients
+    np.testing.assert_array_equal(again, fresh.grow(1.0))
+    np.testing.assert_array_equal(discarding.f, fresh.f)
+    discarding.close()
+    fresh.close()
