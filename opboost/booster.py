@@ -33,7 +33,7 @@ from opboost.booster_checks import (
     record_features,
     split_holdout,
 )
-from opboost.engine import FitSettings, RemoteLogs, StepSettings, round_env, run_rounds
+from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
 
 __all__ = ["Booster"]
@@ -246,6 +246,7 @@ class Booster(BaseEstimator):
         set the fitted attributes."""
         self.validate_params()
         callbacks, components = check_callbacks(callbacks), self.resolve_components()
+        call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
         holdout = None
@@ -261,8 +262,7 @@ class Booster(BaseEstimator):
                 record_features(self, int(logs.n_features), feature_names)
         else:
             fit, holdout = self._in_memory(data, eval_data, components, callbacks)
-        for cb in callbacks:
-            cb.on_fit_start(round_env(fit, self, self.n_rounds, float("nan")))
+        call_hook(callbacks, "on_fit_start", round_env(fit, self, self.n_rounds, float("nan")))
         step = self._step_settings()
         run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
@@ -274,9 +274,7 @@ class Booster(BaseEstimator):
             self._select(fit, logs)
         attach_schema(self.policy_, schema)
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
-        end = round_env(fit, self, self.n_rounds, alpha)
-        for cb in callbacks:
-            cb.on_fit_end(end)
+        call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self
 
     def _in_memory(self, data, eval_data, components, callbacks):

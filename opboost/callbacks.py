@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from numbers import Real
 from pathlib import Path
 from typing import Any, ClassVar
@@ -113,7 +114,28 @@ class Progress(Callback):
         self.force = force
         self.desc = desc
 
+    def on_prepare(self, env: RoundEnv) -> None:
+        """Show the bar while the fit prepares (a reward-model start on large logs takes
+        minutes), without a clock: nothing ticks until the first round."""
+        desc = f"{self.desc} (preparing: designing the logs, fitting any warm start)"
+        self._open(env, desc, bar_format="{desc}: {n_fmt}/{total_fmt}")
+        self._prepared_from = time.perf_counter()
+
     def on_fit_start(self, env: RoundEnv) -> None:
+        bar = getattr(self, "_bar", None)
+        if bar is None:
+            self._open(env, self.desc)
+            return
+        seconds = time.perf_counter() - self._prepared_from
+        if seconds >= 1.0 and not bar.disable:
+            bar.write(f"{self.desc}: prepared in {seconds:.1f} s", file=sys.stderr)
+        bar.bar_format = None
+        bar.set_description(self.desc, refresh=False)
+        bar.reset(total=env.n_rounds)  # the rate counts rounds from here
+        bar.initial = bar.n = env.round
+        bar.refresh()
+
+    def _open(self, env: RoundEnv, desc: str, bar_format: str | None = None) -> None:
         from tqdm.auto import tqdm
 
         self.validate_params()
@@ -121,7 +143,8 @@ class Progress(Callback):
         self._bar = tqdm(
             total=env.n_rounds,
             initial=env.round,
-            desc=self.desc,
+            desc=desc,
+            bar_format=bar_format,
             disable=not enabled,
             file=sys.stderr,
             leave=False,

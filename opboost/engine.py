@@ -26,6 +26,7 @@ __all__ = [
     "RemoteLogs",
     "StepSettings",
     "boost_round",
+    "call_hook",
     "round_env",
     "run_rounds",
 ]
@@ -176,8 +177,11 @@ def boost_round(fit: Engine, settings: StepSettings) -> float | None:
     return alpha
 
 
-def round_env(fit: Engine, owner: Any, n_rounds: int, alpha: float) -> RoundEnv:
-    """What callbacks see of ``fit`` after its last committed round."""
+def round_env(fit: Engine | None, owner: Any, n_rounds: int, alpha: float) -> RoundEnv:
+    """What callbacks see of ``fit`` after its last committed round; with ``fit`` None, what
+    they see before the fit is prepared (no round, no metrics, no snapshot)."""
+    if fit is None:
+        return RoundEnv(owner, 0, n_rounds, float(alpha), {}, {})
     return RoundEnv(
         booster=owner,
         round=fit.round,
@@ -188,6 +192,12 @@ def round_env(fit: Engine, owner: Any, n_rounds: int, alpha: float) -> RoundEnv:
         history=HistoryView(fit.history),
         snapshot=fit.snapshot,
     )
+
+
+def call_hook(callbacks: Sequence[Callback], hook: str, env: RoundEnv) -> None:
+    """Call every callback's ``hook`` (``"on_prepare"``, ``"on_fit_start"``, ...) with ``env``."""
+    for cb in callbacks:
+        getattr(cb, hook)(env)
 
 
 def run_rounds(
@@ -209,8 +219,7 @@ def run_rounds(
             break
         if callbacks:
             before = round_env(fit, owner, n_rounds, float("nan"))
-            for cb in callbacks:
-                cb.on_round_begin(before)
+            call_hook(callbacks, "on_round_begin", before)
             if before.stop_requests:
                 fit.stop_reason = before.stop_requests[0]
                 break
@@ -219,8 +228,7 @@ def run_rounds(
             break
         if callbacks:
             env = round_env(fit, owner, n_rounds, alpha)
-            for cb in callbacks:
-                cb.on_round_end(env)
+            call_hook(callbacks, "on_round_end", env)
             if env.marked_best and on_best is not None:
                 on_best()
             if env.stop_requests and fit.stop_reason is None:

@@ -2,7 +2,8 @@
 ``Booster(warm_start="none")`` (London et al.'s F_0 = 0) on the same logs, in one process.
 
 Per data set, the logs of ``bench_peers.py``'s protocol (seed ``--seed``, at most ``--max-rows``
-rows); the two fits alternate ``--repeats`` times (one LightGBM thread each) and the table gives
+rows); the two fits alternate ``--repeats`` times (``--threads`` LightGBM threads each; 0, the
+default, is ``Booster()``'s own: every core) and the table gives
 their median wall seconds, the ratio of the medians, the reward model the start chose
 (``Booster.reward_start_["family"]``) and both policies' true test reward. Issue 18 allows the
 default at most 2.5x the start from F_0 = 0. Real data sets are read from ``--data-dir`` (default
@@ -11,6 +12,7 @@ these are wall-clock times on a shared machine.
 
     python examples/benchmarks/bench_start_cost.py --datasets digits wine
     python examples/benchmarks/bench_start_cost.py --data-dir "$OPBOOST_DATA" --repeats 5
+    python examples/benchmarks/bench_start_cost.py --data-dir "$OPBOOST_DATA" --threads 1
 """
 
 from __future__ import annotations
@@ -30,14 +32,16 @@ from _bench_common import simulate_trial
 from bench_peers import DATASETS, load
 
 
-def timed_fits(trial, repeats: int) -> dict:
+def timed_fits(trial, repeats: int, threads: int) -> dict:
     """Median seconds of each start over ``repeats`` alternating fits, and what they give."""
     seconds: dict[str, list[float]] = {"none": [], "auto": []}
     out = {}
     for _ in range(repeats):
         for start in seconds:
             booster = Booster(
-                warm_start=start, random_state=trial.seed, base_learner_params={"num_threads": 1}
+                warm_start=start,
+                random_state=trial.seed,
+                base_learner_params={"num_threads": threads},
             )
             began = time.perf_counter()
             booster.fit(trial.logged)
@@ -58,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-rows", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="LightGBM threads (0: all cores)")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n")
@@ -71,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(data, str):
             print(f"| {name} | skipped: {data} | | | | |")
             continue
-        row = timed_fits(simulate_trial(data, args.seed, args.max_rows), args.repeats)
+        row = timed_fits(simulate_trial(data, args.seed, args.max_rows), args.repeats, args.threads)
         ratio = row["auto"] / row["none"]
         ratios.append(ratio)
         reward = f"{row['reward']['auto']:.4f}, {row['reward']['none']:.4f}"

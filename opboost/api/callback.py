@@ -84,7 +84,7 @@ class RoundEnv:
 
 
 class Callback(Component):
-    """Base class of fit callbacks. Override any of the four hooks."""
+    """Base class of fit callbacks. Override any of the five hooks."""
 
     kind: ClassVar[str] = "callback"
     #: Callbacks run in increasing order; ties keep the order given to ``fit``.
@@ -97,8 +97,14 @@ class Callback(Component):
         """The checkpoint a fit should resume from (read before ``on_fit_start``), or None."""
         return None
 
+    def on_prepare(self, env: RoundEnv) -> None:
+        """Called once when a fit begins, before the logs are designed for the base learner
+        and any warm start is fitted (a reward-model start on large logs takes minutes):
+        ``env.round`` is 0, there are no metrics and no snapshot yet."""
+
     def on_fit_start(self, env: RoundEnv) -> None:
-        """Called once before the first round (after restoring a checkpoint)."""
+        """Called once before the first round (after the warm start and restoring a
+        checkpoint)."""
 
     def on_round_begin(self, env: RoundEnv) -> None:
         """Called before every round (``env.alpha`` is NaN; ``env.round`` rounds are done)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from typing import ClassVar
 
 import numpy as np
@@ -128,6 +130,67 @@ def test_progress_forced(synthetic_log, capsys):
     """force=True draws the bar even without a TTY."""
     booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")])
     assert "fitx" in capsys.readouterr().err
+
+
+class Events(Callback):
+    """Records the hooks it sees, in order, in a shared list."""
+
+    name: ClassVar[str] = "events"
+
+    def __init__(self, *, log: list | None = None) -> None:
+        self.log = log
+
+    def on_prepare(self, env: RoundEnv) -> None:
+        self.log.append(("prepare", env.round, env.n_rounds))
+
+    def on_fit_start(self, env: RoundEnv) -> None:
+        self.log.append(("fit_start", env.round, env.n_rounds))
+
+
+def slow_start(monkeypatch, log: list, seconds: float = 0.0) -> None:
+    """LightGBMTree.start_from_rewards records itself in ``log`` and takes ``seconds`` more."""
+    from opboost.learners.lightgbm_tree import LightGBMTree
+
+    original = LightGBMTree.start_from_rewards
+
+    def start(self, *args, **kwargs):
+        log.append(("start",))
+        time.sleep(seconds)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(LightGBMTree, "start_from_rewards", start)
+
+
+def test_on_prepare_runs_before_the_warm_start(synthetic_log, monkeypatch):
+    """on_prepare comes before the reward-model start is fitted, on_fit_start after it: a
+    callback can report a start that takes minutes on large logs."""
+    log: list = []
+    slow_start(monkeypatch, log)
+    b = Booster(n_rounds=2, random_state=0).fit(synthetic_log.data, callbacks=[Events(log=log)])
+    assert b.reward_start_  # the default starts from the reward model
+    assert log == [("prepare", 0, 2), ("start",), ("fit_start", 0, 2)]
+
+
+def test_progress_shows_the_preparation(synthetic_log, monkeypatch, capsys):
+    """The bar appears before the warm start, without a clock; a preparation of a second or
+    more is reported once, then the bar counts rounds from zero."""
+    slow_start(monkeypatch, [], seconds=1.05)
+    Booster(n_rounds=2, random_state=0).fit(
+        synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")]
+    )
+    err = capsys.readouterr().err
+    preparing = "fitx (preparing: designing the logs, fitting any warm start): 0/2"
+    assert preparing in err
+    assert re.search(r"fitx: prepared in 1\.\d s", err)
+    assert err.index(preparing) < err.index("fitx: prepared") < err.index("fitx:  ")
+
+
+def test_progress_says_nothing_of_a_quick_preparation(synthetic_log, capsys):
+    """Under a second of preparation (F_0 = 0 on 300 rows) prints no "prepared" line."""
+    booster(n_rounds=2).fit(synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")])
+    err = capsys.readouterr().err
+    assert "fitx (preparing: designing the logs, fitting any warm start): 0/2" in err
+    assert "prepared in" not in err and "fitx:  " in err
 
 
 def test_callbacks_must_be_callbacks(synthetic_log):
