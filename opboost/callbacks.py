@@ -119,14 +119,14 @@ class Progress(Callback):
         minutes), without a clock: nothing ticks until the first round."""
         desc = f"{self.desc} (preparing: designing the logs, fitting any warm start)"
         self._open(env, desc, bar_format="{desc}: {n_fmt}/{total_fmt}")
-        self._prepared_from = time.perf_counter()
+        self._preparing_since = time.perf_counter()
 
     def on_fit_start(self, env: RoundEnv) -> None:
-        bar = getattr(self, "_bar", None)
-        if bar is None:
+        since = self.__dict__.pop("_preparing_since", None)
+        if since is None:  # no on_prepare before (a fit outside Booster.fit)
             self._open(env, self.desc)
             return
-        seconds = time.perf_counter() - self._prepared_from
+        bar, seconds = self._bar, time.perf_counter() - since
         if seconds >= 1.0 and not bar.disable:
             bar.write(f"{self.desc}: prepared in {seconds:.1f} s", file=sys.stderr)
         bar.bar_format = None

@@ -193,6 +193,16 @@ def test_progress_says_nothing_of_a_quick_preparation(synthetic_log, capsys):
     assert "prepared in" not in err and "fitx:  " in err
 
 
+def test_progress_starts_without_a_preparation():
+    """on_fit_start without on_prepare (a config check probes it, maybe twice) opens a bar."""
+    progress = Progress()
+    env = RoundEnv(None, 0, 3, float("nan"), {}, {})
+    progress.on_fit_start(env)
+    progress.on_fit_start(env)
+    assert progress._bar.total == 3
+    progress.on_fit_end(env)
+
+
 def test_callbacks_must_be_callbacks(synthetic_log):
     """A non-callback object in callbacks is rejected."""
     with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.callbacks"):
