@@ -44,7 +44,9 @@ class Booster(BaseEstimator):
 
     Parameters
     ----------
-    objective : "bopl_s" (default), "bopl", or an Objective instance.
+    objective : "auto" (default): "poem" (BOPL's risk with a sample-variance penalty) when the
+        fit starts from the learner's own reward model with per-row coefficients, else "bopl_s"
+        (docs/defaults.md); "bopl_s", "bopl", "poem", ... or an Objective instance.
     estimator : training coefficients; "ips" (default), "truncated_ips" (one per row), "dr"
         (doubly robust: per-action coefficients from a cross-fitted LightGBM reward model),
         "dm" (the reward model alone) or an instance.
@@ -82,17 +84,13 @@ class Booster(BaseEstimator):
     selection : the estimator scoring held-out rounds: "snips" (default), "ips", "dr", ...
     selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
     safe : if True (needs validation_fraction), fall back to the best constant action (chosen
-        on the training logs) when the selected policy's lower 95% confidence bound on the
-        held-out logs does not exceed that action's held-out estimate; ``fallback_`` is then
-        "constant" and ``policy_`` a :class:`opboost.selection.ConstantPolicy`. The logging
-        policy cannot be a fallback (its probabilities are unknown for new contexts);
-        ``selection_["beats_logging"]`` reports whether the lower bound beats its on-policy
-        value (the mean held-out reward).
+        on the training logs) when the selected policy's lower 95% bound on the held-out logs
+        does not exceed that action's held-out estimate: ``fallback_`` is then "constant" and
+        ``policy_`` a :class:`opboost.selection.ConstantPolicy`. ``selection_["beats_logging"]``
+        says whether the bound beats the logging policy's value (the mean held-out reward).
     refit : with validation_fraction, True (default) refits on ALL the logs for the selected
-        number of rounds once selection is done, so the held-out slice is not lost to training
-        (measured in docs/defaults.md); False keeps the selection fit's truncated ensemble
-        (``selection_`` reports the selection fit's held-out estimates either way). No refit
-        after a fallback or when round 0 (the uniform policy) was selected.
+        number of rounds (docs/defaults.md); False keeps the selection fit's truncated
+        ensemble. No refit after a fallback or when round 0 was selected.
 
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
@@ -103,7 +101,7 @@ class Booster(BaseEstimator):
     def __init__(
         self,
         *,
-        objective: Any = "bopl_s",
+        objective: Any = "auto",
         estimator: Any = "ips",
         base_learner: Any = "lightgbm_tree",
         n_rounds: int = 100,
@@ -162,10 +160,11 @@ class Booster(BaseEstimator):
         building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
         check_params(cls, "Booster", params, where, managed=managed)
 
-    def resolve_components(self) -> tuple[Any, Any, Any]:
+    def resolve_components(self, *, can_start: bool = True) -> tuple[Any, Any, Any]:
         """(objective, estimator, base learner) built from the parameters by registry name
-        (or cloned from instances), checked to fit together."""
-        return resolve_components(self)
+        (or cloned from instances), checked to fit together; ``can_start``: whether the fit
+        can start from a reward model (what ``objective="auto"`` follows)."""
+        return resolve_components(self, can_start=can_start)
 
     # --- fitting --------------------------------------------------------------------------
 
@@ -245,7 +244,10 @@ class Booster(BaseEstimator):
         """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
         set the fitted attributes."""
         self.validate_params()
-        callbacks, components = check_callbacks(callbacks), self.resolve_components()
+        from opboost.fit.slots import uses_pairs
+
+        can_start, callbacks = data is not None and not uses_pairs(data), check_callbacks(callbacks)
+        components = self.resolve_components(can_start=can_start)
         call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
@@ -261,7 +263,7 @@ class Booster(BaseEstimator):
             if isinstance(logs.n_features, numbers.Integral):
                 record_features(self, int(logs.n_features), feature_names)
         else:
-            fit, holdout = self._in_memory(data, eval_data, components, callbacks)
+            fit, holdout = self._in_memory(data, eval_data, components, callbacks, can_start)
         call_hook(callbacks, "on_fit_start", round_env(fit, self, self.n_rounds, float("nan")))
         step = self._step_settings()
         run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
@@ -277,10 +279,10 @@ class Booster(BaseEstimator):
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self
 
-    def _in_memory(self, data, eval_data, components, callbacks):
+    def _in_memory(self, data, eval_data, components, callbacks, can_start):
         """(InMemoryFit ready for round 1, held-out logs or None)."""
         from opboost.fit.checkpoint import restore
-        from opboost.fit.slots import make_fit, uses_pairs
+        from opboost.fit.slots import make_fit
         from opboost.selection import RoundSelection
 
         holdout = None
@@ -288,7 +290,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        settings = self._settings(seed, components[2], can_start=not uses_pairs(data))
+        settings = self._settings(seed, components[2], can_start=can_start)
         fit = make_fit(data, eval_data, components, settings, safe=self.safe)
         for cb in callbacks:
             restored = cb.load_checkpoint()

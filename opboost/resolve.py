@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from opboost.api.exceptions import InvalidParameterError
 
-__all__ = ["COMPONENT_KINDS", "resolve", "resolve_components"]
+__all__ = ["AUTO_OBJECTIVES", "COMPONENT_KINDS", "auto_objective", "resolve", "resolve_components"]
 
 #: The Booster parameters that name a component, and the component kind of each.
 COMPONENT_KINDS = {
@@ -19,12 +19,21 @@ COMPONENT_KINDS = {
 }
 
 
-def resolve(booster: Any, param: str) -> Any:
+#: What ``objective="auto"`` (the Booster's default) is, by whether the fit starts from the
+#: base learner's own reward model with one training coefficient per row: measured in
+#: docs/defaults.md ("The default objective follows the start").
+AUTO_OBJECTIVES = {True: "poem", False: "bopl_s"}
+
+
+def resolve(booster: Any, param: str, spec: Any = None) -> Any:
     """The component of ``booster``'s parameter ``param`` ("objective", "estimator" or
-    "base_learner") with its ``<param>_params``."""
+    "base_learner") with its ``<param>_params``; ``spec`` (a name or instance) instead of the
+    parameter's value when given."""
     from opboost.registry import get_registry
 
-    spec, kind = getattr(booster, param), COMPONENT_KINDS[param]
+    chosen = spec is not None and getattr(booster, param) == "auto"
+    spec = getattr(booster, param) if spec is None else spec
+    kind = COMPONENT_KINDS[param]
     params = dict(getattr(booster, f"{param}_params") or {})
     if isinstance(spec, str):
         try:
@@ -37,6 +46,12 @@ def resolve(booster: Any, param: str) -> Any:
             raise InvalidParameterError(
                 f"The '{param}_params' parameter of Booster does not fit {kind} {spec!r}: "
                 f"{exc}. Valid parameters: {', '.join(cls._get_param_names()) or 'none'}."
+                + (
+                    f" ({param}='auto' chose {spec!r} for this fit; name the {kind} that takes "
+                    f"these parameters.)"
+                    if chosen
+                    else ""
+                )
             ) from exc
     if getattr(spec, "kind", None) != kind:
         raise InvalidParameterError(
@@ -48,11 +63,26 @@ def resolve(booster: Any, param: str) -> Any:
     return component.set_params(**params) if params else component
 
 
-def resolve_components(booster: Any) -> tuple[Any, Any, Any]:
-    """(objective, estimator, base learner) of ``booster``, checked to fit together."""
-    objective = resolve(booster, "objective")
+def auto_objective(booster: Any, estimator: Any, learner: Any, *, can_start: bool) -> str:
+    """The objective ``"auto"`` stands for in a fit of ``booster``: "poem" (sample-variance
+    penalised IPS) when the fit starts from ``learner``'s own reward model
+    (:func:`effective_warm_start`) and ``estimator`` gives one coefficient per row, else
+    "bopl_s" (:data:`AUTO_OBJECTIVES`)."""
+    start, _ = effective_warm_start(booster, learner, can_start=can_start)
+    from_model = start == "reward_model" and can_start and learner.offers_reward_start()
+    return AUTO_OBJECTIVES[from_model and not estimator.action_coefficients]
+
+
+def resolve_components(booster: Any, *, can_start: bool = True) -> tuple[Any, Any, Any]:
+    """(objective, estimator, base learner) of ``booster``, checked to fit together;
+    ``objective="auto"`` is resolved (:func:`auto_objective`) for a fit that ``can_start``
+    from a reward model (False: logs with candidates or action features, distributed logs)."""
     estimator = resolve(booster, "estimator")
     learner = resolve(booster, "base_learner")
+    name = booster.objective
+    if isinstance(name, str) and name == "auto":
+        name = auto_objective(booster, estimator, learner, can_start=can_start)
+    objective = resolve(booster, "objective", name)
     if not getattr(estimator, "supports_training", False):
         raise InvalidParameterError(
             f"The 'estimator' parameter of Booster: {estimator.name!r} gives no training "

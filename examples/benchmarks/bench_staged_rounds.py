@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,21 +31,37 @@ from _bench_common import simulate_trial, t_interval
 from bench_peers import DATASETS, load
 
 
+def stage_scores(booster: Booster, X: Any, last: int | None = None) -> list[np.ndarray]:
+    """Scores (m, K) of ``booster``'s ensemble on contexts ``X`` after t = 0 .. ``last``
+    rounds (default every round it ran; t = 0 is the start alone), each the previous plus one
+    round's tree(s): LightGBM sums a prediction's trees in the same order, so each equals the
+    prediction with that many trees, at a small part of its cost."""
+    ensemble = booster.policy_.ensemble
+    K, rounds = ensemble.n_actions, booster.n_rounds_
+    start_trees = ensemble.booster.num_trees() - rounds  # the start's trees come first
+    rows = design_rows(as_contexts(X, ensemble.n_features), K, ensemble.action_design)
+
+    def predict(**which: int) -> np.ndarray:
+        return np.asarray(ensemble.booster.predict(rows, raw_score=True, **which)).reshape(-1, K)
+
+    scores = (
+        [predict(num_iteration=start_trees)] if start_trees else [np.zeros((len(rows) // K, K))]
+    )
+    for t in range(min(rounds, rounds if last is None else last)):
+        scores.append(scores[-1] + predict(start_iteration=start_trees + t, num_iteration=1))
+    return scores
+
+
 def staged_rewards(trial, stages: list[int], n_rounds: int | None) -> np.ndarray:
     """True test reward (len(stages),) of the default fitted on ``trial.logged`` after each
     stage's number of rounds (NaN past the rounds the fit ran)."""
     params = {} if n_rounds is None else {"n_rounds": n_rounds}
     booster = Booster(random_state=trial.seed, **params).fit(trial.logged)
-    ensemble = booster.policy_.ensemble
-    K, rounds = ensemble.n_actions, booster.n_rounds_
-    start_trees = ensemble.booster.num_trees() - rounds  # the start's trees come first
-    X = as_contexts(trial.X_test, ensemble.n_features)
-    rows = design_rows(X, K, ensemble.action_design)
+    scores = stage_scores(booster, trial.X_test, max(stages))
     values = np.full(len(stages), np.nan)
     for i, t in enumerate(stages):
-        if t <= rounds:
-            scores = ensemble.booster.predict(rows, raw_score=True, num_iteration=start_trees + t)
-            values[i] = trial.value(np.asarray(scores).reshape(-1, K).argmax(axis=1))
+        if t < len(scores):
+            values[i] = trial.value(scores[t].argmax(axis=1))
     return values
 
 

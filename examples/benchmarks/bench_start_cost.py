@@ -1,5 +1,6 @@
 """What the default's reward-model start costs: fit time of ``Booster()`` over
-``Booster(warm_start="none")`` (London et al.'s F_0 = 0) on the same logs, in one process.
+``Booster(warm_start="none")`` (London et al.'s F_0 = 0; ``objective="auto"`` is then BOPL-S, so
+this is the default before issue 18) on the same logs, in one process.
 
 Per data set, the logs of ``bench_peers.py``'s protocol (seed ``--seed``, at most ``--max-rows``
 rows); the two fits alternate ``--repeats`` times (``--threads`` LightGBM threads each; 0, the

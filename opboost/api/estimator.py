@@ -173,6 +173,8 @@ class Estimator(Component):
     kind: ClassVar[str] = "estimator"
     #: Whether ``coefficients`` is defined, i.e. whether the booster can train with it.
     supports_training: ClassVar[bool] = False
+    #: Whether ``coefficients`` is per row and action (n, K), not per row (n,).
+    action_coefficients: ClassVar[bool] = False
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)

@@ -104,6 +104,8 @@ def parse_component(
             file=file,
             key=f"{key}.name",
         )
+    if kind == "objective" and name == "auto":  # the Booster's default, resolved at fit
+        return ComponentSpec(kind, name, params)
     try:
         cls = get_registry().get(kind, name)
     except UnknownComponentError as exc:
@@ -281,8 +283,9 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
 
 
 def resolved_component(spec: ComponentSpec, managed: set[str] = frozenset()) -> dict[str, Any]:
-    """``{name, <every constructor parameter but managed ones and None>}`` of ``spec``."""
-    params = spec.build().get_params(deep=False)
+    """``{name, <every constructor parameter but managed ones and None>}`` of ``spec``
+    (``objective = "auto"``: its name and set parameters; the fit chooses the objective)."""
+    params = dict(spec.params) if spec.name == "auto" else spec.build().get_params(deep=False)
     return {
         "name": spec.name,
         **{k: v for k, v in params.items() if k not in managed and v is not None},

@@ -35,7 +35,7 @@ _KEYS = ("method", "n_iter", "seed", "space")
 #: Tables whose missing entries default to {} (others default to the component's name).
 _PLAIN_TABLES = ("booster", "params")
 _COMPONENT_DEFAULTS = {
-    "objective": "bopl_s",
+    "objective": "auto",
     "estimator": "ips",
     "base_learner": "lightgbm_tree",
 }

@@ -116,6 +116,8 @@ def pair_features(contexts: Any, phi: np.ndarray) -> Any:
 class _RewardModelEstimator(Estimator):
     """Shared reward-model fitting and cross-fitting of DM and DR."""
 
+    action_coefficients: ClassVar[bool] = True  # Gamma (n, K)
+
     _parameter_constraints: ClassVar[dict] = {
         "reward_model": [
             None,

@@ -74,7 +74,11 @@ def cases() -> Iterator[tuple[str, Callable[[], object]]]:
         for learner in LEARNERS:
             yield f"{objective}/{learner}", booster(objective=objective, base_learner=learner)
     for name, params in BOOSTER_VARIANTS.items():
-        yield f"bopl_s/lightgbm_tree/{name}", booster(**params)
+        yield f"bopl_s/lightgbm_tree/{name}", booster(objective="bopl_s", **params)
+    yield (
+        "auto/lightgbm_tree/warm_start=auto (the default Booster)",
+        booster(objective="auto", warm_start="auto"),
+    )
     yield (
         "policy_learner/reward_regression",
         lambda train: make("policy_learner", "reward_regression", random_state=0).fit(train),

@@ -112,14 +112,67 @@ def test_init_only_stores_parameters():
 
 
 def test_default_components():
-    """Defaults follow the spec: BOPL-S, IPS, lightgbm_tree, 100 rounds."""
+    """Defaults: the objective that follows the start ("auto"), IPS, lightgbm_tree, 100 rounds."""
     params = Booster().get_params()
     assert (
         params["objective"],
         params["estimator"],
         params["base_learner"],
         params["n_rounds"],
-    ) == ("bopl_s", "ips", "lightgbm_tree", 100)
+    ) == ("auto", "ips", "lightgbm_tree", 100)
+
+
+_SMALL = {"n_rounds": 3, "random_state": 0}
+_FAST_TREES = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        pytest.param({}, "poem", id="reward-model-start"),
+        pytest.param({"warm_start": "none"}, "bopl_s", id="no-start"),
+        pytest.param({"warm_start": "logging"}, "bopl_s", id="logging-start"),
+        pytest.param({"estimator": "dr"}, "bopl_s", id="per-action-coefficients"),
+        pytest.param({"base_learner": "sklearn_tree"}, "bopl_s", id="learner-without-start"),
+    ],
+)
+def test_auto_objective_follows_the_start(synthetic_log, params, expected):
+    """objective="auto" is POEM exactly when the fit starts from the learner's own reward
+    model with per-row coefficients; otherwise BOPL-S (docs/defaults.md)."""
+    learner = {} if "base_learner" in params else {"base_learner_params": _FAST_TREES}
+    booster = Booster(**_SMALL, **learner, **params).fit(synthetic_log.data)
+    assert booster.policy_.metadata["objective"] == expected
+    same = Booster(**_SMALL, **learner, **{**params, "objective": expected})
+    np.testing.assert_array_equal(
+        booster.decision_function(synthetic_log.data.contexts),
+        same.fit(synthetic_log.data).decision_function(synthetic_log.data.contexts),
+    )
+
+
+def test_auto_objective_is_bopl_s_on_candidate_logs():
+    """Logs with candidate sets and item features have no reward-model start: BOPL-S."""
+    from opboost.simulation import simulate_catalogue
+
+    sim = simulate_catalogue(200, 20, 5, 3, 2, random_state=0, reward_scale=3.0)
+    booster = Booster(**_SMALL, base_learner_params=_FAST_TREES).fit(sim.logged)
+    assert booster.policy_.metadata["objective"] == "bopl_s"
+
+
+def test_auto_objective_names_its_choice_when_params_do_not_fit(synthetic_log):
+    """POEM's parameters on a fit where "auto" chose BOPL-S: the error says so."""
+    booster = Booster(**_SMALL, warm_start="none", objective_params={"variance_penalty": 0.3})
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"does not fit objective 'bopl_s'.*\(objective='auto' chose 'bopl_s' for this "
+        r"fit; name the objective that takes these parameters.\)",
+    ):
+        booster.fit(synthetic_log.data)
+    X = synthetic_log.data.contexts
+    tuned = Booster(**_SMALL, base_learner_params=_FAST_TREES, objective_params={
+        "variance_penalty": 0.3}).fit(synthetic_log.data)  # fmt: skip
+    plain = Booster(**_SMALL, base_learner_params=_FAST_TREES).fit(synthetic_log.data)
+    assert tuned.policy_.metadata["objective"] == "poem"  # the parameters reached POEM
+    assert not np.allclose(tuned.decision_function(X), plain.decision_function(X))
 
 
 def test_instances_are_cloned_not_mutated(synthetic_log):

@@ -295,3 +295,18 @@ def test_policy_learner_errors_name_key_and_fix():
         ConfigError, match=r"'random_state' of policy_learner 'reward_regression' is set"
     ):
         parse_config(seeded, file="c.toml")
+
+
+def test_offline_algorithm_without_objective_uses_the_booster_default():
+    """No ``objective`` key: the Booster's default "auto" (chosen per fit), kept through the
+    resolved config; parameters given with it are passed on unchecked until the fit."""
+    raw = config()
+    del raw["algorithms"][1]["objective"]
+    parsed = parse_config(raw, file="a.toml")
+    row = resolved_config(parsed)["algorithms"][1]
+    assert row["objective"] == {"name": "auto"}
+    again = parse_config(tomllib.loads(dumps_resolved(parsed)), file="b.toml")
+    assert again.algorithms[1].make_booster(0).get_params()["objective"] == "auto"
+    raw["algorithms"][1]["objective"] = {"name": "auto", "variance_penalty": 0.3}
+    booster = parse_config(raw, file="c.toml").algorithms[1].make_booster(0)
+    assert booster.get_params()["objective_params"] == {"variance_penalty": 0.3}
