@@ -6,7 +6,8 @@ of
 
 * ``logging``          the logging policy (stochastic);
 * ``constant``         the best constant action, chosen on the logs by SNIPS;
-* ``default``          ``Booster()`` (BOPL-S, IPS, LightGBM trees, 100 rounds), argmax policy;
+* ``default``          ``Booster()`` (its defaults: POEM from the reward-model start, IPS, LightGBM
+                       trees, 100 rounds), argmax policy;
 * ``select_safe``      ``Booster(validation_fraction=0.2, safe=True)``: the number of rounds
                        chosen by SNIPS on 20% held-out logs, then a refit on all logs
                        (``refit=True``, the default); falls back to the best constant action

@@ -8,8 +8,9 @@ rows (``supervised_to_bandit(..., random_state=s)``). Every method is fitted on 
 rows and scored by its TRUE expected reward on the labelled test rows: argmax actions, the
 logging policy with its own (stochastic) probabilities. Methods:
 
-* ``default``            ``Booster(random_state=s)``: BOPL-S, IPS, LightGBM trees (one
-                         thread), 100 rounds unless ``--n-rounds``, argmax policy;
+* ``default``            ``Booster(random_state=s)``: the default (POEM from the reward-model
+                         start, IPS, LightGBM trees, one thread), 100 rounds unless
+                         ``--n-rounds``, argmax policy;
 * ``--booster NAME=JSON`` an extra Booster configuration, ``Booster(random_state=s, **JSON)``
                          with ``num_threads=1`` merged into ``base_learner_params`` (LightGBM
                          base learner) and ``n_rounds`` from ``--n-rounds`` unless JSON has it;
