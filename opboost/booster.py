@@ -256,7 +256,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             fit = logs.make_engine(
                 components,
-                self._settings(seed, components[2], can_start=False),
+                self._settings(seed, components[2], can_start=can_start),
                 eval_data=eval_data,
                 callbacks=callbacks,
             )

@@ -31,9 +31,9 @@ def resolve(booster: Any, param: str, spec: Any = None) -> Any:
     parameter's value when given."""
     from opboost.registry import get_registry
 
-    chosen = spec is not None and getattr(booster, param) == "auto"
-    spec = getattr(booster, param) if spec is None else spec
-    kind = COMPONENT_KINDS[param]
+    given = getattr(booster, param)
+    chosen = spec is not None and _is_auto(given)  # "auto" resolved to ``spec``
+    spec, kind = given if spec is None else spec, COMPONENT_KINDS[param]
     params = dict(getattr(booster, f"{param}_params") or {})
     if isinstance(spec, str):
         try:
@@ -63,6 +63,10 @@ def resolve(booster: Any, param: str, spec: Any = None) -> Any:
     return component.set_params(**params) if params else component
 
 
+def _is_auto(spec: Any) -> bool:
+    return isinstance(spec, str) and spec == "auto"
+
+
 def auto_objective(booster: Any, estimator: Any, learner: Any, *, can_start: bool) -> str:
     """The objective ``"auto"`` stands for in a fit of ``booster``: "poem" (sample-variance
     penalised IPS) when the fit starts from ``learner``'s own reward model
@@ -80,7 +84,7 @@ def resolve_components(booster: Any, *, can_start: bool = True) -> tuple[Any, An
     estimator = resolve(booster, "estimator")
     learner = resolve(booster, "base_learner")
     name = booster.objective
-    if isinstance(name, str) and name == "auto":
+    if _is_auto(name):
         name = auto_objective(booster, estimator, learner, can_start=can_start)
     objective = resolve(booster, "objective", name)
     if not getattr(estimator, "supports_training", False):

@@ -17,11 +17,13 @@ table gives the mean true test reward over the seeds and the paired difference a
 
     python examples/benchmarks/bench_round_choice.py --datasets digits wine
     python examples/benchmarks/bench_round_choice.py --data-dir "$OPBOOST_DATA" --seeds 5
+    python examples/benchmarks/bench_round_choice.py --booster '{"objective": "bopl_s"}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +32,8 @@ import numpy as np
 
 from opboost import Booster
 from opboost.booster_checks import split_holdout
+from opboost.estimators.direct import dr_coefficients
+from opboost.estimators.snips import SNIPS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, t_interval
@@ -51,28 +55,26 @@ RULES: dict[str, Callable[[np.ndarray], int]] = {
 
 
 def held_out_curves(scores: list[np.ndarray], held, scale: float) -> dict[str, np.ndarray]:
-    """SNIPS and DR (q = start scores / ``scale``) of each stage's argmax policy on ``held``."""
-    n = len(held)
-    rows, actions = np.arange(n), held.actions
-    weights, rewards = 1.0 / held.propensities, held.rewards
-    q = scores[0] / scale
-    residual = (rewards - q[rows, actions]) * weights
-    snips, dr = [], []
+    """SNIPS and DR (q = start scores / ``scale``) of each stage's argmax policy on ``held``
+    (SNIPS 0 for a policy that matches no logged action)."""
+    rows, gamma = np.arange(len(held)), dr_coefficients(held, scores[0] / scale)
+    estimator, snips, dr = SNIPS(), [], []
     for stage in scores:
         chosen = stage.argmax(axis=1)
-        match = (chosen == actions) * weights
-        snips.append(float(match @ rewards / match.sum()) if match.sum() > 0 else 0.0)
-        dr.append(float(np.mean(q[rows, chosen] + (chosen == actions) * residual)))
+        matched = bool(np.any(chosen == held.actions))
+        snips.append(estimator.estimate_value(held, chosen) if matched else 0.0)
+        dr.append(float(gamma[rows, chosen].mean()))
     return {"snips": np.array(snips), "dr": np.array(dr)}
 
 
-def one_seed(trial) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """(held-out curves of the 80% fit, true test reward (T + 1,) of the full fit per round)."""
+def one_seed(trial, params: dict) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """(held-out curves of the 80% fit, true test reward (T + 1,) of the full fit per round),
+    both ``Booster(random_state=seed, **params)``."""
     train, held = split_holdout(trial.logged, 0.2, trial.seed + 1000)
-    part = Booster(random_state=trial.seed).fit(train)
+    part = Booster(random_state=trial.seed, **params).fit(train)
     scale = float(part.reward_start_["scale"])
     curves = held_out_curves(stage_scores(part, held.contexts), held, scale)
-    full = Booster(random_state=trial.seed).fit(trial.logged)
+    full = Booster(random_state=trial.seed, **params).fit(trial.logged)
     test = np.array([trial.value(s.argmax(axis=1)) for s in stage_scores(full, trial.X_test)])
     return curves, test
 
@@ -83,6 +85,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1")
     parser.add_argument("--max-rows", type=int, default=5000)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--booster",
+        type=json.loads,
+        default={},
+        help='Booster parameters as JSON, e.g. {"objective": "bopl_s"} (keep the reward start)',
+    )
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n")
     columns = [(est, rule) for est in ("snips", "dr") for rule in RULES]
@@ -93,7 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(data, str):
             print(f"| {name} | skipped: {data} |" + " |" * len(columns))
             continue
-        runs = [one_seed(simulate_trial(data, s, args.max_rows)) for s in range(args.seeds)]
+        trials = (simulate_trial(data, s, args.max_rows) for s in range(args.seeds))
+        runs = [one_seed(trial, args.booster) for trial in trials]
         default = np.array([test[-1] for _, test in runs])
         cells = [f"{default.mean():.4f}"]
         for est, rule in columns:

@@ -47,7 +47,7 @@ def stage_scores(booster: Booster, X: Any, last: int | None = None) -> list[np.n
     scores = (
         [predict(num_iteration=start_trees)] if start_trees else [np.zeros((len(rows) // K, K))]
     )
-    for t in range(min(rounds, rounds if last is None else last)):
+    for t in range(rounds if last is None else min(rounds, last)):
         scores.append(scores[-1] + predict(start_iteration=start_trees + t, num_iteration=1))
     return scores
 
