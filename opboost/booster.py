@@ -160,11 +160,14 @@ class Booster(BaseEstimator):
         building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
         check_params(cls, "Booster", params, where, managed=managed)
 
-    def resolve_components(self, *, can_start: bool = True) -> tuple[Any, Any, Any]:
+    def resolve_components(
+        self, *, can_start: bool = True, pairs: bool = False
+    ) -> tuple[Any, Any, Any]:
         """(objective, estimator, base learner) built from the parameters by registry name
         (or cloned from instances), checked to fit together; ``can_start``: whether the fit
-        can start from a reward model (what ``objective="auto"`` follows)."""
-        return resolve_components(self, can_start=can_start)
+        can start from a reward model, ``pairs``: whether it boosts on candidate pairs (what
+        ``objective="auto"`` follows)."""
+        return resolve_components(self, can_start=can_start, pairs=pairs)
 
     # --- fitting --------------------------------------------------------------------------
 
@@ -227,8 +230,10 @@ class Booster(BaseEstimator):
             check_eval_data(data, eval_data)
         return data
 
-    def _settings(self, seed: int, learner: Any, *, can_start: bool = True) -> FitSettings:
-        warm_start = effective_warm_start(self, learner, can_start=can_start)
+    def _settings(
+        self, seed: int, learner: Any, *, can_start: bool = True, pairs: bool = False
+    ) -> FitSettings:
+        warm_start = effective_warm_start(self, learner, can_start=can_start, pairs=pairs)
         return FitSettings(
             seed,
             self.reward_shift,
@@ -246,8 +251,9 @@ class Booster(BaseEstimator):
         self.validate_params()
         from opboost.fit.slots import uses_pairs
 
-        can_start, callbacks = data is not None and not uses_pairs(data), check_callbacks(callbacks)
-        components = self.resolve_components(can_start=can_start)
+        can_start, callbacks = data is not None, check_callbacks(callbacks)
+        pairs = can_start and uses_pairs(data)
+        components = self.resolve_components(can_start=can_start, pairs=pairs)
         call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
@@ -263,7 +269,7 @@ class Booster(BaseEstimator):
             if isinstance(logs.n_features, numbers.Integral):
                 record_features(self, int(logs.n_features), feature_names)
         else:
-            fit, holdout = self._in_memory(data, eval_data, components, callbacks, can_start)
+            fit, holdout = self._in_memory(data, eval_data, components, callbacks, pairs)
         call_hook(callbacks, "on_fit_start", round_env(fit, self, self.n_rounds, float("nan")))
         step = self._step_settings()
         run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
@@ -279,7 +285,7 @@ class Booster(BaseEstimator):
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self
 
-    def _in_memory(self, data, eval_data, components, callbacks, can_start):
+    def _in_memory(self, data, eval_data, components, callbacks, pairs):
         """(InMemoryFit ready for round 1, held-out logs or None)."""
         from opboost.fit.checkpoint import restore
         from opboost.fit.slots import make_fit
@@ -290,7 +296,7 @@ class Booster(BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             data, holdout = split_holdout(data, self.validation_fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        settings = self._settings(seed, components[2], can_start=can_start)
+        settings = self._settings(seed, components[2], pairs=pairs)
         fit = make_fit(data, eval_data, components, settings, safe=self.safe)
         for cb in callbacks:
             restored = cb.load_checkpoint()

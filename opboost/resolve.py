@@ -9,7 +9,14 @@ from sklearn.base import clone
 
 from opboost.api.exceptions import InvalidParameterError
 
-__all__ = ["AUTO_OBJECTIVES", "COMPONENT_KINDS", "auto_objective", "resolve", "resolve_components"]
+__all__ = [
+    "AUTO_OBJECTIVES",
+    "COMPONENT_KINDS",
+    "auto_objective",
+    "offers_start",
+    "resolve",
+    "resolve_components",
+]
 
 #: The Booster parameters that name a component, and the component kind of each.
 COMPONENT_KINDS = {
@@ -67,25 +74,41 @@ def _is_auto(spec: Any) -> bool:
     return isinstance(spec, str) and spec == "auto"
 
 
-def auto_objective(booster: Any, estimator: Any, learner: Any, *, can_start: bool) -> str:
+def offers_start(learner: Any, *, can_start: bool, pairs: bool) -> bool:
+    """Whether a fit can start from ``learner``'s own reward model: in memory (``can_start``)
+    and offered by the learner for the fit's rows (``pairs``: candidate pairs [x; phi(a)],
+    :meth:`BaseLearner.offers_pair_reward_start`; else :meth:`BaseLearner.offers_reward_start`)."""
+    if not can_start:
+        return False
+    return learner.offers_pair_reward_start() if pairs else learner.offers_reward_start()
+
+
+def auto_objective(
+    booster: Any, estimator: Any, learner: Any, *, can_start: bool, pairs: bool = False
+) -> str:
     """The objective ``"auto"`` stands for in a fit of ``booster``: "poem" (sample-variance
     penalised IPS) when the fit starts from ``learner``'s own reward model
     (:func:`effective_warm_start`) and ``estimator`` gives one coefficient per row, else
     "bopl_s" (:data:`AUTO_OBJECTIVES`)."""
-    start, _ = effective_warm_start(booster, learner, can_start=can_start)
-    from_model = start == "reward_model" and can_start and learner.offers_reward_start()
+    start, _ = effective_warm_start(booster, learner, can_start=can_start, pairs=pairs)
+    from_model = start == "reward_model" and offers_start(
+        learner, can_start=can_start, pairs=pairs
+    )
     return AUTO_OBJECTIVES[from_model and not estimator.action_coefficients]
 
 
-def resolve_components(booster: Any, *, can_start: bool = True) -> tuple[Any, Any, Any]:
+def resolve_components(
+    booster: Any, *, can_start: bool = True, pairs: bool = False
+) -> tuple[Any, Any, Any]:
     """(objective, estimator, base learner) of ``booster``, checked to fit together;
     ``objective="auto"`` is resolved (:func:`auto_objective`) for a fit that ``can_start``
-    from a reward model (False: logs with candidates or action features, distributed logs)."""
+    from a reward model (False: distributed logs) on stacked rows or, with ``pairs``, on
+    candidate pairs (logs with candidates or action features)."""
     estimator = resolve(booster, "estimator")
     learner = resolve(booster, "base_learner")
     name = booster.objective
     if _is_auto(name):
-        name = auto_objective(booster, estimator, learner, can_start=can_start)
+        name = auto_objective(booster, estimator, learner, can_start=can_start, pairs=pairs)
     objective = resolve(booster, "objective", name)
     if not getattr(estimator, "supports_training", False):
         raise InvalidParameterError(
@@ -113,17 +136,16 @@ DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
 
 
 def effective_warm_start(
-    booster: Any, learner: Any, *, can_start: bool
+    booster: Any, learner: Any, *, can_start: bool, pairs: bool = False
 ) -> tuple[str | None, float]:
     """(start, probability) a fit of ``booster`` uses, from its ``warm_start`` and
     ``warm_start_prob``. The start is None (F_0 = 0) for None or "none"; for
-    "auto" "reward_model" when ``learner`` fits its own reward model
-    (:meth:`BaseLearner.offers_reward_start`) and the fit can start from one (``can_start``:
-    not the distributed fit, not logs with candidates or action features), else None.
+    "auto" "reward_model" when ``learner`` fits its own reward model on the fit's rows and
+    the fit can start from one (:func:`offers_start`: not the distributed fit), else None.
     ``prob`` None is the start's default: 0.7 for "reward_model", else 0.5."""
     warm_start, prob = booster.warm_start, booster.warm_start_prob
     if warm_start == "auto":
-        offered = can_start and learner.offers_reward_start()
+        offered = offers_start(learner, can_start=can_start, pairs=pairs)
         warm_start = "reward_model" if offered else None
     elif warm_start == "none":
         warm_start = None

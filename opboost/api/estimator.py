@@ -175,6 +175,10 @@ class Estimator(Component):
     supports_training: ClassVar[bool] = False
     #: Whether ``coefficients`` is per row and action (n, K), not per row (n,).
     action_coefficients: ClassVar[bool] = False
+    #: Whether :meth:`pair_coefficients` takes ``reward_predictions=``, a cross-fitted reward
+    #: model's q (n, C) that the fit already has (its reward-model start's), in place of a
+    #: model of the estimator's own.
+    takes_reward_predictions: ClassVar[bool] = False
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)
@@ -192,7 +196,8 @@ class Estimator(Component):
         features), ``pairs`` their :class:`opboost.api.pairs.PairRows`; per-action
         coefficients Gamma (n, C), 0 in the padded slots. None (the default): the booster
         uses :meth:`coefficients` of the slot logs, right for per-row coefficients, which do
-        not depend on what the actions are."""
+        not depend on what the actions are. Estimators with ``takes_reward_predictions``
+        also take ``reward_predictions=`` (see there)."""
         return None
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:

@@ -151,3 +151,24 @@ class BaseLearner(Component, ABC):
         :meth:`prepare`. None (the default): not supported, and the booster distils a reward
         model into least-squares rounds instead (``Booster(warm_start="reward_model")``)."""
         return None
+
+    def offers_pair_reward_start(self) -> bool:
+        """Whether :meth:`start_from_pair_rewards` works for this configuration (False here);
+        ``Booster(warm_start="auto")`` starts a fit on candidate pairs from the reward model
+        only if it does."""
+        return False
+
+    def start_from_pair_rewards(
+        self,
+        pairs: Any,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        scale: Callable[[np.ndarray], float],
+    ) -> np.ndarray | None:
+        """Optional, the candidate-pair form of :meth:`start_from_rewards`: fit a reward model
+        q(x, a) on the logged pairs [x_i; phi(a_i)] -> r_i (``actions``: the logged items
+        (n,), ``rewards`` (n,)) of the :class:`opboost.api.pairs.PairRows` prepared by
+        :meth:`prepare_pairs`, and put F_0 = s q in front of the ensemble, s = ``scale(q)``
+        with q an (n, C) slot matrix (NaN in the padded slots). Returns F_0 as an (n, C) slot
+        matrix, 0 in the padded slots. None (the default): not supported."""
+        return None

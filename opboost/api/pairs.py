@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from opboost.api.slots import SlotView
 from opboost.api.tabular import TabularSchema
 
-__all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows"]
+__all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows", "pair_features"]
 
 #: The policy metadata key holding :meth:`ActionSchema.to_json`.
 ACTION_SCHEMA_KEY = "action_schema"
@@ -140,6 +140,14 @@ class ActionSchema:
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{owner}: action_features must be finite; impute missing values.")
         return array
+
+
+def pair_features(contexts: Any, phi: np.ndarray) -> Any:
+    """Designed pairs [x; phi(a)] of (m, d) contexts and their (m, d_a) action features:
+    (m, d + d_a) float64, CSR if the contexts are (the column layout of :class:`PairRows`)."""
+    if sp.issparse(contexts):
+        return sp.hstack([contexts, sp.csr_matrix(phi)], format="csr")
+    return np.hstack([np.asarray(contexts, dtype=np.float64), phi])
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,7 +36,7 @@ from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.pairs import PairRows
+from opboost.api.pairs import PairRows, pair_features
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -105,18 +105,11 @@ def dr_coefficients(
     return gamma
 
 
-def pair_features(contexts: Any, phi: np.ndarray) -> Any:
-    """Reward-model features [x; phi(a)] of (m, d) contexts and (m, d_a) action features:
-    (m, d + d_a), CSR if the contexts are."""
-    if sp.issparse(contexts):
-        return sp.hstack([contexts, sp.csr_matrix(phi)], format="csr")
-    return np.hstack([np.asarray(contexts, dtype=np.float64), phi])
-
-
 class _RewardModelEstimator(Estimator):
     """Shared reward-model fitting and cross-fitting of DM and DR."""
 
     action_coefficients: ClassVar[bool] = True  # Gamma (n, K)
+    takes_reward_predictions: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict] = {
         "reward_model": [
@@ -257,9 +250,14 @@ class DirectMethod(_RewardModelEstimator):
         """Gamma_i(a) = q(x_i, a), shape (n, K): boosting towards the reward model's policy."""
         return self.reward_predictions(data)
 
-    def pair_coefficients(self, data: LoggedBandit, pairs: PairRows) -> np.ndarray:
-        """Gamma = q at each row's candidates, (n, C) slot coordinates, from a reward model
-        on [x; phi(a)] (:meth:`pair_reward_predictions`)."""
+    def pair_coefficients(
+        self, data: LoggedBandit, pairs: PairRows, *, reward_predictions: Any = None
+    ) -> np.ndarray:
+        """Gamma = q at each row's candidates, (n, C) slot coordinates: ``reward_predictions``
+        (a cross-fitted q the fit already has) or a reward model on [x; phi(a)]
+        (:meth:`pair_reward_predictions`)."""
+        if reward_predictions is not None:
+            return np.array(reward_predictions, dtype=np.float64)
         return self.pair_reward_predictions(data, pairs)
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
@@ -283,10 +281,15 @@ class DoublyRobust(_RewardModelEstimator):
         """Gamma_i(a) = q(x_i, a) + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i, shape (n, K)."""
         return dr_coefficients(data, self.reward_predictions(data))
 
-    def pair_coefficients(self, data: LoggedBandit, pairs: PairRows) -> np.ndarray:
-        """The DR Gamma in slot coordinates, (n, C): q from a reward model on [x; phi(a)]
-        at each row's candidates plus the logged slot's correction; 0 in padded slots."""
-        q = self.pair_reward_predictions(data, pairs)
+    def pair_coefficients(
+        self, data: LoggedBandit, pairs: PairRows, *, reward_predictions: Any = None
+    ) -> np.ndarray:
+        """The DR Gamma in slot coordinates, (n, C): q at each row's candidates (the
+        cross-fitted ``reward_predictions`` the fit already has, or a reward model on
+        [x; phi(a)]) plus the logged slot's correction; 0 in padded slots."""
+        q = reward_predictions
+        if q is None:
+            q = self.pair_reward_predictions(data, pairs)
         return dr_coefficients(data, q, actions=pairs.view.slot_of(data.actions))
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:

@@ -69,12 +69,7 @@ class InMemoryFit:
         if self.estimator.get_params(deep=False).get("random_state", 0) is None:
             # an unseeded reward-model estimator (DR, DM) takes the fit's seed
             self.estimator.set_params(random_state=self.seed)
-        self.coef = self._coefficients()
-        # Gamma is centred once here, not every round (the value estimate is unchanged).
-        self._state_coef, self._state_options = self.coef, {}
-        if self.coef.ndim == 2 and self.objective.supports_action_coefficients:
-            centred = centre_rows(self.coef, self.train.candidates)
-            self._state_coef, self._state_options = centred, {"centred": True}
+        self._set_coefficients()
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
         self.round, self.stop_reason, self.ensemble_start = 0, None, None
@@ -88,6 +83,15 @@ class InMemoryFit:
     def _coefficients(self) -> np.ndarray:
         """The estimator's training coefficients on the (reward-shifted) training logs."""
         return training_coefficients(self.estimator, self.train)
+
+    def _set_coefficients(self) -> None:
+        """``coef`` (n,) or (n, K) from :meth:`_coefficients`, and what the round state takes."""
+        self.coef = self._coefficients()
+        # Gamma is centred once here, not every round (the value estimate is unchanged).
+        self._state_coef, self._state_options = self.coef, {}
+        if self.coef.ndim == 2 and self.objective.supports_action_coefficients:
+            centred = centre_rows(self.coef, self.train.candidates)
+            self._state_coef, self._state_options = centred, {"centred": True}
 
     def begin(self) -> None:
         """Prepare the learner (continuing a restored ensemble, or fitting the warm start)

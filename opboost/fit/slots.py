@@ -20,8 +20,10 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
 from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
+from opboost.booster_checks import check_f
 from opboost.engine import FitSettings
 from opboost.fit.memory import InMemoryFit
+from opboost.fit.warm_start import reward_scale
 
 __all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
 
@@ -39,10 +41,14 @@ def check_pair_fit(learner: Any, settings: FitSettings, *, safe: bool) -> None:
             f"{learner.name!r} cannot boost on (it has no prepare_pairs); use "
             f"base_learner='lightgbm_tree'."
         )
-    if settings.warm_start is not None:
+    start = settings.warm_start
+    if start not in (None, "reward_model") or (
+        start == "reward_model" and not learner.offers_pair_reward_start()
+    ):
+        supported = "None or 'reward_model'" if learner.offers_pair_reward_start() else "None"
         raise InvalidParameterError(
-            f"Booster.fit: warm_start={settings.warm_start!r} is not supported on logs with "
-            f"candidate sets or action features; use warm_start=None."
+            f"Booster.fit: warm_start={start!r} is not supported on logs with candidate sets "
+            f"or action features with base learner {learner.name!r}; use warm_start={supported}."
         )
     if safe:
         raise InvalidParameterError(
@@ -100,7 +106,11 @@ class SlotFit(InMemoryFit):
         on [x; phi(a)])."""
         shift = float(self.settings.reward_shift)
         logs = self.logs if shift == 0.0 else self.logs.with_rewards(self.logs.rewards + shift)
-        gamma = self.estimator.pair_coefficients(logs, self.inputs_of(self.data))
+        options = {}
+        q = getattr(self.learner, "pair_reward_predictions_", None)
+        if q is not None and self.estimator.takes_reward_predictions:
+            options["reward_predictions"] = q  # the start's cross-fitted model: no second fit
+        gamma = self.estimator.pair_coefficients(logs, self.inputs_of(self.data), **options)
         if gamma is None:
             coef = super()._coefficients()
             if coef.ndim != 1:
@@ -145,7 +155,28 @@ class SlotFit(InMemoryFit):
                 "candidate sets or action features; use a new checkpoint directory."
             )
         self.learner.prepare_pairs(self.inputs_of(self.data), random_state=self.seed)
+        if self.settings.warm_start == "reward_model":
+            self._start_from_pair_rewards()
+            super()._set_coefficients()  # after the start: DR and DM may reuse its model
         self.state = self._round_state()
+
+    def _set_coefficients(self) -> None:
+        """The coefficients, now; with a reward-model start, in :meth:`begin` after it."""
+        if self.settings.warm_start != "reward_model":
+            super()._set_coefficients()
+
+    def _start_from_pair_rewards(self) -> None:
+        """F_0 = q / tau from the learner's reward model on the logged pairs
+        (:meth:`BaseLearner.start_from_pair_rewards`), in front of the ensemble."""
+        start = self.learner.start_from_pair_rewards(
+            self.inputs_of(self.data), self.logs.actions, self.train.rewards, reward_scale(self)
+        )
+        self.reward_start = getattr(self.learner, "reward_start_", None)
+        self.scores += check_f(start, self.scores.shape, self.learner)
+        if self.eval_data is not None:
+            self.eval_scores = self.ensemble_scores(
+                self.learner.ensemble(), self.inputs_of(self.eval_data)
+            )
 
     def metadata(self, n_rounds: int) -> dict[str, Any]:
         meta = super().metadata(n_rounds)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from opboost.api.candidates import count_candidates
 from opboost.api.learner import BaseProblem
 from opboost.booster_checks import check_f
 from opboost.engine import StepSettings, run_rounds
@@ -48,12 +49,17 @@ REWARD_WARM_MEMBERS = 30
 def reward_temperature(q: np.ndarray, prob: float) -> float:
     """tau > 0 such that softmax(q_i / tau) gives its row's best action probability ``prob``
     on average over the rows of ``q`` (n, K); found by bisection on log tau (the average
-    falls from 1 to 1/K as tau grows). Rows whose predictions are all equal do not count."""
-    spread = q.max(axis=1) - q.min(axis=1)
+    falls from 1 to 1/K as tau grows). Rows whose predictions are all equal do not count.
+    NaN entries (the padded slots of candidate sets) are not actions of their row."""
+    padded = np.isnan(q).any()
+    top, low_ = (np.nanmax, np.nanmin) if padded else (np.max, np.min)
+    spread = top(q, axis=1) - low_(q, axis=1)
     rows = q[spread > 0]
     if len(rows) == 0:
         return 1.0
-    centred = rows - rows.max(axis=1, keepdims=True)
+    centred = rows - top(rows, axis=1, keepdims=True)
+    if padded:
+        centred = np.where(np.isnan(centred), -np.inf, centred)  # exp(-inf) = 0
 
     def top_prob(log_tau: float) -> float:
         weights = np.exp(centred / math.exp(log_tau))
@@ -116,9 +122,16 @@ class WarmStartFit:
 
 def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
     """q (n, K) -> 1 / tau, so that softmax(q / tau) puts on average 1/K + p (1 - 1/K) on each
-    row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`)."""
-    K = fit.data.n_actions
-    top = 1.0 / K + float(fit.settings.warm_start_prob) * (1.0 - 1.0 / K)
+    row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`). With
+    candidate sets (slot logs), K is each row's number of candidates C_i, averaged over the
+    rows, and q has NaN in the padded slots."""
+    prob, candidates = float(fit.settings.warm_start_prob), fit.data.candidates
+    if candidates is None:
+        K = fit.data.n_actions
+        top = 1.0 / K + prob * (1.0 - 1.0 / K)
+    else:
+        share = 1.0 / count_candidates(candidates)
+        top = float(np.mean(share + prob * (1.0 - share)))
     return lambda q: 1.0 / reward_temperature(q, top)
 
 

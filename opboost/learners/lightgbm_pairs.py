@@ -11,6 +11,7 @@ The ensemble is a :class:`LightGBMEnsemble` of design ``"pairs"``, which scores 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import lightgbm as lgb
@@ -19,9 +20,10 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
-from opboost.api.pairs import PairRows
+from opboost.api.pairs import PairRows, pair_features
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
+from opboost.learners.lightgbm_reward_start import fit_pair_reward_model, merge_in_front
 from opboost.learners.lightgbm_rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
@@ -42,7 +44,8 @@ class PairRounds:
         X = as_contexts(pairs.contexts)
         view = pairs.view
         n, d = X.shape
-        params = self._lgb_params(learner_seed(self.random_state, random_state))
+        self._seed = learner_seed(self.random_state, random_state)
+        params = self._lgb_params(self._seed)
         categorical = categorical_columns(self.categorical_features, d)
         pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
         dataset = pairs_dataset(pairs, params, categorical)
@@ -65,6 +68,42 @@ class PairRounds:
         self._scores, self._next = np.zeros(P), np.empty(P)
         self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
         self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
+        context_columns = [] if categorical == "auto" else list(categorical)
+        self._pair_categorical = [*context_columns, *(d + j for j in pairs.categorical)]
+
+    def offers_pair_reward_start(self) -> bool:
+        """True for regression trees: a reward model on [x; phi(a)] is a LightGBM model of
+        the pairs' own columns."""
+        return self.reduction == "regression"
+
+    def start_from_pair_rewards(
+        self,
+        pairs: PairRows,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        scale: Callable[[np.ndarray], float],
+    ) -> np.ndarray:
+        """F_0 = scale(q) q, q LightGBM trees on the logged pairs [x_i; phi(a_i)] -> r_i
+        (:func:`~opboost.learners.lightgbm_reward_start.fit_pair_reward_model`), scaled, in
+        front of the ensemble; returns F_0 as an (n, C) slot matrix (0 in padded slots) and
+        records what was fitted in ``reward_start_``. Call right after ``prepare_pairs``."""
+        booster = self._check_prepared()
+        if self._view is None or booster.num_trees() or self.n_rounds_:
+            raise InvalidParameterError(
+                "LightGBMTree.start_from_pair_rewards: call it right after prepare_pairs, "
+                "before rounds."
+            )
+        X = as_contexts(pairs.contexts)
+        logged = pair_features(X, pairs.action_features[np.asarray(actions)])
+        model = fit_pair_reward_model(
+            logged, rewards, self._pair_categorical, self._seed, self.num_threads,
+            booster.train_set, self._view.rows,
+        )  # fmt: skip
+        factor = float(scale(self._view.scatter(model.q, np.nan)))
+        merge_in_front(booster, model.start_model(factor))
+        self.reward_start_ = {**model.report, "scale": factor}
+        self.pair_reward_predictions_ = self._view.scatter(model.q_cross, 0.0)
+        return self._view.scatter(model.q * factor, 0.0)
 
     def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
         """fit_round on candidate pairs: the valid slots' targets and weights, one tree."""

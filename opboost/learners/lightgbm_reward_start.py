@@ -44,7 +44,10 @@ from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 __all__ = [
     "REWARD_MODEL_PARAMS",
     "RewardModel",
+    "PAIR_MODEL_PARAMS",
+    "PairRewardModel",
     "choose_family",
+    "fit_pair_reward_model",
     "fit_reward_model",
     "merge_in_front",
     "scale_leaves",
@@ -309,6 +312,105 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             return _finish(*_reward_trees(params, data), linear, X, n_actions, params, report)
     data.start = None
     return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
+
+
+#: LightGBM settings of the cross-fitted reward model of a fit on candidate pairs: each fold's
+#: trees at learning rate 0.1, at most this many, stopped after :data:`STOPPING_ROUNDS` without
+#: a lower squared error on the other fold (docs/defaults.md, "Catalogue logs").
+PAIR_MODEL_PARAMS: dict[str, Any] = {**SELECTION_PARAMS, "num_iterations": 1000}
+
+
+@dataclass
+class PairRewardModel:
+    """The cross-fitted reward model of a fit on candidate pairs: two LightGBM models, each
+    fitted on one half of the logged rows and stopped on the other. ``q`` (P,): their mean on
+    every candidate pair (the start); ``q_cross`` (P,): each pair scored by the model that
+    did not see its row (cross-fitted, for doubly robust coefficients); ``report``: what was
+    fitted (JSON-ready)."""
+
+    folds: list[lgb.Booster]
+    q: np.ndarray
+    q_cross: np.ndarray
+    report: dict[str, Any]
+
+    def start_model(self, factor: float) -> lgb.Booster:
+        """One model of ``factor`` q: each fold's trees with leaves scaled by factor / 2."""
+        first, *rest = (scale_leaves(m, factor / len(self.folds)) for m in self.folds)
+        for model in rest:
+            merge_in_front(first, model)
+        return first
+
+
+def fit_pair_reward_model(
+    rows: Any,
+    rewards: np.ndarray,
+    categorical: list,
+    seed: int,
+    num_threads: int,
+    pairs: lgb.Dataset,
+    pair_rows: np.ndarray,
+) -> PairRewardModel:
+    """The reward model of a fit on candidate pairs, cross-fitted on two seeded halves of the
+    logged pairs ``rows`` [x_i; phi(a_i)] (n, d + d_a) -> ``rewards`` (n,): on each half,
+    LightGBM least squares (:data:`PAIR_MODEL_PARAMS`), stopped on the squared error of the
+    other half. Every Dataset is binned as ``pairs``, the policy's Dataset of the P candidate
+    pairs (pair order; ``pair_rows`` (P,) the logged row of each), and each model's scores on
+    it are read from LightGBM's validation scores (no predict). ``categorical``: the
+    categorical columns of the pairs.
+
+    The mean of the two models beat ``RewardRegression``'s 200 trees on every simulated
+    catalogue measured (its own trees stop where the held-out error does, and the two halves
+    average out part of each other's noise) at about its cost; docs/defaults.md."""
+    n = len(rewards)
+    data = _Rows(rows, np.asarray(rewards, dtype=np.float64), None, list(categorical), pairs)
+    params = dict(PAIR_MODEL_PARAMS, seed=seed, num_threads=num_threads)
+    fold = np.zeros(n, dtype=bool)
+    fold[np.random.default_rng(seed).permutation(n)[: n // 2]] = True
+    models, scores, trees = [], [], []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "categorical_.* in param dict is overridden")
+        for train in (fold, ~fold):
+            model, count, score = _stopped_trees(params, data, train, ~train)
+            models.append(model)
+            scores.append(score)
+            trees.append(count)
+    q = 0.5 * (scores[0] + scores[1])
+    q_cross = np.where(fold[pair_rows], scores[1], scores[0])
+    report = {
+        "design": "pairs",
+        "family": "trees",
+        "linear_skipped": "candidate pairs",
+        "cross_fitted": True,
+        "fold_trees": trees,
+        "trees": int(sum(trees)),
+    }
+    return PairRewardModel(models, q, q_cross, report)
+
+
+def _stopped_trees(params, data: _Rows, train, held) -> tuple[lgb.Booster, int, np.ndarray]:
+    """LightGBM trees on the ``train`` rows, stopped after :data:`STOPPING_ROUNDS` without a
+    lower squared error on the ``held`` rows and rolled back to the best: (model, its number
+    of trees, its scores on ``data.pairs`` (P,))."""
+    fit_set = data.dataset(train, params)
+    rows, rewards, _ = data.part(held)
+    held_set = lgb.Dataset(rows, rewards, reference=fit_set, params=_binning(fit_set))
+    model = lgb.Booster(dict(params, metric="l2"), fit_set)
+    model.add_valid(held_set, "held")
+    model.add_valid(data.pairs, "pairs")
+    best, best_error = 0, np.inf
+    for iteration in range(params["num_iterations"]):
+        if model.update():  # no split possible: nothing more to learn
+            break
+        error = model.eval_valid()[0][2]
+        if error < best_error:
+            best, best_error = iteration + 1, error
+        elif iteration + 1 - best >= STOPPING_ROUNDS:
+            break
+    for _ in range(model.current_iteration() - max(best, 1)):
+        model.rollback_one_iter()  # the validation scores roll back with the trees
+    scores = np.empty(data.pairs.num_data())
+    fetch_scores(model, scores, data_idx=2)
+    return model, model.current_iteration(), scores
 
 
 def _fit_linear(X, actions, rewards, n_actions, categorical, rows, num_threads) -> LinearRewards:
