@@ -43,6 +43,16 @@ class Trial:
     def n_test(self) -> int:
         return int(self.table.shape[0])
 
+    @property
+    def serving(self) -> dict[str, Any]:
+        """Keywords of ``predict`` on ``X_test``: none (K fixed actions; a catalogue trial
+        passes ``candidates`` and ``action_features``)."""
+        return {}
+
+    def logging_probs(self) -> np.ndarray:
+        """The logging policy's (m, K) probabilities on the test rows."""
+        return self.logging_policy.predict_proba(self.X_test)
+
     def value(self, policy: np.ndarray) -> float:
         """True expected test reward of (m,) actions (argmax policy) or (m, K) probabilities."""
         policy = np.asarray(policy)

@@ -4,6 +4,7 @@ new items."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -15,6 +16,7 @@ from opboost.api.candidates import is_candidate
 from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.ips import IPS
 from opboost.simulation import SimulatedCatalogue, simulate_catalogue
+from opboost.simulation.catalogue_world import categorical_codes
 from opboost.simulation.items import distinct_draws
 
 N, ITEMS, C, DX, DI = 400, 30, 5, 3, 4
@@ -229,3 +231,183 @@ def test_a_hundred_thousand_rows_are_fast():
     elapsed = time.perf_counter() - start
     assert len(sim.logged) == 100_000
     assert elapsed < 20, f"{elapsed:.1f} s: a per-row loop?"
+
+
+# --- options for other shapes of log (issue 34) -----------------------------------------------
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _fields(sim: SimulatedCatalogue) -> tuple:
+    d = sim.logged
+    return (
+        d.contexts, d.actions, d.propensities, d.rewards, d.action_features,
+        d.candidates.toarray(), sim.candidate_items, sim.candidate_probs, sim.candidate_means,
+    )  # fmt: skip
+
+
+def test_the_default_world_is_unchanged_by_the_options():
+    """Digests of the outputs of main 2a064fa (before the options): logs, held-out rows on new
+    and on training items, and a large pool (Floyd's draws)."""
+    sim = simulate_catalogue(
+        300, 40, 6, 3, 4, random_state=11, logging_beta=1.5, reward_scale=2.0,
+        reward_intercept=-1.0,
+    )  # fmt: skip
+    assert _digest(*_fields(sim)) == (
+        "4ef75ed4d3fcb156e4ab3681e7babc62658fc6d8ab91ff5a0ce96c0180c093b8"
+    )
+    assert _digest(*_fields(sim.test_rows(100))) == (
+        "b881bea1c0f0d9054e59f0339355d0f3b5bb5e71278a32644b6afa535f72ad62"
+    )
+    seen = sim.test_rows(100, new_items=False, random_state=2)
+    assert _digest(*_fields(seen)) == (
+        "6c0cc91d2128ecf6add2408008082b5249c4df434ba4751c8ad8d03e2099507c"
+    )
+    big = simulate_catalogue(3000, 6000, 5, 2, 2, random_state=3)
+    assert _digest(*_fields(big)[:4], big.candidate_items) == (
+        "c17038de1a9b2e269d797f03c608b0902c8a547d343701f1e15327cdc4315907"
+    )
+    assert sim.logged.positions is None and sim.logged.item_schema is None
+
+
+def test_popularity_scale_sets_the_context_free_term():
+    same = _sim(3, reward_scale=1.5, popularity_scale=1.5)
+    np.testing.assert_array_equal(same.candidate_means, _sim(3, reward_scale=1.5).candidate_means)
+    sim = _sim(3, reward_scale=0.0, popularity_scale=2.0)  # popularity only: no context term
+    w = sim.world
+    assert not w.reward_weights.any()
+    phi = sim.item_features[sim.candidate_items]
+    np.testing.assert_allclose(sim.candidate_means, expit(phi @ w.reward_bias))
+    # b's entries have standard deviation popularity_scale / sqrt(d_item)
+    wide = simulate_catalogue(50, 10, 2, 2, 4000, random_state=0, popularity_scale=3.0)
+    assert wide.world.reward_bias.std() == pytest.approx(3.0 / np.sqrt(4000), rel=0.05)
+
+
+def _categorical_sim(seed=0, **params) -> SimulatedCatalogue:
+    return _sim(seed, item_categories=(6, 3), **params)
+
+
+def test_categorical_item_columns_follow_their_model():
+    sim = _categorical_sim(reward_intercept=-0.5)
+    w, phi = sim.world, sim.item_features
+    assert phi.shape == (ITEMS, DI + 2) and w.n_numeric == DI
+    codes = phi[:, DI:].astype(int)
+    np.testing.assert_array_equal(phi[:, DI:], codes)
+    assert codes[:, 0].max() < 6 and codes[:, 1].max() < 3 and codes.min() >= 0
+    schema = sim.logged.item_schema
+    assert schema.categorical_features == (DI, DI + 1)
+    assert schema.categories == {"category0": tuple(range(6)), "category1": tuple(range(3))}
+    x = sim.logged.contexts
+    by_hand = x @ w.reward_weights @ phi[:, :DI].T + phi[:, :DI] @ w.reward_bias
+    for j, (u, v) in enumerate(zip(w.category_weights, w.category_bias, strict=True)):
+        assert u.shape == (len(v), DX)
+        by_hand += (x @ u.T)[:, codes[:, j]] + v[codes[:, j]]
+    full = expit(-0.5 + by_hand)
+    np.testing.assert_allclose(sim.mean_reward(x, phi), full)
+    np.testing.assert_allclose(
+        sim.candidate_means, np.take_along_axis(full, sim.candidate_items, axis=1)
+    )
+    # new items: codes from the same categories, the schema kept
+    test = sim.test_rows(200, n_new_items=25, random_state=4)
+    new_codes = test.item_features[ITEMS:, DI:]
+    assert new_codes.shape == (25, 2) and new_codes[:, 0].max() < 6 and new_codes.min() >= 0
+    assert test.logged.item_schema == schema
+
+
+def test_category_codes_have_a_long_tail():
+    """Code k is drawn with probability proportional to 1 / (k + 1)."""
+    codes = categorical_codes(np.random.default_rng(0), 60_000, (5,))[:, 0]
+    expected = 1 / np.arange(1, 6)
+    expected /= expected.sum()
+    counts = np.bincount(codes, minlength=5)
+    sd = np.sqrt(60_000 * expected * (1 - expected))
+    assert (np.abs(counts - 60_000 * expected) < 4 * sd).all()
+
+
+def test_one_hot_contexts():
+    sim = simulate_catalogue(500, 20, 4, 7, 2, random_state=1, context_categories=(3, 4))
+    x = sim.logged.contexts
+    assert set(np.unique(x)) == {0.0, 1.0}
+    np.testing.assert_array_equal(x[:, :3].sum(axis=1), 1.0)
+    np.testing.assert_array_equal(x[:, 3:].sum(axis=1), 1.0)
+    test = sim.test_rows(100)
+    np.testing.assert_array_equal(test.logged.contexts.sum(axis=1), 2.0)
+
+
+def test_positions_scale_the_means_by_their_examination_probability():
+    bias = (1.0, 0.5, 0.25)
+    sim = _sim(5, position_bias=bias, reward_intercept=1.0)
+    positions = sim.logged.positions
+    assert sim.logged.n_positions == 3
+    np.testing.assert_array_equal(np.unique(positions), [0, 1, 2])
+    clicks = expit(1.0 + np.take_along_axis(_all_scores(sim), sim.candidate_items, axis=1))
+    np.testing.assert_allclose(sim.candidate_means, clicks * np.asarray(bias)[positions][:, None])
+    rows = np.arange(N)
+    greedy = sim.candidate_items[rows, sim.candidate_means.argmax(axis=1)]
+    one_hot = np.zeros((N, ITEMS))
+    one_hot[rows, greedy] = 1.0
+    value = sim.candidate_means.max(axis=1).mean()
+    assert sim.policy_value(greedy) == pytest.approx(value, abs=1e-12)
+    assert sim.policy_value(one_hot) == pytest.approx(value, abs=1e-12)
+    test = sim.test_rows(300, new_items=False, random_state=1)
+    assert test.logged.positions.shape == (300,) and test.logged.positions.max() <= 2
+
+
+def test_positions_lower_the_click_rate_as_said():
+    """Over 30,000 rows, positions (1, 0.2) leave about 0.6 of the clicks."""
+    base = simulate_catalogue(30_000, 50, 5, 2, 2, random_state=2, reward_intercept=-1.0)
+    shown = simulate_catalogue(
+        30_000, 50, 5, 2, 2, random_state=2, reward_intercept=-1.0, position_bias=(1.0, 0.2)
+    )
+    ratio = shown.logged.rewards.mean() / base.logged.rewards.mean()
+    assert ratio == pytest.approx(0.6, abs=0.05)
+
+
+def test_options_are_seeded():
+    params = {
+        "item_categories": (4, 9), "context_categories": (2, 3), "position_bias": (1.0, 0.7),
+        "popularity_scale": 2.0,
+    }  # fmt: skip
+    a, b = (simulate_catalogue(200, 30, 5, 5, 2, random_state=9, **params) for _ in range(2))
+    other = simulate_catalogue(200, 30, 5, 5, 2, random_state=10, **params)
+    assert _digest(*_fields(a), a.logged.positions) == _digest(*_fields(b), b.logged.positions)
+    assert _digest(*_fields(a)) != _digest(*_fields(other))
+    t1, t2 = a.test_rows(50), b.test_rows(50)
+    assert _digest(*_fields(t1), t1.logged.positions) == _digest(*_fields(t2), t2.logged.positions)
+
+
+#: Bad options -> the exact message of simulate_catalogue's InvalidParameterError.
+BAD_OPTIONS = {
+    "one-category": (
+        {"item_categories": (4, 1)},
+        "The 'item_categories[1]' parameter of simulate_catalogue must be an int >= 2. "
+        "Got 1 instead.",
+    ),
+    "context-categories-and-d_x": (
+        {"context_categories": (2, 2)},
+        "The 'context_categories' parameter of simulate_catalogue must sum to d_x=3 (one "
+        "one-hot column per category). Got (2, 2), which sums to 4; pass d_x=4.",
+    ),
+    "position-never-examined": (
+        {"position_bias": (1.0, 0.0)},
+        "The 'position_bias' parameter of simulate_catalogue must be a non-empty sequence "
+        "of examination probabilities in (0, 1], one per position. Got (1.0, 0.0) instead.",
+    ),
+    "negative-popularity": (
+        {"popularity_scale": -1.0},
+        "The 'popularity_scale' parameter of simulate_catalogue must be a float >= 0.0. "
+        "Got -1.0 instead.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("params", "message"), BAD_OPTIONS.values(), ids=BAD_OPTIONS)
+def test_bad_options(params, message):
+    with pytest.raises(InvalidParameterError) as info:
+        _sim(**params)
+    assert str(info.value) == message

@@ -1,0 +1,170 @@
+"""examples/benchmarks/bench_peers.py (issue 34, items 2-4): the catalogue and small-log data
+sets, the methods on catalogue trials, the suites and the output, on tiny sizes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from opboost.api.policy_learner import PolicyLearner
+
+BENCH = Path(__file__).resolve().parents[2] / "examples" / "benchmarks"
+#: The VW methods run where the opboost-vw plugin and vowpalwabbit are installed.
+VW = all(importlib.util.find_spec(m) is not None for m in ("opboost_vw", "vowpalwabbit"))
+
+
+def _import_script(name: str):
+    """The script as a module (registered, so its dataclasses resolve their module)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+peers = _import_script("bench_peers")  # puts examples/benchmarks on sys.path
+shapes = sys.modules["_bench_shapes"]  # the module bench_peers imported
+
+
+def test_the_suites():
+    assert peers.parse_args([]).datasets_ == list(peers.DATASETS)  # the classic default
+    assert len(peers.DATASETS) == 12
+    args = peers.parse_args(["--suite", "catalogue"])
+    assert args.datasets_ == list(shapes.CATALOGUES) and len(args.datasets_) >= 8
+    assert peers.parse_args(["--suite", "small"]).datasets_ == list(peers.SMALL)
+    assert peers.parse_args(["--suite", "all"]).datasets_ == [
+        *peers.DATASETS, *shapes.CATALOGUES, *peers.SMALL,
+    ]  # fmt: skip
+    assert peers.parse_args(["--datasets", "wine@100", "smooth"]).datasets_ == [
+        "wine@100", "smooth",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("wine@ten", "'wine@ten': the rows after '@' must be an integer >= 50, e.g. scene@2000"),
+        ("yeast@2000", "unknown data sets ['yeast@2000']; known: "),
+    ],
+)
+def test_bad_data_set_names(name, message, capsys):
+    with pytest.raises(SystemExit):
+        peers.parse_args(["--datasets", name])
+    assert message in capsys.readouterr().err
+
+
+def test_a_subsample_by_name():
+    source = peers.load("wine@100", None)
+    trial = source.trial(0)
+    assert (len(trial.logged), trial.n_test) == (63, 30)  # 70 train rows, 10% train the logger
+    assert source.info == {"kind": "supervised", "n_rows": 178, "n_features": 13, "n_actions": 3}
+    assert source.header == "178 rows (subsample of 100), 13 features, K = 3 (multiclass)"
+
+
+def test_a_catalogue_trial_scores_by_the_true_means():
+    trial = shapes.CATALOGUES["catalogue_bilinear"].trial(3, 400)
+    test = trial.test
+    assert len(trial.logged) == 400 and trial.n_test == 400
+    assert trial.logged.action_features.shape == (300, 6)
+    assert test.new_items.size == 300 and test.candidate_items.min() >= 300  # unseen items
+    assert trial.value(trial.logging_probs()) == pytest.approx(test.logging_value, abs=1e-12)
+    rows = np.arange(trial.n_test)
+    best = test.candidate_items[rows, test.candidate_means.argmax(axis=1)]
+    assert trial.value(best) == pytest.approx(test.candidate_means.max(axis=1).mean())
+    # seeds are worlds: another seed, other reward parameters
+    other = shapes.CATALOGUES["catalogue_bilinear"].trial(4, 400)
+    assert not np.array_equal(other.test.world.reward_weights, test.world.reward_weights)
+    seen = shapes.CATALOGUES["catalogue_seen"].trial(3, 400)
+    np.testing.assert_array_equal(seen.logged.contexts, trial.logged.contexts)  # same logs
+    assert seen.test.candidate_items.max() < 300  # items seen in training
+
+
+def test_open_bandit_like_logs_have_its_shape():
+    trial = shapes.CATALOGUES["open_bandit_like"].trial(0)
+    logs = trial.logged
+    assert len(logs) == 10_000 and logs.n_actions == 80 and logs.candidates is None
+    assert logs.n_positions == 3 and logs.item_schema.categorical_features == (1, 2, 3)
+    np.testing.assert_array_equal(logs.contexts.sum(axis=1), 4.0)  # 4 one-hot user features
+    np.testing.assert_allclose(logs.propensities, 1 / 80)  # a uniform logger
+    assert 0.003 < logs.rewards.mean() < 0.008
+    assert trial.serving["candidates"] is None
+
+
+def test_the_popularity_policy_serves_new_items():
+    trial = shapes.CATALOGUES["catalogue_popular"].trial(0, 600)
+    actions = peers.constant_method(trial)
+    test = trial.test.logged
+    assert test.candidates[np.arange(trial.n_test), actions].all()
+    assert trial.value(actions) > trial.test.logging_value  # popularity dominates this world
+
+
+def test_synthetic_worlds_are_scored_by_their_exact_means():
+    source = peers.load("one_best", None, sim_rows=500)
+    trial, again, other = source.trial(1), source.trial(1), source.trial(2)
+    data, mu = shapes.one_best(1, 500)
+    np.testing.assert_array_equal(trial.table, mu(np.asarray(trial.X_test)))
+    np.testing.assert_array_equal(again.logged.rewards, trial.logged.rewards)
+    assert not np.array_equal(other.table, trial.table)
+    assert (mu(data.X).argmax(axis=1) == 0).mean() > 0.6  # action 0 the best for most
+    skewed, none = shapes.skewed_multilabel(0, 300)
+    assert none is None and skewed.y.shape == (300, 14) and 0.65 < skewed.y[:, 0].mean() < 0.85
+
+
+class _NoItems(PolicyLearner):
+    """A policy learner without ``action_features=``: not applicable to a catalogue."""
+
+    name: ClassVar[str] = "no_items"
+
+    def __init__(self, *, random_state: Any = None):
+        self.random_state = random_state
+
+    def fit(self, data):
+        return self
+
+    def decision_function(self, X):
+        return np.zeros((X.shape[0], 2))
+
+
+def test_a_method_that_cannot_serve_a_catalogue_is_a_note():
+    source = peers.load("catalogue_few", None, sim_rows=200)
+    methods = {
+        "default": peers.booster_method({}, 2),
+        "no_items": peers.learner_method(_NoItems, {}),
+    }
+    result = peers.run_dataset(source, methods, [0])
+    assert np.isnan(result["rewards"]["no_items"]).all() and not result["errors"]
+    assert peers.method_notes(result) == [
+        "> no_items: n/a, policy learner _NoItems's predict takes no candidates, "
+        "action_features: it cannot serve a catalogue."
+    ]
+    rows = peers.compare(result["rewards"], result["seconds"], "default", ["no_items"])
+    assert peers.table(rows, "default", 1)[-1] == "| no_items | n/a | – | – | – |"
+
+
+def test_a_smoke_run_of_every_new_shape(tmp_path, capsys):
+    """Catalogues (new items, positions without a candidate mask) and small synthetic logs
+    through the command line: tables, the seconds table and the JSON."""
+    out = tmp_path / "peers.json"
+    methods = ["default", "reward_regression", "constant", "logging"] + ["vw_mtr"] * VW
+    names = ["catalogue_bilinear", "open_bandit_like", "smooth"]
+    argv = ["--datasets", *names, "--sim-rows", "300", "--seeds", "1", "--n-rounds", "2",
+            "--methods", *methods, "--json", str(out)]  # fmt: skip
+    assert peers.main(argv) == 0
+    printed = capsys.readouterr().out
+    for name in names:
+        assert f"### {name}\n" in printed
+    assert "| data set | default | reward_regression |" in printed
+    record = json.loads(out.read_text())
+    for name in names:
+        result = record["datasets"][name]
+        assert result["errors"] == {} and result["not_applicable"] == {}
+        for method in methods:
+            assert 0 <= result["reward"][method][0] <= 1, (name, method)
+    assert record["datasets"]["open_bandit_like"]["kind"] == "catalogue"
+    assert record["datasets"]["smooth"]["sizes"]["actions"] == 3
