@@ -43,7 +43,8 @@ def catalogue_scores(
     m, k = X.shape[0], phi.shape[0]
     mask = None if candidates is None else serving_mask(candidates, (m, k), owner)
     view = SlotView.from_candidates(mask, m, k)
-    values = ensemble.score_pairs(PairRows(X, phi, view, schema.categorical))
+    pairs = PairRows(X, phi, view, schema.categorical, schema.interaction)
+    values = ensemble.score_pairs(pairs)
     out = np.full((m, k), -np.inf)
     out[view.rows, view.pair_items] = values
     return out

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from opboost.api.pair_interaction import PairInteraction
 from opboost.api.slots import SlotView
 from opboost.api.tabular import TabularSchema
 
@@ -37,13 +38,15 @@ class ActionSchema:
     """How actions are featurised: ``kind`` "features" (phi = the catalogue's rows, d_a
     columns named ``columns`` if known; ``categories`` maps each categorical column to its
     categories, code c meaning ``categories[column][c]``) or "index" (phi(a) = [a], a
-    categorical column over the ``n_actions`` trained actions)."""
+    categorical column over the ``n_actions`` trained actions); ``interaction``: the bilinear
+    column a fit added to every designed pair, if any."""
 
     kind: str
     n_features: int
     n_actions: int
     columns: tuple[str, ...] | None = None
     categories: Mapping[str, tuple[Any, ...]] | None = None
+    interaction: PairInteraction | None = None
 
     @classmethod
     def of_logs(
@@ -68,6 +71,7 @@ class ActionSchema:
             "n_actions": self.n_actions,
             "columns": None if self.columns is None else list(self.columns),
             "categories": None if cats is None else [[c, list(v)] for c, v in cats.items()],
+            **({} if self.interaction is None else {"interaction": self.interaction.to_json()}),
         }
 
     @classmethod
@@ -89,7 +93,10 @@ class ActionSchema:
             ) from None
         if cats and (names is None or not set(cats) <= set(names)):
             raise ValueError(f"malformed {ACTION_SCHEMA_KEY!r} record in policy metadata: {obj!r}")
-        return cls(obj["kind"], obj["n_features"], obj["n_actions"], names, cats)
+        interaction = obj.get("interaction")
+        if interaction is not None:
+            interaction = PairInteraction.from_json(interaction)
+        return cls(obj["kind"], obj["n_features"], obj["n_actions"], names, cats, interaction)
 
     @property
     def categorical(self) -> tuple[int, ...]:
@@ -155,26 +162,57 @@ class PairRows:
     """The candidate pairs of ``view`` over ``contexts`` (n, d) (dense or CSR), with phi
     ``action_features`` (K, d_a): pair p is [contexts[rows[p]]; action_features[items[p]]].
     ``categorical`` lists the phi columns LightGBM splits as categorical (the action index,
-    or categorical item features)."""
+    or categorical item features). With an ``interaction``
+    (:class:`~opboost.api.pair_interaction.PairInteraction`) each pair has one more column,
+    its score s(x, a), or ``interaction_values`` (P,) when given (a fit's cross-fitted s)."""
 
     contexts: Any
     action_features: np.ndarray
     view: SlotView
     categorical: tuple[int, ...] = ()
+    interaction: PairInteraction | None = None
+    interaction_values: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
         return self.view.n_pairs
 
     @property
+    def n_item_columns(self) -> int:
+        """d_a, plus 1 for the interaction column: the columns after the context's."""
+        return int(self.action_features.shape[1]) + (self.interaction is not None)
+
+    @property
     def width(self) -> int:
-        """d + d_a, the columns of a designed pair."""
-        return int(self.contexts.shape[1] + self.action_features.shape[1])
+        """d + d_a (+ 1 with an interaction), the columns of a designed pair."""
+        return int(self.contexts.shape[1]) + self.n_item_columns
+
+    def item_block(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """The columns after the context's of pairs start .. stop - 1: phi(a), and s(x, a)
+        with an interaction; (m, n_item_columns) float64."""
+        items = self.view.pair_items[start:stop]
+        phi = self.action_features[items]
+        if self.interaction is None:
+            return phi
+        if self.interaction_values is not None:
+            values = self.interaction_values[start:stop]
+        else:
+            rows = self.view.rows[start:stop]
+            values = self.interaction.scores(self.contexts, self.action_features, rows, items)
+        return np.hstack([phi, values[:, None]])
+
+    def with_interaction(
+        self, interaction: PairInteraction | None, values: np.ndarray | None = None
+    ) -> PairRows:
+        """These pairs with ``interaction`` (and its cross-fitted ``values`` (P,))."""
+        return PairRows(
+            self.contexts, self.action_features, self.view, self.categorical, interaction, values
+        )
 
     def matrix(self, start: int = 0, stop: int | None = None) -> Any:
-        """Designed pairs start .. stop - 1: (m, d + d_a) float64, CSR if contexts are."""
+        """Designed pairs start .. stop - 1: (m, width) float64, CSR if contexts are."""
         rows = self.view.rows[start:stop]
-        phi = self.action_features[self.view.pair_items[start:stop]]
+        phi = self.item_block(start, stop)
         if sp.issparse(self.contexts):
             return sp.hstack([self.contexts[rows], sp.csr_matrix(phi)], format="csr")
         out = np.empty((len(rows), self.width))

@@ -11,6 +11,7 @@ Logs with neither never come here: they take :class:`~opboost.fit.memory.InMemor
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -134,7 +135,9 @@ class SlotFit(InMemoryFit):
         :meth:`inputs_of`."""
         view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
         slot = view.slot_logs(data)
-        pairs = PairRows(data.contexts, self._phi, view, self.schema.categorical)
+        pairs = PairRows(
+            data.contexts, self._phi, view, self.schema.categorical, self.schema.interaction
+        )
         self._pairs[id(slot)] = (slot, pairs)
         return slot
 
@@ -172,6 +175,12 @@ class SlotFit(InMemoryFit):
             self.inputs_of(self.data), self.logs.actions, self.train.rewards, reward_scale(self)
         )
         self.reward_start = getattr(self.learner, "reward_start_", None)
+        interaction = getattr(self.learner, "pair_interaction_", None)
+        if interaction is not None:  # every pair gains the interaction column
+            self.schema = dataclasses.replace(self.schema, interaction=interaction)
+            for key, (slot, pairs) in self._pairs.items():
+                if slot is not self.data:  # other logs: the served interaction
+                    self._pairs[key] = (slot, pairs.with_interaction(interaction))
         self.scores += check_f(start, self.scores.shape, self.learner)
         if self.eval_data is not None:
             self.eval_scores = self.ensemble_scores(

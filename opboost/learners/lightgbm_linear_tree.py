@@ -18,7 +18,7 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 
-__all__ = ["linear_tree_model"]
+__all__ = ["column_tree_model", "linear_tree_model"]
 
 #: decision_type of a numerical split, default left, no missing-value handling.
 _NUMERICAL = 2
@@ -118,4 +118,15 @@ def linear_tree_model(
         raise ValueError(f"linear_tree_model: no linear tree for action_design={design!r}")
     head = header[: header.index("tree_sizes=")]
     block = _tree_block(np.asarray(weights, dtype=np.float64), intercepts, splits)
+    return lgb.Booster(model_str=head + block + "\nend of trees\n")
+
+
+def column_tree_model(column: int, header: str, coefficient: float = 1.0) -> lgb.Booster:
+    """A LightGBM model of one linear tree that outputs ``coefficient`` times the value of
+    designed column ``column`` (both leaves of its one split; a missing value gives 0).
+    ``header``: as for :func:`linear_tree_model`."""
+    weights = np.zeros((column + 1, 2))
+    weights[column] = coefficient
+    head = header[: header.index("tree_sizes=")]
+    block = _tree_block(weights, np.zeros(2), ([column], [0.0], [~0], [~1]))
     return lgb.Booster(model_str=head + block + "\nend of trees\n")

@@ -24,6 +24,7 @@ from opboost.api.pairs import PairRows, pair_features
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_reward_start import fit_pair_reward_model, merge_in_front
+from opboost.learners.pair_bilinear import fit_interaction, interaction_layout
 from opboost.learners.lightgbm_rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
@@ -42,23 +43,17 @@ class PairRounds:
         """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
         on them); problems and predictions are then (n, C) slot matrices."""
         X = as_contexts(pairs.contexts)
-        view = pairs.view
-        n, d = X.shape
         self._seed = learner_seed(self.random_state, random_state)
-        params = self._lgb_params(self._seed)
-        categorical = categorical_columns(self.categorical_features, d)
-        pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
-        dataset = pairs_dataset(pairs, params, categorical)
-        if not {"force_col_wise", "force_row_wise"} & set(params):
-            params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
-        self.histogram_layout_ = (
-            "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
-        )
-        self.booster_ = lgb.Booster(params, dataset)
-        self._empty_text = self.booster_.model_to_string()
+        self._context_categorical = categorical_columns(self.categorical_features, X.shape[1])
+        pairs = PairRows(
+            X, pairs.action_features, pairs.view, pairs.categorical, pairs.interaction,
+            pairs.interaction_values,
+        )  # fmt: skip
+        self._prepare_pair_booster(pairs)
+        view = pairs.view
         P, C = view.n_pairs, view.n_slots
-        self.n_actions_, self.n_features_, self.n_rows_ = C, d, n
-        self._view, self._pair_meta = view, (view.n_actions, pairs.action_features.shape[1])
+        self.n_actions_, self.n_features_, self.n_rows_ = C, X.shape[1], X.shape[0]
+        self._view = view
         self._per_iter = 1
         # the tilt of the stacked design (action_tilt), by slot: without it every context
         # feature has exactly zero gain at the root, the targets summing to 0 over a row
@@ -68,8 +63,24 @@ class PairRounds:
         self._scores, self._next = np.zeros(P), np.empty(P)
         self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
         self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
-        context_columns = [] if categorical == "auto" else list(categorical)
-        self._pair_categorical = [*context_columns, *(d + j for j in pairs.categorical)]
+
+    def _prepare_pair_booster(self, pairs: PairRows) -> None:
+        """The Dataset of ``pairs`` and an empty LightGBM Booster on it (again when the start
+        adds the interaction column)."""
+        params = self._lgb_params(self._seed)
+        categorical = self._context_categorical
+        dataset = pairs_dataset(pairs, params, categorical)
+        if not {"force_col_wise", "force_row_wise"} & set(params):
+            params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
+        self.histogram_layout_ = (
+            "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
+        )
+        self.booster_ = lgb.Booster(params, dataset)
+        self._empty_text = self.booster_.model_to_string()
+        self._pair_meta = (pairs.view.n_actions, pairs.n_item_columns)
+        d = pairs.contexts.shape[1]
+        context = [] if categorical == "auto" else list(categorical)
+        self._pair_categorical = [*context, *(d + j for j in pairs.categorical)]
 
     def offers_pair_reward_start(self) -> bool:
         """True for regression trees: a reward model on [x; phi(a)] is a LightGBM model of
@@ -83,27 +94,61 @@ class PairRounds:
         rewards: np.ndarray,
         scale: Callable[[np.ndarray], float],
     ) -> np.ndarray:
-        """F_0 = scale(q) q, q LightGBM trees on the logged pairs [x_i; phi(a_i)] -> r_i
-        (:func:`~opboost.learners.lightgbm_reward_start.fit_pair_reward_model`), scaled, in
-        front of the ensemble; returns F_0 as an (n, C) slot matrix (0 in padded slots) and
-        records what was fitted in ``reward_start_``. Call right after ``prepare_pairs``."""
+        """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs: LightGBM
+        trees on [x_i; phi(a_i)] -> r_i, on each half of the rows, stopped on the other
+        (:func:`~opboost.learners.lightgbm_reward_start.fit_pair_reward_model`); when a
+        bilinear model of x and phi(a) clearly predicts the rewards
+        (:mod:`~opboost.learners.pair_bilinear`), its score becomes one more column of every
+        pair and the trees fit its residuals ("bilinear+trees"). Scaled, in front of the
+        ensemble; returns F_0 as an (n, C) slot matrix (0 in padded slots), records what was
+        fitted in ``reward_start_``, the cross-fitted q (n, C) in
+        ``pair_reward_predictions_`` and the interaction in ``pair_interaction_`` (None without
+        one). Call right after ``prepare_pairs``."""
         booster = self._check_prepared()
         if self._view is None or booster.num_trees() or self.n_rounds_:
             raise InvalidParameterError(
                 "LightGBMTree.start_from_pair_rewards: call it right after prepare_pairs, "
                 "before rounds."
             )
-        X = as_contexts(pairs.contexts)
-        logged = pair_features(X, pairs.action_features[np.asarray(actions)])
+        X, actions = as_contexts(pairs.contexts), np.asarray(actions)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        n, view = X.shape[0], self._view
+        fold = np.zeros(n, dtype=bool)
+        fold[np.random.default_rng(self._seed).permutation(n)[: n // 2]] = True
+        pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
+        layout = interaction_layout(
+            X, pairs.action_features, self._context_categorical, pairs.categorical
+        )
+        fitted = None
+        if not isinstance(layout, str):
+            fitted = fit_interaction(layout, X, pairs.action_features, actions, rewards, fold)
+        start, column = None, None
+        if fitted is not None:  # the design gains the interaction column
+            values = fitted.pair_values(pairs, fold)
+            pairs = pairs.with_interaction(fitted.interaction, values)
+            self._prepare_pair_booster(pairs)
+            booster, start, column = self.booster_, (fitted.logged, values), pairs.width - 1
+        logged = pair_features(X, pairs.action_features[actions])
+        if fitted is not None:
+            logged = pair_features(logged, fitted.logged[:, None])
         model = fit_pair_reward_model(
             logged, rewards, self._pair_categorical, self._seed, self.num_threads,
-            booster.train_set, self._view.rows,
+            booster.train_set, view.rows, fold, start,
         )  # fmt: skip
-        factor = float(scale(self._view.scatter(model.q, np.nan)))
-        merge_in_front(booster, model.start_model(factor))
-        self.reward_start_ = {**model.report, "scale": factor}
-        self.pair_reward_predictions_ = self._view.scatter(model.q_cross, 0.0)
-        return self._view.scatter(model.q * factor, 0.0)
+        factor = float(scale(view.scatter(model.q, np.nan)))
+        merge_in_front(booster, model.start_model(factor, column))
+        family = "trees" if fitted is None else "bilinear+trees"
+        skipped = layout if isinstance(layout, str) else None
+        if skipped is None and fitted is None:
+            skipped = "no clear gain over the mean reward on the other half"
+        trees = int(sum(model.report["fold_trees"]))
+        self.reward_start_ = {
+            **model.report, "family": family, "bilinear_skipped": skipped, "trees": trees,
+            "scale": factor,
+        }  # fmt: skip
+        self.pair_interaction_ = None if fitted is None else fitted.interaction
+        self.pair_reward_predictions_ = view.scatter(model.q_cross, 0.0)
+        return view.scatter(model.q * factor, 0.0)
 
     def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
         """fit_round on candidate pairs: the valid slots' targets and weights, one tree."""

@@ -37,7 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
 from opboost.learners.lightgbm_layout import fetch_scores
-from opboost.learners.lightgbm_linear_tree import linear_tree_model
+from opboost.learners.lightgbm_linear_tree import column_tree_model, linear_tree_model
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 
@@ -333,11 +333,16 @@ class PairRewardModel:
     q_cross: np.ndarray
     report: dict[str, Any]
 
-    def start_model(self, factor: float) -> lgb.Booster:
-        """One model of ``factor`` q: each fold's trees with leaves scaled by factor / 2."""
+    def start_model(self, factor: float, column: int | None = None) -> lgb.Booster:
+        """One model of ``factor`` q: each fold's trees with leaves scaled by factor / 2, and
+        in front of them, when the trees started from the designed ``column`` (the
+        interaction column), a linear tree adding factor times that column."""
         first, *rest = (scale_leaves(m, factor / len(self.folds)) for m in self.folds)
         for model in rest:
             merge_in_front(first, model)
+        if column is not None:
+            header = first.model_to_string(num_iteration=1)
+            merge_in_front(first, column_tree_model(column, header, factor))
         return first
 
 
@@ -349,6 +354,8 @@ def fit_pair_reward_model(
     num_threads: int,
     pairs: lgb.Dataset,
     pair_rows: np.ndarray,
+    fold: np.ndarray,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairRewardModel:
     """The reward model of a fit on candidate pairs, cross-fitted on two seeded halves of the
     logged pairs ``rows`` [x_i; phi(a_i)] (n, d + d_a) -> ``rewards`` (n,): on each half,
@@ -356,16 +363,17 @@ def fit_pair_reward_model(
     other half. Every Dataset is binned as ``pairs``, the policy's Dataset of the P candidate
     pairs (pair order; ``pair_rows`` (P,) the logged row of each), and each model's scores on
     it are read from LightGBM's validation scores (no predict). ``categorical``: the
-    categorical columns of the pairs.
+    categorical columns of the pairs; ``fold`` (n,) bool the first half. ``start``: (the
+    logged rows' scores (n,), the pairs' (P,)) the trees start from (LightGBM's init scores:
+    the trees fit the residuals), added to ``q`` and ``q_cross``.
 
     The mean of the two models beat ``RewardRegression``'s 200 trees on every simulated
     catalogue measured (its own trees stop where the held-out error does, and the two halves
     average out part of each other's noise) at about its cost; docs/defaults.md."""
-    n = len(rewards)
-    data = _Rows(rows, np.asarray(rewards, dtype=np.float64), None, list(categorical), pairs)
+    logged_start, pair_start = (None, 0.0) if start is None else start
+    rewards = np.asarray(rewards, dtype=np.float64)
+    data = _Rows(rows, rewards, logged_start, list(categorical), pairs)
     params = dict(PAIR_MODEL_PARAMS, seed=seed, num_threads=num_threads)
-    fold = np.zeros(n, dtype=bool)
-    fold[np.random.default_rng(seed).permutation(n)[: n // 2]] = True
     models, scores, trees = [], [], []
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "categorical_.* in param dict is overridden")
@@ -374,16 +382,9 @@ def fit_pair_reward_model(
             models.append(model)
             scores.append(score)
             trees.append(count)
-    q = 0.5 * (scores[0] + scores[1])
-    q_cross = np.where(fold[pair_rows], scores[1], scores[0])
-    report = {
-        "design": "pairs",
-        "family": "trees",
-        "linear_skipped": "candidate pairs",
-        "cross_fitted": True,
-        "fold_trees": trees,
-        "trees": int(sum(trees)),
-    }
+    q = 0.5 * (scores[0] + scores[1]) + pair_start
+    q_cross = np.where(fold[pair_rows], scores[1], scores[0]) + pair_start
+    report = {"design": "pairs", "cross_fitted": True, "fold_trees": trees}
     return PairRewardModel(models, q, q_cross, report)
 
 
@@ -392,8 +393,10 @@ def _stopped_trees(params, data: _Rows, train, held) -> tuple[lgb.Booster, int, 
     lower squared error on the ``held`` rows and rolled back to the best: (model, its number
     of trees, its scores on ``data.pairs`` (P,))."""
     fit_set = data.dataset(train, params)
-    rows, rewards, _ = data.part(held)
-    held_set = lgb.Dataset(rows, rewards, reference=fit_set, params=_binning(fit_set))
+    rows, rewards, start = data.part(held)
+    held_set = lgb.Dataset(
+        rows, rewards, init_score=start, reference=fit_set, params=_binning(fit_set)
+    )
     model = lgb.Booster(dict(params, metric="l2"), fit_set)
     model.add_valid(held_set, "held")
     model.add_valid(data.pairs, "pairs")

@@ -190,19 +190,20 @@ def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto")
 
     As :func:`stacked_dataset`: the n contexts are binned once and repeated inside LightGBM
     (``subset`` with row i listed C_i times), then the binned phi columns of the pairs are
-    appended (one categorical column for the action index). Only the (P, d_a) phi block
-    passes through Python. Feature names are ``Column_0 .. Column_{d+d_a-1}``.
+    appended (one categorical column for the action index; the interaction column last,
+    when the pairs have one). Only the (P, d_a) phi block passes through Python. Feature names
+    are ``Column_0 .. Column_{width-1}``.
     """
     X = pairs.contexts
-    d, d_a = X.shape[1], pairs.action_features.shape[1]
-    names = [f"Column_{j}" for j in range(d + d_a)]
+    d = X.shape[1]
+    names = [f"Column_{j}" for j in range(pairs.width)]
     contexts = lgb.Dataset(
         X, params=params, feature_name=names[:d], categorical_feature=categorical,
         free_raw_data=True,
     )  # fmt: skip
     rows = repeated_rows(contexts, np.asarray(pairs.view.rows, dtype=np.int32))
     phi = lgb.Dataset(
-        pairs.action_features[pairs.view.pair_items],
+        pairs.item_block(),
         params=params,
         feature_name=names[d:],
         categorical_feature=list(pairs.categorical) or "auto",
