@@ -178,9 +178,10 @@ class SlotFit(InMemoryFit):
         interaction = getattr(self.learner, "pair_interaction_", None)
         if interaction is not None:  # every pair gains the interaction column
             self.schema = dataclasses.replace(self.schema, interaction=interaction)
+            values = self.learner.pair_interaction_values_  # the training pairs' own
             for key, (slot, pairs) in self._pairs.items():
-                if slot is not self.data:  # other logs: the served interaction
-                    self._pairs[key] = (slot, pairs.with_interaction(interaction))
+                own = values if slot is self.data else None  # other logs: W as served
+                self._pairs[key] = (slot, pairs.with_interaction(interaction, own))
         self.scores += check_f(start, self.scores.shape, self.learner)
         if self.eval_data is not None:
             self.eval_scores = self.ensemble_scores(

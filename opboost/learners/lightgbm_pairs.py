@@ -102,8 +102,9 @@ class PairRounds:
         pair and the trees fit its residuals ("bilinear+trees"). Scaled, in front of the
         ensemble; returns F_0 as an (n, C) slot matrix (0 in padded slots), records what was
         fitted in ``reward_start_``, the cross-fitted q (n, C) in
-        ``pair_reward_predictions_`` and the interaction in ``pair_interaction_`` (None without
-        one). Call right after ``prepare_pairs``."""
+        ``pair_reward_predictions_``, the interaction in ``pair_interaction_`` and its
+        cross-fitted column on the training pairs in ``pair_interaction_values_`` (P,) (both
+        None without one). Call right after ``prepare_pairs``."""
         booster = self._check_prepared()
         if self._view is None or booster.num_trees() or self.n_rounds_:
             raise InvalidParameterError(
@@ -147,6 +148,7 @@ class PairRounds:
             "scale": factor,
         }  # fmt: skip
         self.pair_interaction_ = None if fitted is None else fitted.interaction
+        self.pair_interaction_values_ = None if fitted is None else pairs.interaction_values
         self.pair_reward_predictions_ = view.scatter(model.q_cross, 0.0)
         return view.scatter(model.q * factor, 0.0)
 
