@@ -68,7 +68,7 @@ from opboost.api.policy import (
     Policy,
     manifest_digest,
 )
-from opboost.api.tabular import check_saved_schema
+from opboost.api.saved_schema import check_saved_schema
 
 __all__ = [
     "CONSTANT_FORMAT",

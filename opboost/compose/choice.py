@@ -34,6 +34,7 @@ from opboost.api.constraints import InstanceOf, Interval, Rule, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
@@ -195,12 +196,15 @@ class PolicyChoice(PolicyLearner):
         chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
         ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
         carry names): prediction then matches DataFrame columns by name."""
+        from opboost.booster import Booster
         from opboost.selection import HoldoutScorer, action_probs
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
         self.validate_params()
         learners = self._learners()
+        if any(isinstance(learner, Booster) for learner in learners.values()):
+            check_stacked_fit(data, "PolicyChoice.fit")  # the refit of a Booster on all logs
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         train, holdout = split_holdout(data, self.validation_fraction, seed)
         scorer = HoldoutScorer(holdout, "dr", random_state=seed)

@@ -17,6 +17,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
 from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
@@ -60,7 +61,9 @@ def make_fit(
     safe: bool,
 ) -> InMemoryFit:
     """The in-memory fit of ``data``: a :class:`SlotFit` for logs with candidates or action
-    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`."""
+    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`; refused
+    first when its stacked design cannot fit in memory (:func:`check_stacked_fit`)."""
+    check_stacked_fit(data, "Booster.fit")
     if not uses_pairs(data):
         return InMemoryFit(data, eval_data, components, settings)
     check_pair_fit(components[2], settings, safe=safe)

@@ -2,27 +2,24 @@
 
 LightGBM aborts the process on some malformed model text instead of raising, and a checksum
 proves only that a file was not damaged by accident. :func:`check_model_text` checks every
-part LightGBM (``GBDT::LoadModelFromString``, ``GetLoadedParam``, ``DumpModel``) and its Python
-package (``pandas_categorical``) read: the header fields (feature names and infos in the
-grammar ``DumpModel`` splits), ``tree_sizes`` against the ``Tree=`` blocks, every tree's array
-lengths, child indices forming one tree, feature indices, categorical bitsets and finite
-numbers, and after ``end of trees`` only the sections LightGBM writes, the ``parameters:``
-lines in the ``[name: value]`` form that ``GetLoadedParam`` indexes without bounds checks (a
-line without ``:`` there crashed the process with SIGSEGV). Raises ``ValueError`` naming what
-is wrong.
+part LightGBM or its Python package reads: the header fields, ``tree_sizes`` against the
+``Tree=`` blocks, every tree's array lengths, child indices forming one tree, feature
+indices, categorical bitsets and finite numbers, and (:mod:`.lightgbm_model_fields`) the
+feature names and infos and the sections after the trees, ``parameters:`` included; it raises
+``ValueError`` naming what is wrong.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
+
+from opboost.learners.lightgbm_model_fields import FLOAT_RE, check_features, check_tail
 
 __all__ = ["check_model_text", "leaf_values"]
 
 _INT_RE = re.compile(r"-?[0-9]{1,10}")
-_FLOAT_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")
 _INT32 = 2**31 - 1
 # Header keys LightGBM requires before the trees.
 _HEADER_KEYS = (
@@ -35,16 +32,6 @@ _HEADER_KEYS = (
     "feature_infos",
     "tree_sizes",
 )
-# A feature name: no white space and none of the characters DumpModel's JSON would break on
-# (LightGBM refuses the same ones in training data: '"', ',', ':', '[', ']', '{', '}').
-_FEATURE_NAME_RE = re.compile(r'[^\x00-\x20"\\,:\[\]{}]+')
-# feature_infos entries: "none" (unused), "[min:max]" (numeric) or "c0:c1:..." (categories)
-_INFO_RANGE_RE = re.compile(r"\[([^:\]]+):([^:\]]+)\]")
-_INFO_CATEGORIES_RE = re.compile(r"-?[0-9]{1,10}(:-?[0-9]{1,10})*")
-# A line of the parameters section, as LightGBM's Config::ToString writes it. GetLoadedParam
-# reads the part after the first ':' unchecked, and pastes the value into JSON unescaped.
-_PARAM_RE = re.compile(r'\[([a-z][a-z0-9_]*): ([^"\\\x00-\x1f]*)\]')
-_NON_FINITE = {"nan", "inf", "infinity"}
 # Per-tree arrays: (name, per leaf (else per internal node), int (else float), required).
 _TREE_ARRAYS = (
     ("split_feature", False, True, True),
@@ -88,7 +75,7 @@ def _numbers(value: str, what: str, *, integer: bool, sep: str | None = " ") -> 
         if integer:
             out.append(_int(token, f"{what}[{i}]"))
         else:
-            number = float(token) if _FLOAT_RE.fullmatch(token) else math.nan
+            number = float(token) if FLOAT_RE.fullmatch(token) else math.nan
             if not math.isfinite(number):
                 raise ValueError(f"{what}[{i}] must be a finite number; got {token[:40]!r}")
             out.append(number)
@@ -276,7 +263,7 @@ def check_model_text(model: str, *, n_features: int, trees_per_round: int) -> No
     for key in ("feature_names", "feature_infos"):
         if len(kv[key].split(" ")) != n_features:
             raise ValueError(f"header: {key} must list {n_features} features")
-    _check_features(kv["feature_names"].split(" "), kv["feature_infos"].split(" "))
+    check_features(kv["feature_names"].split(" "), kv["feature_infos"].split(" "))
     if "monotone_constraints" in kv:
         values = _numbers(kv["monotone_constraints"], "header: monotone_constraints", integer=True)
         if len(values) != n_features or any(not -1 <= v <= 1 for v in values):
@@ -302,94 +289,7 @@ def check_model_text(model: str, *, n_features: int, trees_per_round: int) -> No
             f"tree_sizes do not match the Tree= blocks, or 'end of trees' is missing "
             f"(found {rest[start : start + 40]!r})"
         )
-    _check_tail(rest[start + len("end of trees\n") :])
-
-
-def _check_features(names: list[str], infos: list[str]) -> None:
-    """Feature names DumpModel can write as JSON keys; each feature info "none", "[min:max]"
-    of two finite numbers, or a non-empty ':'-list of integer categories (DumpModel splits
-    them on ':' and reads both halves of a range unchecked)."""
-    for j, name in enumerate(names):
-        if not _FEATURE_NAME_RE.fullmatch(name):
-            raise ValueError(f"header: feature_names[{j}]={name[:40]!r} is not a feature name")
-    for j, info in enumerate(infos):
-        if info == "none" or _INFO_CATEGORIES_RE.fullmatch(info):
-            continue
-        bounds = _INFO_RANGE_RE.fullmatch(info)
-        if not bounds or not all(_finite(b) for b in bounds.groups()):
-            raise ValueError(
-                f"header: feature_infos[{j}]={info[:40]!r} is not 'none', '[min:max]' or "
-                f"categories 'c0:c1:...'"
-            )
-
-
-def _finite(token: str) -> bool:
-    return bool(_FLOAT_RE.fullmatch(token)) and math.isfinite(float(token))
-
-
-def _check_tail(tail: str) -> None:
-    """What follows ``end of trees``: LightGBM's blank-line separated sections as it writes
-    them (``feature_importances:``, one ``parameters:`` section ending in ``end of
-    parameters``) and the Python package's last line ``pandas_categorical:<JSON>``; nothing
-    else (no ``parser:`` section: opboost never writes one)."""
-    lines = tail.split("\n")
-    if lines[-1] != "":
-        raise ValueError("the model text must end with a newline")
-    section, seen = None, set()
-    for number, line in enumerate(lines[:-1], start=1):
-        where = f"line {number} after 'end of trees'"
-        if section == "parameters:":
-            if line == "end of parameters":
-                section = None
-            elif line:
-                _check_parameter(line, where)
-        elif line.startswith("pandas_categorical:"):
-            if number != len(lines) - 1:
-                raise ValueError(f"{where}: pandas_categorical must be the last line")
-            _check_pandas_categorical(line[len("pandas_categorical:") :], where)
-        elif line in ("feature_importances:", "parameters:"):
-            if line in seen:
-                raise ValueError(f"{where}: a second {line!r} section")
-            seen.add(line)
-            section = line
-        elif section == "feature_importances:" and re.fullmatch(r"[^=]+=[0-9]{1,20}", line):
-            continue
-        elif line:
-            raise ValueError(f"{where}: unexpected text {line[:60]!r}")
-        else:
-            section = None
-    if section == "parameters:":
-        raise ValueError("the parameters section has no 'end of parameters' line")
-
-
-def _check_parameter(line: str, where: str) -> None:
-    """A ``[name: value]`` line that GetLoadedParam turns into valid JSON."""
-    match = _PARAM_RE.fullmatch(line)
-    if not match:
-        raise ValueError(
-            f"{where}: parameter line {line[:60]!r} is not '[name: value]' (LightGBM "
-            f"indexes the part after ':' unchecked)"
-        )
-    tokens = re.split(r"[ ,]", match.group(2).lower())
-    if any(token.lstrip("+-") in _NON_FINITE for token in tokens):
-        raise ValueError(f"{where}: parameter {match.group(1)} has a non-finite value")
-
-
-def _check_pandas_categorical(value: str, where: str) -> None:
-    """null, or a list of lists of category values (what lightgbm's Python package writes)."""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = ...
-    ok = parsed is None or (
-        isinstance(parsed, list)
-        and all(
-            isinstance(cats, list) and all(isinstance(c, str | int | float) for c in cats)
-            for cats in parsed
-        )
-    )
-    if not ok:
-        raise ValueError(f"{where}: pandas_categorical must be null or lists of categories")
+    check_tail(rest[start + len("end of trees\n") :])
 
 
 def leaf_values(model_text: str) -> list[list[float]]:
