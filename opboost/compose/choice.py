@@ -36,6 +36,7 @@ from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.serving import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     check_data,
@@ -213,7 +214,10 @@ class PolicyChoice(PolicyLearner):
             start = time.perf_counter()
             model = _fit(learner, train, seed)
             seconds = time.perf_counter() - start
-            probs = action_probs(_scores(model, holdout.contexts, data.n_actions), "argmax")
+            served = _scores(model, holdout.contexts, data.n_actions)
+            if holdout.candidates is not None:  # as served: the best candidate of each row
+                served = mask_scores(served, serving_mask(holdout.candidates, served.shape, ""))
+            probs = action_probs(served, "argmax")
             values[name] = scorer.dr_values(probs)
             interval = normal_interval(values[name], 0.95)
             scores[name] = {
@@ -260,14 +264,22 @@ class PolicyChoice(PolicyLearner):
 
     # --- prediction ------------------------------------------------------------------------
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Scores of the chosen policy, shape (m, K)."""
+    def decision_function(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Scores of the chosen policy, shape (m, K); -inf outside ``candidates`` (an (m, K)
+        boolean mask, dense or sparse) when given."""
         check_fitted(self, "policy_")
-        return _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
+        scores = _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
+        if candidates is None:
+            return scores
+        owner = "PolicyChoice.decision_function"
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """The chosen policy's actions, shape (m,)."""
+    def predict(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """The chosen policy's actions, shape (m,): with ``candidates``, each row's
+        best-scoring candidate (a constant policy's action where it is one)."""
         check_fitted(self, "policy_")
+        if candidates is not None:
+            return self.decision_function(X, candidates=candidates).argmax(axis=1)
         return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
 
     def save(self, path: Any) -> Any:
