@@ -22,7 +22,7 @@ from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
 from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
 from opboost.engine import FitSettings
-from opboost.fit.memory import InMemoryFit
+from opboost.fit.memory import InMemoryFit, check_reward_range
 
 __all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
 
@@ -115,6 +115,8 @@ class SlotFit(InMemoryFit):
             return coef
         gamma = np.asarray(gamma, dtype=np.float64)
         shape = self.data.candidates.shape
+        if gamma.shape == shape and not np.all(np.isfinite(gamma)):
+            check_reward_range(logs, self.estimator.name)
         if gamma.shape != shape or not np.all(np.isfinite(gamma)):
             raise InvalidParameterError(
                 f"Estimator {self.estimator.name!r} returned invalid pair coefficients (shape "
