@@ -26,6 +26,7 @@ __all__ = [
     "check_memory",
     "check_stacked_fit",
     "memory_left",
+    "memory_problem",
     "stacked_fit_bytes",
 ]
 
@@ -109,15 +110,21 @@ def memory_left() -> tuple[float, str]:
     return min(options)
 
 
+def memory_problem(need: float, what: str) -> str | None:
+    """ "``what``: at least N GiB needed, more than the M GiB <limit>", or None when ``need``
+    bytes fit in :func:`memory_left`."""
+    left, source = memory_left()
+    if need <= left:
+        return None
+    return f"{what}: at least {_gib(need)} needed, more than the {_gib(max(left, 0))} {source}"
+
+
 def check_memory(need: int, owner: str, what: str, fix: str = _FIX) -> None:
     """:class:`InsufficientMemoryError` when ``need`` bytes (a lower bound of what ``owner``
     is about to allocate for ``what``) exceed :func:`memory_left`."""
-    left, source = memory_left()
-    if need > left:
-        raise InsufficientMemoryError(
-            f"{owner}: {what}: at least {_gib(need)} needed, more than the "
-            f"{_gib(max(left, 0))} {source}. {fix}"
-        )
+    problem = memory_problem(need, what)
+    if problem is not None:
+        raise InsufficientMemoryError(f"{owner}: {problem}. {fix}")
 
 
 def stacked_fit_bytes(data: Any) -> tuple[int, str]:

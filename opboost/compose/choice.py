@@ -59,6 +59,8 @@ CANDIDATES: dict[str, Any] = {
     "reward_regression": "reward_regression",
     CONSTANT: CONSTANT,
 }
+#: Fewest held-out rows: the DR reward model is cross-fitted on two folds of at least 2 rows.
+MIN_HOLDOUT = 4
 #: What ``PolicyChoice()`` compares, in challenge order.
 DEFAULT_CANDIDATES: tuple[str, ...] = (CONSTANT, "bopl_s_ips", "bopl_s_dr", "reward_regression")
 
@@ -208,6 +210,13 @@ class PolicyChoice(PolicyLearner):
             check_stacked_fit(data, "PolicyChoice.fit")  # the refit of a Booster on all logs
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         train, holdout = split_holdout(data, self.validation_fraction, seed)
+        if len(holdout) < MIN_HOLDOUT:
+            raise InvalidParameterError(
+                f"PolicyChoice.fit: validation_fraction={self.validation_fraction} holds out "
+                f"{len(holdout)} of {len(data)} rows, but the doubly robust scores need at "
+                f"least {MIN_HOLDOUT} (their reward model is cross-fitted on two folds). Use "
+                f"more logs or a larger validation_fraction."
+            )
         scorer = HoldoutScorer(holdout, "dr", random_state=seed)
         scores, fitted, values = {}, {}, {}
         for name, learner in learners.items():
