@@ -36,7 +36,7 @@ class Fitted:
 
 def training_coefficients(estimator: Any, train: LoggedBandit) -> np.ndarray:
     """The estimator's coefficients c (n,) or Gamma (n, K) on ``train``; raise if invalid."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
         coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
     shapes = [(len(train),), (len(train), train.n_actions)]
     if coef.shape in shapes and not np.all(np.isfinite(coef)):
