@@ -41,9 +41,10 @@ def constant_action_values(data: LoggedBandit) -> np.ndarray:
     """SNIPS value of every constant policy "always action a", shape (K,).
 
     V(a) = sum_{i: a_i = a} r_i / p_i / sum_{i: a_i = a} 1 / p_i; NaN for never-logged actions.
-    With candidate sets the policy plays a where a is a candidate and the row's first
-    candidate elsewhere (as ``ConstantPolicy.predict(X, candidates=...)`` serves it), and a
-    row counts where the logger played that action.
+    With candidate sets it is the value of the policy as ``ConstantPolicy.predict(X,
+    candidates=...)`` serves it: a where a is a candidate, the row's first candidate elsewhere
+    (a row then counts when its logged action is that first candidate); still NaN for a
+    never logged.
     """
     w = 1.0 / np.asarray(data.propensities, dtype=np.float64)
     k = data.n_actions
