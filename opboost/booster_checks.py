@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any
 
@@ -74,7 +74,12 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "objective_params": _PARAMS_DICT,
     "scale": [
         Interval(
-            Real, 0.0, None, closed="neither", fix="use None to keep the base learner's scale"
+            Real,
+            0.0,
+            None,
+            closed="neither",
+            finite=True,
+            fix="use None to keep the base learner's scale",
         ),
         None,
     ],
@@ -167,6 +172,12 @@ def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
 
 
 def check_callbacks(callbacks: Any) -> list[Callback]:
+    if isinstance(callbacks, Callback) or not isinstance(callbacks, Iterable):
+        raise InvalidParameterError(
+            f"Booster.fit: callbacks must be a list of opboost.callbacks.Callback objects. "
+            f"Got {callbacks!r} ({type(callbacks).__name__}); pass e.g. "
+            f"callbacks=[EarlyStopping()]."
+        )
     callbacks = list(callbacks)
     for cb in callbacks:
         if not all(

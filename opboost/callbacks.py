@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.callback import Callback, RoundEnv
+from opboost.api.callback import FIT_METRICS, Callback, RoundEnv
 from opboost.api.constraints import InstanceOf, Interval, Options
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.files import fsync_dir, write_atomic
@@ -48,7 +48,14 @@ class EarlyStopping(Callback):
     name: ClassVar[str] = "early_stopping"
     order: ClassVar[int] = 30
     _parameter_constraints: ClassVar[dict] = {
-        "metric": [InstanceOf(str, "a metric name such as 'eval_snips_argmax'")],
+        "metric": [
+            Options(
+                FIT_METRICS,
+                text="a metric a fit records, one of {values}",
+                fix="eval_* metrics need Booster.fit(..., eval_data=...), select_* ones "
+                "validation_fraction",
+            )
+        ],
         "patience": [
             Interval(int, 1, None, fix="use the number of rounds without improvement to tolerate")
         ],

@@ -11,16 +11,19 @@ File formats (both plain text):
 * a single JSON file (path ending in ``.json``)::
 
     {"opboost_policy": 1, "n_actions": K, "metadata": {...},
-     "ensemble": {"format": ..., "base_learner": ..., "sha256": ..., "text": "..."}}
+     "ensemble": {"format": ..., "base_learner": ..., "sha256": ..., "text": "..."},
+     "manifest_sha256": ...}
 
 * a directory holding ``policy.json`` (the same object, with ``"file": "ensemble.txt"``
   instead of ``"text"``) and ``ensemble.txt`` (the ensemble's own text format, e.g. LightGBM
   model text).
 
-``sha256`` is the SHA-256 of the ensemble text. ``load_policy`` finds the ensemble class
-through the registry by the base learner's name, checks the format and the checksum, and
-raises ``ValueError`` naming the path and what is wrong for a corrupted, truncated or foreign
-file.
+``sha256`` is the SHA-256 of the ensemble text; ``manifest_sha256`` (top level) the SHA-256
+of the manifest's canonical JSON without it and without the ensemble's text, file and size
+(:func:`opboost.api.policy.manifest_digest`): it covers every byte that changes behaviour
+besides the ensemble text (``n_actions``, the metadata with its categories and action ids).
+Manifests written before it was added have none and are read unchecked. The metadata's
+table schema is checked against the model (columns, one id per action).
 
 Constant policies (:class:`ConstantPolicy`) use the same container, version 2, with the
 ensemble format ``"constant_v1"``, no base learner, and as text the tiny JSON object
@@ -49,11 +52,13 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.files import TooLarge, read_regular
+from opboost.api.pair_serving import action_schema_of
 from opboost.api.policy import (
     CONSTANT_FORMAT,
     CONSTANT_FORMAT_VERSION,
     ENSEMBLE_NAME_RE,
     FORMAT_VERSION,
+    MANIFEST_DIGEST,
     MANIFEST_FILE,
     MAX_MANIFEST_BYTES,
     MAX_POLICY_BYTES,
@@ -61,7 +66,9 @@ from opboost.api.policy import (
     ConstantEnsemble,
     ConstantPolicy,
     Policy,
+    manifest_digest,
 )
+from opboost.api.saved_schema import check_saved_schema
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -226,7 +233,9 @@ def load_policy(path: str | os.PathLike) -> Policy:
         raise ValueError(str(exc)) from exc
     fmt, learner, n_actions, metadata = _manifest_fields(manifest_path, manifest)
     if fmt == CONSTANT_FORMAT:
-        return _load_constant(path, text, n_actions, metadata)
+        policy = _load_constant(path, text, n_actions, metadata)
+        _check_metadata(manifest_path, metadata, None, n_actions)
+        return policy
     try:
         ensemble_class = get_registry().get("base_learner", learner).ensemble_class
     except ValueError as exc:
@@ -248,7 +257,21 @@ def load_policy(path: str | os.PathLike) -> Policy:
             f"{path}: corrupted policy file: the manifest has n_actions={n_actions} but the "
             f"{fmt} ensemble scores {width} actions."
         )
+    _check_metadata(manifest_path, metadata, getattr(ensemble, "n_features", None), n_actions)
     return Policy(ensemble, n_actions, metadata)
+
+
+def _check_metadata(
+    manifest_path: Path, metadata: dict, n_features: int | None, n_actions: int
+) -> None:
+    """The table schema and item-feature schema a policy serves with, checked at load."""
+    try:
+        check_saved_schema(metadata, n_features, n_actions)
+        action_schema_of(metadata)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: {exc}; re-save the policy."
+        ) from exc
 
 
 def _manifest_fields(manifest_path: Path, manifest: Any) -> tuple[str, Any, int, dict]:
@@ -262,6 +285,12 @@ def _manifest_fields(manifest_path: Path, manifest: Any) -> tuple[str, Any, int,
         raise ValueError(f"{manifest_path}: corrupted policy file: missing key {exc}.") from exc
     except TypeError as exc:
         raise ValueError(f"{manifest_path}: corrupted policy file: {exc}.") from exc
+    if MANIFEST_DIGEST in manifest and manifest[MANIFEST_DIGEST] != _digest(manifest):
+        raise ValueError(
+            f"{manifest_path}: corrupted policy file: its n_actions, metadata or ensemble "
+            f"description do not match {MANIFEST_DIGEST} (a byte changed after Policy.save "
+            f"wrote it). Restore the file or save the policy again."
+        )
     integral = isinstance(n_actions, numbers.Integral) and not isinstance(n_actions, bool)
     if not integral or n_actions < 1:
         raise ValueError(
@@ -274,6 +303,14 @@ def _manifest_fields(manifest_path: Path, manifest: Any) -> tuple[str, Any, int,
             f"Got {metadata!r:.80}."
         )
     return fmt, learner, n_actions, metadata
+
+
+def _digest(manifest: dict) -> str | None:
+    """The manifest's :func:`manifest_digest`; None when it holds what JSON cannot (NaN)."""
+    try:
+        return manifest_digest(manifest)
+    except ValueError:
+        return None
 
 
 def _load_constant(path: Path, text: str, n_actions: int, metadata: dict) -> ConstantPolicy:

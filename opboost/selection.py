@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import Interval, normal_interval
@@ -40,13 +41,31 @@ def constant_action_values(data: LoggedBandit) -> np.ndarray:
     """SNIPS value of every constant policy "always action a", shape (K,).
 
     V(a) = sum_{i: a_i = a} r_i / p_i / sum_{i: a_i = a} 1 / p_i; NaN for never-logged actions.
+    With candidate sets it is the value of the policy as ``ConstantPolicy.predict(X,
+    candidates=...)`` serves it: a where a is a candidate, the row's first candidate elsewhere
+    (a row then counts when its logged action is that first candidate); still NaN for a
+    never logged.
     """
     w = 1.0 / np.asarray(data.propensities, dtype=np.float64)
     k = data.n_actions
     num = np.bincount(data.actions, weights=w * data.rewards, minlength=k)
     den = np.bincount(data.actions, weights=w, minlength=k)
+    logged = den > 0
+    if data.candidates is not None:
+        # rows whose logged action is their first candidate count for every a that is not a
+        # candidate there (a falls back to it); rows where a is a candidate counted above
+        first = _first_candidates(data.candidates) == data.actions
+        for total, weights in ((num, w * data.rewards * first), (den, w * first)):
+            total += weights.sum() - data.candidates.T @ weights
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        return np.where(logged, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _first_candidates(candidates: Any) -> np.ndarray:
+    """(n,) int64: each row's lowest-index candidate."""
+    if sp.issparse(candidates):
+        return candidates.indices[candidates.indptr[:-1]].astype(np.int64)
+    return np.argmax(candidates, axis=1)
 
 
 def action_probs(scores: np.ndarray, policy: str) -> np.ndarray:

@@ -15,6 +15,7 @@ module                    what it holds
                           (its ``Interval`` is ``opboost.api.constraints.Interval``; the
                           top-level ``Interval`` is the estimator's confidence interval)
 ``files``                 crash-safe writes and JSON-safe values
+``memory_limit``          a fit's memory estimate against the process's limits
 ``data``                  :class:`LoggedBandit`, the logged-feedback data model
 ``data_checks``,          its field checks; Open Bandit Pipeline's bandit-feedback dict;
 ``obp_format``,           the per-row candidate sets (eligible actions)
@@ -34,6 +35,7 @@ module                    what it holds
 ``callback``              :class:`Callback`, :class:`RoundEnv`
 ``dataset``               :class:`Dataset`, :class:`SupervisedData`
 ``policy``, ``policy_save`` :class:`Policy`, :class:`ConstantPolicy`, their crash-safe save
+``saved_schema``          a saved policy's table schema, checked at load
 ``serving``               candidate masks and top-k slates at prediction time
 ``slots``, ``pairs``,     boosting on candidates and item features: :class:`SlotView`
 ``pair_serving``          (each row's candidates in slots), :class:`PairRows` (rows
@@ -58,6 +60,7 @@ _LAZY: dict[str, str] = {
     "ConfigError": "opboost.api.exceptions",
     "ConfigParameterError": "opboost.api.exceptions",
     "HiddenLabelError": "opboost.api.exceptions",
+    "InsufficientMemoryError": "opboost.api.exceptions",
     "InvalidParameterError": "opboost.api.exceptions",
     "NotFittedError": "opboost.api.exceptions",
     "OpboostError": "opboost.api.exceptions",
@@ -73,6 +76,8 @@ _LAZY: dict[str, str] = {
     "json_safe": "opboost.api.files",
     "read_regular": "opboost.api.files",
     "write_atomic": "opboost.api.files",
+    "check_memory": "opboost.api.memory_limit",
+    "check_stacked_fit": "opboost.api.memory_limit",
     "Constraint": "opboost.api.constraints",
     "InstanceOf": "opboost.api.constraints",
     "Options": "opboost.api.constraints",

@@ -17,7 +17,24 @@ import numpy as np
 
 from opboost.api.component import Component
 
-__all__ = ["Callback", "HistoryView", "RoundEnv"]
+__all__ = ["FIT_METRICS", "Callback", "HistoryView", "RoundEnv"]
+
+#: The metrics a fit records each round (``RoundEnv.metrics``, ``Booster.history_``): the step
+#: and the gradient norm; the objective and IPS value on the training logs; IPS and SNIPS of
+#: the softmax and argmax policies on ``eval_data``; the held-out selection's estimate.
+FIT_METRICS = (
+    "alpha",
+    "gradient_norm",
+    "train_objective",
+    "train_value",
+    "eval_ips_softmax",
+    "eval_snips_softmax",
+    "eval_ips_argmax",
+    "eval_snips_argmax",
+    "select_value",
+    "select_low",
+    "select_high",
+)
 
 
 class HistoryView(Mapping):

@@ -12,7 +12,7 @@ A component declares, per constructor parameter, the list of values it accepts::
 The entries of a list are alternatives (the value must satisfy one of them): an
 :class:`Interval`, :class:`Options`, :class:`InstanceOf`, :class:`Satisfies` (any predicate),
 ``None`` (the value None), ``"boolean"`` (True or False) or ``"random_state"`` (None, an int
-or a ``numpy.random.Generator``). Two entries are not alternatives: a :class:`Rule` is a
+>= 0 or a ``numpy.random.Generator``). Two entries are not alternatives: a :class:`Rule` is a
 cross-parameter check run once every parameter satisfies its own constraints, and
 :class:`Skip` says when the parameter is unused, so not checked at all.
 
@@ -111,12 +111,12 @@ class _RandomState(Constraint):
     def is_satisfied_by(self, value: Any) -> bool:
         return (
             value is None
-            or (isinstance(value, numbers.Integral) and not _is_bool(value))
+            or (isinstance(value, numbers.Integral) and not _is_bool(value) and value >= 0)
             or isinstance(value, np.random.Generator)
         )
 
     def type_text(self) -> str:
-        return "None, an int or a numpy.random.Generator"
+        return "None, an int >= 0 or a numpy.random.Generator"
 
 
 class Interval(Constraint):

@@ -172,6 +172,15 @@ class LoggedBandit:
                     f"Got {idx.shape}."
                 )
             idx = np.flatnonzero(idx)
+        if idx.size == 0:
+            raise ValueError(
+                "LoggedBandit.subset: no rows selected; a LoggedBandit needs at least one row."
+            )
+        if idx.dtype.kind not in "iu":
+            raise ValueError(
+                f"LoggedBandit.subset: indices must be integer positions or a boolean mask. "
+                f"Got dtype {idx.dtype}."
+            )
         return LoggedBandit(
             contexts=self.contexts[idx],
             actions=self.actions[idx],
@@ -252,6 +261,11 @@ class LoggedBandit:
         """
         columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
+        if len(df) == 0:
+            raise ValueError(
+                "LoggedBandit.from_dataframe: the DataFrame has no rows; a LoggedBandit needs "
+                "at least one logged row."
+            )
         X, indices, n_actions, schema = dataframe_fields(
             df, contexts, action, actions, n_actions, schema
         )

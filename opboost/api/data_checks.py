@@ -6,12 +6,14 @@ value, and how to fix it.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "MAX_ACTIONS",
     "as_real",
     "check_action_features",
     "check_actions",
@@ -80,22 +82,40 @@ def check_size(shape: tuple[int, ...]) -> None:
 
 
 def check_columns(wanted: list[str], available: Any, owner: str, source: str) -> None:
-    """ValueError naming the ``wanted`` columns missing from ``available`` (in ``source``)."""
+    """ValueError naming the ``wanted`` columns missing from ``available`` (in ``source``),
+    or present more than once (a frame's ``df[name]`` is then a frame, not a column)."""
     missing = [c for c in wanted if c not in available]
     if missing:
         raise ValueError(
             f"{owner}: column(s) {missing} not in {source}. Available: {list(available)}."
         )
+    counts = Counter(available)
+    repeated = [c for c in dict.fromkeys(wanted) if counts[c] > 1]
+    if repeated:
+        raise ValueError(
+            f"{owner}: column(s) {repeated} appear more than once in {source}; rename or drop "
+            f"the duplicates (df.loc[:, ~df.columns.duplicated()] keeps the first)."
+        )
+
+
+#: Most actions: LightGBM reads the action index as a 32-bit categorical value.
+MAX_ACTIONS = 2**31 - 1
 
 
 def check_n_actions(n_actions: Any) -> int:
-    """K as an int >= 2."""
+    """K as an int in [2, :data:`MAX_ACTIONS`]."""
     if isinstance(n_actions, bool) or not isinstance(n_actions, int | np.integer):
         raise ValueError(f"LoggedBandit: n_actions must be an int >= 2. Got {n_actions!r}.")
     if n_actions < 2:
         raise ValueError(
             f"LoggedBandit: n_actions must be an int >= 2. Got {n_actions!r}; a bandit "
             f"problem needs at least two actions to choose from."
+        )
+    if n_actions > MAX_ACTIONS:
+        raise ValueError(
+            f"LoggedBandit: n_actions must be at most 2**31 - 1 = {MAX_ACTIONS}. Got "
+            f"{n_actions!r}; action indices are 32-bit categories to LightGBM. Number the "
+            f"actions 0 .. K-1 (from_dataframe's actions= maps any ids to them)."
         )
     return int(n_actions)
 

@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "ConfigParameterError",
     "HiddenLabelError",
+    "InsufficientMemoryError",
     "InvalidParameterError",
     "NotFittedError",
     "OpboostError",
@@ -72,6 +73,12 @@ class ConfigParameterError(ConfigError, InvalidParameterError):
     ):
         super().__init__(message, file=file, key=key)
         self.param = param
+
+
+class InsufficientMemoryError(OpboostError, MemoryError):
+    """A fit or a prediction would need more memory than the process may use: raised before
+    anything is allocated (LightGBM dies by a signal, not a MemoryError, when its own
+    allocations fail), with the estimate, the limit and what to do instead."""
 
 
 class OpboostWarning(UserWarning):

@@ -54,13 +54,23 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             fd = os.open(tmp, flags, 0o666)
         except FileExistsError:  # pragma: no cover - 64 random bits collided
             continue
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise type(exc)(
+                exc.errno,
+                f"cannot write {path}: {path.parent} is not an existing directory; create it first",
+            ) from exc
         break
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError as exc:
+            raise IsADirectoryError(
+                exc.errno, f"cannot write {path}: it is a directory; remove it or pick a file name"
+            ) from exc
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -62,7 +62,9 @@ def check_finite_contexts(X: Any) -> None:
     """NaN or inf in contexts is an error, as in :class:`opboost.LoggedBandit` (fit and
     predict treat features alike: LightGBM's missing-value routing is never learnt)."""
     values = X.data if sp.issparse(X) else X
-    if values.size and not np.isfinite(values.sum()) and not np.all(np.isfinite(values)):
+    with np.errstate(over="ignore", invalid="ignore"):  # huge finite values overflow the sum
+        total = values.sum() if values.size else 0.0
+    if not np.isfinite(total) and not np.all(np.isfinite(values)):
         bad = ~np.isfinite(values)
         if sp.issparse(X):
             k = int(np.flatnonzero(bad)[0])

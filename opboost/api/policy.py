@@ -41,6 +41,7 @@ __all__ = [
     "ENSEMBLE_FILE",
     "ENSEMBLE_NAME_RE",
     "FORMAT_VERSION",
+    "MANIFEST_DIGEST",
     "MANIFEST_FILE",
     "MAX_MANIFEST_BYTES",
     "MAX_POLICY_BYTES",
@@ -48,6 +49,7 @@ __all__ = [
     "ConstantEnsemble",
     "ConstantPolicy",
     "Policy",
+    "manifest_digest",
 ]
 
 #: Version of the policy container format written by :meth:`Policy.save` (learned ensembles).
@@ -60,6 +62,31 @@ SUPPORTED_FORMAT_VERSIONS = (1, 2)
 CONSTANT_FORMAT = "constant_v1"
 #: Largest policy ``.json`` file, or ensemble file, :func:`load_policy` reads (1 GiB).
 MAX_POLICY_BYTES = 1 << 30
+#: Manifest key of :func:`manifest_digest`; manifests written before it have none.
+MANIFEST_DIGEST = "manifest_sha256"
+# Ensemble fields the digest leaves out: the text has its own SHA-256, and a save in place
+# switches the file name between the versioned one and ensemble.txt.
+_UNDIGESTED = ("text", "file", "size")
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """SHA-256 of everything in a policy manifest that changes behaviour: its canonical JSON
+    (sorted keys, no spaces, ASCII) without :data:`MANIFEST_DIGEST` and the ensemble's
+    ``text``, ``file`` and ``size``; that is ``n_actions``, the metadata (categories, action
+    ids, schemas) and the ensemble's format, base learner and checksum."""
+    body = {key: value for key, value in manifest.items() if key != MANIFEST_DIGEST}
+    ensemble = body.get("ensemble")
+    if isinstance(ensemble, Mapping):
+        body["ensemble"] = {k: v for k, v in ensemble.items() if k not in _UNDIGESTED}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def _with_digest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as JSON will read it back (string keys, lists), with its digest."""
+    manifest = json.loads(json.dumps(manifest, allow_nan=False))
+    manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
+    return manifest
 
 
 class Policy:
@@ -183,6 +210,7 @@ class Policy:
         manifest = self._manifest(text)
         data = text.encode("utf-8")
         manifest["ensemble"]["size"] = len(data)
+        manifest = _with_digest(manifest)
         if path.suffix == ".json":
             manifest["ensemble"]["text"] = text
             write_atomic(path, json.dumps(manifest, indent=1, allow_nan=False))

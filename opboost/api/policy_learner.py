@@ -15,12 +15,18 @@ import numpy as np
 
 from opboost.api.component import Component
 from opboost.api.data import LoggedBandit
+from opboost.api.serving import mask_scores, serving_mask
 
 __all__ = ["PolicyLearner"]
 
 
 class PolicyLearner(Component, ABC):
-    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``."""
+    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``.
+
+    ``predict`` and ``predict_proba`` take ``candidates=`` (each row's eligible actions) and
+    never serve an action outside them; a learner fitted on logs with candidate sets must
+    also fit and choose within them (``opboost.testing``'s candidate-set check).
+    """
 
     kind: ClassVar[str] = "policy_learner"
 
@@ -32,13 +38,22 @@ class PolicyLearner(Component, ABC):
     def decision_function(self, X: Any) -> np.ndarray:
         """Action scores, shape (m, K); the greedy policy takes their argmax."""
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Greedy actions, shape (m,)."""
-        return np.asarray(self.decision_function(X)).argmax(axis=1)
+    def predict(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Greedy actions, shape (m,): the best-scoring action, among each row's
+        ``candidates`` when given (an (m, K) boolean mask, dense or sparse)."""
+        return self._served_scores(X, candidates, "predict").argmax(axis=1)
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """The greedy policy as (m, K) one-hot probabilities."""
-        scores = np.asarray(self.decision_function(X))
+    def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """The greedy policy as (m, K) one-hot probabilities (on a candidate, when given)."""
+        scores = self._served_scores(X, candidates, "predict_proba")
         probs = np.zeros_like(scores, dtype=np.float64)
         probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
         return probs
+
+    def _served_scores(self, X: Any, candidates: Any, method: str) -> np.ndarray:
+        """``decision_function(X)``, -inf outside ``candidates`` when given."""
+        scores = np.asarray(self.decision_function(X), dtype=np.float64)
+        if candidates is None:
+            return scores
+        owner = f"{type(self).__name__}.{method}"
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))

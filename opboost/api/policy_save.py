@@ -6,6 +6,7 @@ killed saves removed."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -84,7 +85,12 @@ def _save_fresh(path: Path, data: bytes, manifest_text: str) -> bool:
     """Build the policy in a sibling staging directory and rename it to ``path`` (atomic).
     False when ``path`` appeared meanwhile (another writer): the caller saves in place."""
     parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:  # a file on the way
+        raise NotADirectoryError(
+            errno.ENOTDIR, f"cannot save a policy at {path}: {exc.filename} is not a directory"
+        ) from exc
     while True:
         staging = parent / f".{path.name}.{secrets.token_hex(8)}.new"
         try:

@@ -249,6 +249,7 @@ def _catalogue(series: Any, actions: Any, owner: str) -> tuple[Any, ...]:
     :class:`ActionCatalogueWarning`)."""
     if actions is not None:
         catalogue = tuple(_scalar(a) for a in actions)
+        _check_ids(catalogue, owner)
         if len(set(catalogue)) != len(catalogue):
             seen: set[Any] = set()
             dup = next(a for a in catalogue if a in seen or seen.add(a))
@@ -267,6 +268,18 @@ def _catalogue(series: Any, actions: Any, owner: str) -> tuple[Any, ...]:
         stacklevel=4,
     )
     return catalogue
+
+
+def _check_ids(catalogue: Sequence[Any], owner: str) -> None:
+    """ValueError naming the first action id that is no string or finite number (a list is
+    unhashable, NaN equals nothing, and the ids are saved with the policy as JSON)."""
+    for position, value in enumerate(catalogue):
+        finite = not isinstance(value, float) or np.isfinite(value)
+        if not isinstance(value, _JSON_TYPES) or not finite:
+            raise ValueError(
+                f"{owner}: actions= has {value!r} ({type(value).__name__}) at position "
+                f"{position}; action ids must be strings or finite numbers."
+            )
 
 
 def _action_indices(series: Any, catalogue: Sequence[Any], owner: str) -> np.ndarray:

@@ -67,11 +67,12 @@ def check_fitted(obj: Any, attribute: str) -> None:
 
 
 def check_random_state(seed: Any) -> np.random.Generator:
-    """Turn ``None``, an int, or a Generator into a ``numpy.random.Generator``."""
+    """Turn ``None``, an int >= 0, or a Generator into a ``numpy.random.Generator``."""
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or isinstance(seed, numbers.Integral):
+    if seed is None or (isinstance(seed, numbers.Integral) and seed >= 0):
         return np.random.default_rng(seed)
     raise InvalidParameterError(
-        f"random_state must be None, an int or a numpy.random.Generator. Got {seed!r} instead."
+        f"random_state must be None, an int >= 0 or a numpy.random.Generator. Got {seed!r} "
+        f"instead; use a seed such as 0."
     )

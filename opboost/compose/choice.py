@@ -34,7 +34,9 @@ from opboost.api.constraints import InstanceOf, Interval, Rule, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.serving import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     check_data,
@@ -57,6 +59,8 @@ CANDIDATES: dict[str, Any] = {
     "reward_regression": "reward_regression",
     CONSTANT: CONSTANT,
 }
+#: Fewest held-out rows: the DR reward model is cross-fitted on two folds of at least 2 rows.
+MIN_HOLDOUT = 4
 #: What ``PolicyChoice()`` compares, in challenge order.
 DEFAULT_CANDIDATES: tuple[str, ...] = (CONSTANT, "bopl_s_ips", "bopl_s_dr", "reward_regression")
 
@@ -195,21 +199,34 @@ class PolicyChoice(PolicyLearner):
         chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
         ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
         carry names): prediction then matches DataFrame columns by name."""
+        from opboost.booster import Booster
         from opboost.selection import HoldoutScorer, action_probs
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
         self.validate_params()
         learners = self._learners()
+        if any(isinstance(learner, Booster) for learner in learners.values()):
+            check_stacked_fit(data, "PolicyChoice.fit")  # the refit of a Booster on all logs
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         train, holdout = split_holdout(data, self.validation_fraction, seed)
+        if len(holdout) < MIN_HOLDOUT:
+            raise InvalidParameterError(
+                f"PolicyChoice.fit: validation_fraction={self.validation_fraction} holds out "
+                f"{len(holdout)} of {len(data)} rows, but the doubly robust scores need at "
+                f"least {MIN_HOLDOUT} (their reward model is cross-fitted on two folds). Use "
+                f"more logs or a larger validation_fraction."
+            )
         scorer = HoldoutScorer(holdout, "dr", random_state=seed)
         scores, fitted, values = {}, {}, {}
         for name, learner in learners.items():
             start = time.perf_counter()
             model = _fit(learner, train, seed)
             seconds = time.perf_counter() - start
-            probs = action_probs(_scores(model, holdout.contexts, data.n_actions), "argmax")
+            served = _scores(model, holdout.contexts, data.n_actions)
+            if holdout.candidates is not None:  # as served: the best candidate of each row
+                served = mask_scores(served, serving_mask(holdout.candidates, served.shape, ""))
+            probs = action_probs(served, "argmax")
             values[name] = scorer.dr_values(probs)
             interval = normal_interval(values[name], 0.95)
             scores[name] = {
@@ -256,14 +273,22 @@ class PolicyChoice(PolicyLearner):
 
     # --- prediction ------------------------------------------------------------------------
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Scores of the chosen policy, shape (m, K)."""
+    def decision_function(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """Scores of the chosen policy, shape (m, K); -inf outside ``candidates`` (an (m, K)
+        boolean mask, dense or sparse) when given."""
         check_fitted(self, "policy_")
-        return _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
+        scores = _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
+        if candidates is None:
+            return scores
+        owner = "PolicyChoice.decision_function"
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """The chosen policy's actions, shape (m,)."""
+    def predict(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+        """The chosen policy's actions, shape (m,): with ``candidates``, each row's
+        best-scoring candidate (a constant policy's action where it is one)."""
         check_fitted(self, "policy_")
+        if candidates is not None:
+            return self.decision_function(X, candidates=candidates).argmax(axis=1)
         return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
 
     def save(self, path: Any) -> Any:

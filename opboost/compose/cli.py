@@ -323,13 +323,13 @@ def _add_quickstart(sub: Any) -> None:
     qs = _quickstart_help()
     p.add_argument("--dataset", default=None, help=f"data set name (default: {qs['data']})")
     p.add_argument(
-        "--seeds", type=int, default=None, help=f"number of seeds (default: {qs['seeds']})"
+        "--seeds", type=_count, default=None, help=f"number of seeds (default: {qs['seeds']})"
     )
     p.add_argument(
-        "--rounds", type=int, default=None, help=f"boosting rounds (default: {qs['rounds']})"
+        "--rounds", type=_count, default=None, help=f"boosting rounds (default: {qs['rounds']})"
     )
     p.add_argument(
-        "--n-jobs", type=int, default=None, help=f"parallel trials (default: {qs['jobs']})"
+        "--n-jobs", type=_count, default=None, help=f"parallel trials (default: {qs['jobs']})"
     )
     _add_data_dir(p)
     p.set_defaults(func=_cmd_quickstart)
@@ -350,7 +350,7 @@ def _add_study(sub: Any) -> None:
     p = sub.add_parser("study", help="every algorithm x seed; tables, JSON/CSV and plots")
     p.add_argument("file", help="TOML config")
     p.add_argument("--out", required=True, help="output directory (resumes from its trials/)")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel trials ([experiment])")
+    p.add_argument("--n-jobs", type=_count, default=None, help="parallel trials ([experiment])")
     _add_data_dir(p)
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -359,6 +359,13 @@ def _add_study(sub: Any) -> None:
         p, "the trial plan (trials stored in --out to reuse, a time estimate from their timings)"
     )
     p.set_defaults(func=_cmd_study)
+
+
+def _count(text: str) -> int:
+    """An argparse type: an integer >= 1 (argparse names the option in its error)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1. Got {text!r}")
+    return int(text)
 
 
 def _add_data_dir(p: argparse.ArgumentParser) -> None:

@@ -136,6 +136,13 @@ class ExperimentConfig:
 def _read_config(path: str | Path) -> tuple[dict[str, Any], str]:
     """The TOML at ``path`` as a dict, and the file name for messages."""
     path = Path(path)
+    if path.is_dir():
+        found = sorted(path.glob("*.toml"))
+        example = f" such as {found[0]}" if found else ""
+        raise ConfigError(
+            f"is a directory, not a config file; pass a TOML config file{example}.",
+            file=str(path),
+        )
     if not path.is_file():
         raise ConfigError(
             f"config file not found (looked in {path.resolve().parent}).", file=str(path)
@@ -247,6 +254,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 file=file,
                 key=f"algorithms[{algo.index}].search",
             )
+        _check_stopping_metrics(algo, simulation, file)
     labels = [a.label for a in specs]
     for label in labels:
         if labels.count(label) > 1:
@@ -256,6 +264,26 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 key="algorithms",
             )
     return ExperimentConfig(file, data, simulation, experiment, specs, raw=raw)
+
+
+def _check_stopping_metrics(algo: Any, simulation: dict[str, Any], file: str) -> None:
+    """An early-stopping metric a trial of this config records: eval_* metrics come from the
+    validation rows, select_* ones from the booster's held-out logs (else ``run`` failed)."""
+    for j, callback in enumerate(algo.callbacks):
+        if callback.name != "early_stopping":
+            continue
+        metric = callback.build().metric
+        needs = None
+        if metric.startswith("eval_") and simulation["valid_fraction"] == 0:
+            needs = "validation rows: set [simulation] valid_fraction, e.g. 0.2"
+        if metric.startswith("select_") and algo.booster.get("validation_fraction") is None:
+            needs = "held-out logs: set booster.validation_fraction, e.g. 0.2"
+        if needs is not None:
+            raise ConfigError(
+                f"early stopping on {metric!r} needs {needs}, or stop on 'train_objective'.",
+                file=file,
+                key=f"algorithms[{algo.index}].callbacks[{j}].metric",
+            )
 
 
 # --- resolution ----------------------------------------------------------------------------

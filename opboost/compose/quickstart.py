@@ -62,7 +62,8 @@ def quickstart_config(
     if n_seeds is not None:
         raw["experiment"]["seeds"] = list(range(n_seeds))
     default_jobs = raw["experiment"].get("n_jobs", 1)
-    raw["experiment"]["n_jobs"] = n_jobs or max(1, min(default_jobs, os.cpu_count() or 1))
+    cpus = max(1, min(default_jobs, os.cpu_count() or 1))
+    raw["experiment"]["n_jobs"] = cpus if n_jobs is None else n_jobs
     if n_rounds is not None:
         for algo in raw["algorithms"]:
             if "booster" in algo:

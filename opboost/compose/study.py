@@ -98,6 +98,16 @@ __all__ = [
 ]
 
 
+def _n_jobs(n_jobs: int | None, config: ExperimentConfig) -> int:
+    """``n_jobs``, or the config's when None; >= 1 (0 used to fall back to the config's)."""
+    n_jobs = config.experiment["n_jobs"] if n_jobs is None else n_jobs
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ConfigError(
+            f"n_jobs must be an integer >= 1 (parallel trials). Got {n_jobs!r}.", file=config.file
+        )
+    return n_jobs
+
+
 def study_plan(
     config: ExperimentConfig,
     out: str | os.PathLike | None = None,
@@ -115,7 +125,7 @@ def study_plan(
     (algorithms to run without a stored timing).
     """
     keys = plan_trials(config)
-    n_jobs = int(n_jobs or config.experiment["n_jobs"])
+    n_jobs = _n_jobs(n_jobs, config)
     done: dict[TrialKey, dict] = {}
     stale: dict[str, list[str]] = {}
     timings: dict[str, list[float]] = {}
@@ -168,9 +178,7 @@ def run_study(
     remain, so a re-run resumes).
     """
     start = time.perf_counter()
-    n_jobs = int(n_jobs or config.experiment["n_jobs"])
-    if n_jobs < 1:
-        raise ConfigError(f"n_jobs must be >= 1. Got {n_jobs}.", file=config.file)
+    n_jobs = _n_jobs(n_jobs, config)
     lock = None
     if out is not None:
         try:

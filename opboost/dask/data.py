@@ -14,6 +14,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -199,12 +200,19 @@ class DaskLoggedBandit:
         if not context_columns:
             raise ValueError("DaskLoggedBandit.from_parquet: context_columns is empty.")
         columns = [*context_columns, action_column, propensity_column, reward_column]
-        ddf = dd.read_parquet(path, **read_kwargs)
+        try:
+            ddf = dd.read_parquet(path, **read_kwargs)
+        except (OSError, ValueError) as exc:  # pyarrow's errors name no file
+            raise _unreadable(path, exc) from exc
         check_columns(columns, ddf.columns, "DaskLoggedBandit.from_parquet", str(path))
+        _check_numeric(ddf, columns, path)
         # Per-partition frames of the optimised graph: to_dask_array(lengths=...) on the
         # frame itself can refer to partitions that dask's optimiser has since merged.
         frames = ddf[columns].to_delayed()
-        lengths = dask.compute(*(delayed(len)(frame) for frame in frames))
+        try:
+            lengths = dask.compute(*(delayed(len)(frame) for frame in frames))
+        except (OSError, ValueError) as exc:
+            raise _unreadable(path, exc) from exc
         kept = [(f, int(m)) for f, m in zip(frames, lengths, strict=True) if m]
         if not kept:
             raise ValueError(f"DaskLoggedBandit.from_parquet: {path} holds no rows.")
@@ -316,6 +324,40 @@ def partition_bandit(
             f"DaskLoggedBandit partition {index} (rows {start}..{stop}; indices below are "
             f"within the partition): {exc}"
         ) from exc
+
+
+def _check_numeric(ddf: Any, columns: list[str], path: Any) -> None:
+    """ValueError naming the first column of ``columns`` whose dtype is not numeric."""
+    import pandas as pd
+
+    for column in columns:
+        dtype = ddf.dtypes[column]
+        if not (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)):
+            raise ValueError(
+                f"DaskLoggedBandit.from_parquet: column {column!r} of {path} has dtype {dtype}; "
+                f"contexts, actions, propensities and rewards must be numeric. Encode it as "
+                f"numbers (categories as integer codes) when writing the files."
+            )
+
+
+def _unreadable(path: Any, exc: Exception) -> ValueError:
+    """The error of Parquet files that could not be read: names the first file whose footer
+    does not parse (a truncated or foreign file), else ``path``."""
+    import pyarrow.parquet as pq
+
+    root = Path(str(path))
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    for file in files:
+        if file.name.startswith(("_", ".")):  # _metadata, _SUCCESS, hidden files
+            continue
+        try:
+            pq.ParquetFile(file)
+        except (OSError, ValueError) as bad:
+            return ValueError(
+                f"DaskLoggedBandit.from_parquet: {file}: not a readable Parquet file ({bad}); "
+                f"it is truncated or corrupted: write it again or remove it."
+            )
+    return ValueError(f"DaskLoggedBandit.from_parquet: could not read {path}: {exc}")
 
 
 def _frame_columns(frame: Any, names: list[str], dtype: Any, vector: bool) -> np.ndarray:

@@ -23,7 +23,7 @@ from opboost.booster_checks import check_f
 from opboost.engine import FitSettings
 from opboost.fit.metadata import policy_metadata, policy_values
 
-__all__ = ["InMemoryFit"]
+__all__ = ["InMemoryFit", "check_reward_range", "training_coefficients"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,8 +36,11 @@ class Fitted:
 
 def training_coefficients(estimator: Any, train: LoggedBandit) -> np.ndarray:
     """The estimator's coefficients c (n,) or Gamma (n, K) on ``train``; raise if invalid."""
-    coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
+        coef = np.asarray(estimator.coefficients(train), dtype=np.float64)
     shapes = [(len(train),), (len(train), train.n_actions)]
+    if coef.shape in shapes and not np.all(np.isfinite(coef)):
+        check_reward_range(train, estimator.name)
     if coef.shape not in shapes or not np.all(np.isfinite(coef)):
         raise InvalidParameterError(
             f"Estimator {estimator.name!r} returned invalid training coefficients (shape "
@@ -45,6 +48,21 @@ def training_coefficients(estimator: Any, train: LoggedBandit) -> np.ndarray:
             f"values of shape {shapes[0]} or, per action, {shapes[1]}."
         )
     return coef
+
+
+def check_reward_range(data: LoggedBandit, estimator: str) -> None:
+    """InvalidParameterError naming the rewards when weighting them by the inverse
+    propensities comes within 1e8 of float64's largest number (1.8e308): the estimator's
+    non-finite coefficients are then an overflow of finite rewards (LoggedBandit checks them)."""
+    largest = float(np.abs(data.rewards).max())
+    smallest = float(data.propensities.min())
+    if largest / smallest > 1e300:
+        raise InvalidParameterError(
+            f"Booster.fit: estimator {estimator!r} gave non-finite training coefficients: the "
+            f"rewards reach |r| = {largest:.3g} and the propensities go down to "
+            f"{smallest:.3g}, and rewards over propensities overflow float64. Rescale the "
+            f"rewards, e.g. divide them by {largest:.3g} (the best policy is unchanged)."
+        )
 
 
 class InMemoryFit:

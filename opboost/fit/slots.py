@@ -18,12 +18,13 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
 from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
 from opboost.booster_checks import check_f
 from opboost.engine import FitSettings
-from opboost.fit.memory import InMemoryFit
+from opboost.fit.memory import InMemoryFit, check_reward_range
 from opboost.fit.warm_start import reward_scale
 
 __all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
@@ -67,7 +68,9 @@ def make_fit(
     safe: bool,
 ) -> InMemoryFit:
     """The in-memory fit of ``data``: a :class:`SlotFit` for logs with candidates or action
-    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`."""
+    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`; refused
+    first when its stacked design cannot fit in memory (:func:`check_stacked_fit`)."""
+    check_stacked_fit(data, "Booster.fit")
     if not uses_pairs(data):
         return InMemoryFit(data, eval_data, components, settings)
     check_pair_fit(components[2], settings, safe=safe)
@@ -123,6 +126,8 @@ class SlotFit(InMemoryFit):
             return coef
         gamma = np.asarray(gamma, dtype=np.float64)
         shape = self.data.candidates.shape
+        if gamma.shape == shape and not np.all(np.isfinite(gamma)):
+            check_reward_range(logs, self.estimator.name)
         if gamma.shape != shape or not np.all(np.isfinite(gamma)):
             raise InvalidParameterError(
                 f"Estimator {self.estimator.name!r} returned invalid pair coefficients (shape "

@@ -213,7 +213,7 @@ class LightGBMEnsemble(Ensemble):
             raise ValueError(f"Corrupted {FORMAT} text: {exc}.") from exc
         try:
             booster = lgb.Booster(model_str=model)
-        except lgb.basic.LightGBMError as exc:
+        except (lgb.basic.LightGBMError, ValueError) as exc:  # ValueError: its parameters' JSON
             raise ValueError(
                 f"Corrupted {FORMAT} text: LightGBM could not parse it ({exc})."
             ) from exc

@@ -1,9 +1,11 @@
 """Structural validation of LightGBM model text, before LightGBM parses it.
 
 LightGBM aborts the process on some malformed model text instead of raising, and a checksum
-proves only that a file was not damaged by accident. :func:`check_model_text` checks the
-header fields, ``tree_sizes`` against the ``Tree=`` blocks, every tree's array lengths, child
-indices forming one tree, feature indices, categorical bitsets and finite numbers, and raises
+proves only that a file was not damaged by accident. :func:`check_model_text` checks every
+part LightGBM or its Python package reads: the header fields, ``tree_sizes`` against the
+``Tree=`` blocks, every tree's array lengths, child indices forming one tree, feature
+indices, categorical bitsets and finite numbers, and (:mod:`.lightgbm_model_fields`) the
+feature names and infos and the sections after the trees, ``parameters:`` included; it raises
 ``ValueError`` naming what is wrong.
 """
 
@@ -13,10 +15,11 @@ import itertools
 import math
 import re
 
+from opboost.learners.lightgbm_model_fields import FLOAT_RE, check_features, check_tail
+
 __all__ = ["check_model_text", "leaf_values"]
 
 _INT_RE = re.compile(r"-?[0-9]{1,10}")
-_FLOAT_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")
 _INT32 = 2**31 - 1
 # Header keys LightGBM requires before the trees.
 _HEADER_KEYS = (
@@ -72,7 +75,7 @@ def _numbers(value: str, what: str, *, integer: bool, sep: str | None = " ") -> 
         if integer:
             out.append(_int(token, f"{what}[{i}]"))
         else:
-            number = float(token) if _FLOAT_RE.fullmatch(token) else math.nan
+            number = float(token) if FLOAT_RE.fullmatch(token) else math.nan
             if not math.isfinite(number):
                 raise ValueError(f"{what}[{i}] must be a finite number; got {token[:40]!r}")
             out.append(number)
@@ -260,6 +263,7 @@ def check_model_text(model: str, *, n_features: int, trees_per_round: int) -> No
     for key in ("feature_names", "feature_infos"):
         if len(kv[key].split(" ")) != n_features:
             raise ValueError(f"header: {key} must list {n_features} features")
+    check_features(kv["feature_names"].split(" "), kv["feature_infos"].split(" "))
     if "monotone_constraints" in kv:
         values = _numbers(kv["monotone_constraints"], "header: monotone_constraints", integer=True)
         if len(values) != n_features or any(not -1 <= v <= 1 for v in values):
@@ -285,6 +289,7 @@ def check_model_text(model: str, *, n_features: int, trees_per_round: int) -> No
             f"tree_sizes do not match the Tree= blocks, or 'end of trees' is missing "
             f"(found {rest[start : start + 40]!r})"
         )
+    check_tail(rest[start + len("end of trees\n") :])
 
 
 def leaf_values(model_text: str) -> list[list[float]]:

@@ -80,6 +80,9 @@ HOLDOUT_FRACTION = 0.2
 MIN_HOLDOUT_ROWS = 20
 #: Most context columns of the linear family (its Gram matrix is d x d).
 MAX_LINEAR_FEATURES = 4096
+#: Largest |context value| the linear family reads: its Gram matrix sums squares over the
+#: rows, which overflow float64 near 1e154 (contexts scaled to 1e300 gave LinAlgError).
+MAX_LINEAR_VALUE = 1e100
 #: z of the paired test by which the linear family must beat the trees on held-out squared
 #: error to be chosen (1.96: a two-sided 5% test); measured in docs/defaults.md.
 CLEAR_GAIN_SE = 1.96
@@ -121,6 +124,11 @@ def linear_family_problem(X: Any, n_actions: int, categorical: Any) -> str | Non
     values = X.data if sp.issparse(X) else X
     if not np.isfinite(values).all():
         return "missing or infinite context values"
+    largest = float(np.abs(values).max(initial=0.0))
+    if largest > MAX_LINEAR_VALUE:
+        return (
+            f"context values up to {largest:.3g}, above {MAX_LINEAR_VALUE:.0e} (squares overflow)"
+        )
     return None
 
 

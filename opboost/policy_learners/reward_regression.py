@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.design import action_rows, stacked_design
+from opboost.api.memory_limit import check_memory
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving import mask_scores, serving_mask
@@ -23,6 +24,20 @@ from opboost.api.tabular import attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]
+
+
+_FIT_FIX = (
+    "Use fewer actions, or a Booster with candidate sets on this catalogue "
+    "(LoggedBandit(candidates=...)), which stacks only each row's candidates."
+)
+
+
+def _check_design(n_rows: int, n_features: int, n_actions: int, owner: str, fix: str) -> None:
+    """Refuse a dense [x; onehot(a)] design of ``n_rows`` rows (8 bytes a value) that cannot
+    fit in memory."""
+    width = n_features + n_actions
+    what = f"{n_rows:,} rows of [x; onehot(a)] with {width:,} float64 columns"
+    check_memory(8 * n_rows * width, owner, what, fix)
 
 
 class RewardRegression(PolicyLearner):
@@ -78,6 +93,9 @@ class RewardRegression(PolicyLearner):
         )
         self.action_schema_ = None
         if data.action_features is None:
+            _check_design(
+                len(data), data.n_features, data.n_actions, "RewardRegression.fit", _FIT_FIX
+            )
             rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
         else:  # [x; phi(a)]: the item's own features, so new items can be scored
             self.action_schema_ = ActionSchema.of_logs(
@@ -107,7 +125,10 @@ class RewardRegression(PolicyLearner):
         owner = f"{type(self).__name__}.decision_function"
         if self.schema_ is not None and hasattr(X, "columns"):
             X = self.schema_.encode(X, owner)
-        rows = stacked_design(X, self.n_actions_)
+        m, k = X.shape[0], self.n_actions_
+        fix = "Score fewer contexts per call (each is stacked with every action)."
+        _check_design(m * k, self.n_features_, k, f"{owner} of {m:,} contexts", fix)
+        rows = stacked_design(X, k)
         scores = self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
         if candidates is None:
             return scores

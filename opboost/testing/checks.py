@@ -1,8 +1,9 @@
 """Component contract checks: construction, parameters, cloning, determinism, shapes, save/load.
 
 Per kind: estimators (values, interval, coefficients), base learners (one round, save/load),
-online bandit learners (protocol over a short stream, seeded determinism, copies) and data
-sets (bundled ones load). :func:`all_checks` picks the ones that apply to a class.
+online bandit learners (protocol over a short stream, seeded determinism, copies), policy
+learners (fit and predict; candidate sets honoured) and data sets (bundled ones load).
+:func:`all_checks` picks the ones that apply to a class.
 """
 
 from __future__ import annotations
@@ -262,6 +263,53 @@ def check_policy_learner_fit_predict(cls: type[Component]) -> None:
     np.testing.assert_array_equal(actions, again)
 
 
+def _candidate_logged(n: int = 80, d: int = 3, k: int = 3, seed: int = 0):
+    """Logs where action 0 pays most but is a candidate only in the first half of the rows;
+    the logger plays uniformly among each row's candidates."""
+    from opboost.api.data import LoggedBandit
+
+    rng = np.random.default_rng(seed)
+    mask = np.ones((n, k), dtype=bool)
+    mask[n // 2 :, 0] = False
+    probs = mask / mask.sum(axis=1, keepdims=True)
+    actions = (rng.random(n)[:, None] > probs.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
+    rewards = np.where(actions == 0, 1.0, 0.2 * rng.random(n))
+    return LoggedBandit(
+        contexts=rng.normal(size=(n, d)),
+        actions=actions,
+        propensities=probs[np.arange(n), actions],
+        rewards=rewards,
+        n_actions=k,
+        logging_probs=probs,
+        candidates=mask,
+    )
+
+
+def check_policy_learner_candidates(cls: type[Component]) -> None:
+    """A learner fits on logs with candidate sets, and ``predict`` and ``predict_proba`` with
+    ``candidates=`` (dense or sparse) serve only candidates: here action 0, the best action
+    where it is one, is no candidate in half the rows."""
+    import scipy.sparse as sp
+
+    data = _candidate_logged()
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    learner = _instance(cls, **kwargs).fit(data)
+    name = cls.__name__
+    for mask in (np.asarray(data.candidates), sp.csr_matrix(data.candidates)):
+        actions = np.asarray(learner.predict(data.contexts, candidates=mask))
+        outside = ~np.asarray(data.candidates)[np.arange(len(data)), actions]
+        assert not outside.any(), (
+            f"{name}.predict(X, candidates=...) served a non-candidate in {outside.sum()} of "
+            f"{len(data)} rows"
+        )
+        probs = np.asarray(learner.predict_proba(data.contexts, candidates=mask))
+        assert probs.shape == (len(data), data.n_actions)
+        np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+        assert not (probs[~np.asarray(data.candidates)] > 0).any(), (
+            f"{name}.predict_proba(X, candidates=...) puts mass on non-candidates"
+        )
+
+
 # --- data sets -----------------------------------------------------------------------------
 
 
@@ -281,7 +329,7 @@ _BY_KIND: dict[str, tuple[Check, ...]] = {
         check_online_learner_seeded,
         check_online_learner_copy,
     ),
-    "policy_learner": (check_policy_learner_fit_predict,),
+    "policy_learner": (check_policy_learner_fit_predict, check_policy_learner_candidates),
     "dataset": (check_bundled_dataset_loads,),
 }
 _COMMON: tuple[Check, ...] = (

@@ -18,6 +18,7 @@ import pytest
 
 import opboost
 from opboost.api.data import LoggedBandit
+from opboost.api.policy import manifest_digest
 from opboost.policy import ConstantPolicy, load_policy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals, symlinks, FIFOs")
@@ -261,6 +262,7 @@ def _edited(source: Path, target: Path, edit) -> Path:
     text = json.dumps(header) + "\n" + model
     manifest["ensemble"].update(text=text, sha256=hashlib.sha256(text.encode()).hexdigest())
     manifest["ensemble"].pop("size", None)
+    manifest["manifest_sha256"] = manifest_digest(manifest)
     target.write_text(json.dumps(manifest))
     return target
 
@@ -298,6 +300,13 @@ EDITS = {
     "tree_sizes_too_large": lambda m: _first_line_of(m, "tree_sizes", "tree_sizes=99999 1 1"),
     "child_cycle": lambda m: _first_value(m, "left_child", "0"),
     "max_feature_idx_wrong": lambda m: _first_line_of(m, "max_feature_idx", "max_feature_idx=9"),
+    # issue 40: LightGBM's GetLoadedParam reads past a parameter line without ':' (SIGSEGV)
+    "parameter_line_without_colon": lambda m: m.replace("[data: ]", "[", 1),
+    "parameter_line_only_colon": lambda m: m.replace("[data: ]", ":", 1),
+    "feature_info_without_colon": lambda m: _first_line_of(
+        m, "feature_infos", "feature_infos=[1 [2 [3"
+    ),
+    "parser_section": lambda m: m.replace("end of parameters\n", "end of parameters\nparser:\n"),
 }
 
 
@@ -305,7 +314,7 @@ def test_edited_model_text_with_recomputed_checksums_raises_instead_of_aborting(
     policies, launcher, tmp_path
 ):
     """Structurally broken LightGBM text with valid checksums: a ValueError naming the
-    problem, in a child process, not SIGABRT inside LightGBM (or a silent load)."""
+    problem, in a child process, not SIGABRT or SIGSEGV inside LightGBM (or a silent load)."""
     failures = []
     for name, edit in EDITS.items():
         out, status = launcher.load(_edited(policies[0], tmp_path / f"{name}.json", edit))
@@ -398,6 +407,7 @@ def test_manifest_n_actions_disagreeing_with_model_width_is_refused(policies, tm
     width; a 3-action model with n_actions=4 used to load and mislabel actions."""
     manifest = json.loads(policies[0].read_text())
     manifest["n_actions"] = 4
+    manifest["manifest_sha256"] = manifest_digest(manifest)
     path = tmp_path / "wide.json"
     path.write_text(json.dumps(manifest))
     with pytest.raises(ValueError, match=r"n_actions=4 but the lightgbm_text_v1 ensemble scores 3"):

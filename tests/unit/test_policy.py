@@ -11,6 +11,7 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, LoggedBandit, load_policy
+from opboost.api.policy import manifest_digest
 from opboost.compose.experiment import staged_rewards
 from opboost.policy import CONSTANT_FORMAT, CONSTANT_FORMAT_VERSION, Policy
 from opboost.selection import ConstantPolicy
@@ -113,6 +114,7 @@ def test_unknown_base_learner(fitted, tmp_path):
     fitted[0].save(path)
     manifest = json.loads(path.read_text())
     manifest["ensemble"]["base_learner"] = "fancy_tree"
+    manifest["manifest_sha256"] = manifest_digest(manifest)  # as the other installation's
     path.write_text(json.dumps(manifest))
     with pytest.raises(
         ValueError,

@@ -9,6 +9,7 @@ import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Rule
 from opboost.api.dataset import Dataset, SupervisedData
+from opboost.api.memory_limit import memory_problem
 
 __all__ = ["Diabetes", "Digits", "SyntheticMulticlass", "Wine"]
 
@@ -79,7 +80,17 @@ class SyntheticMulticlass(Dataset):
     name: ClassVar[str] = "synthetic_multiclass"
     bundled: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict] = {
-        "n_samples": [Interval(int, 10, None)],
+        "n_samples": [
+            Interval(int, 10, None),
+            Rule(
+                lambda p: memory_problem(
+                    8 * p["n_samples"] * p["n_features"],
+                    f"asks for {p['n_samples']:,} x {p['n_features']:,} float64 values "
+                    f"(n_samples x n_features)",
+                ),
+                fix="use fewer samples or features",
+            ),
+        ],
         "n_features": [Interval(int, 2, None)],
         "n_classes": [Interval(int, 2, None)],
         "n_informative": [
