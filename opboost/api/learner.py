@@ -164,11 +164,14 @@ class BaseLearner(Component, ABC):
         actions: np.ndarray,
         rewards: np.ndarray,
         scale: Callable[[np.ndarray], float],
+        *,
+        rows: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """Optional, the candidate-pair form of :meth:`start_from_rewards`: fit a reward model
         q(x, a) on the logged pairs [x_i; phi(a_i)] -> r_i (``actions``: the logged items
-        (n,), ``rewards`` (n,)) of the :class:`opboost.api.pairs.PairRows` prepared by
-        :meth:`prepare_pairs`, and put F_0 = s q in front of the ensemble, s = ``scale(q)``
-        with q an (n, C) slot matrix (NaN in the padded slots). Returns F_0 as an (n, C) slot
-        matrix, 0 in the padded slots. None (the default): not supported."""
+        (n,), ``rewards`` (n,)) of every row of the :class:`opboost.api.pairs.PairRows`
+        ``pairs``, and put F_0 = s q in front of the ensemble, s = ``scale(q)`` with q a slot
+        matrix of the prepared rows (NaN in the padded slots). ``rows`` (n,) bool: the rows
+        of ``pairs`` that :meth:`prepare_pairs` received (None: all). Returns F_0 on those
+        rows as a slot matrix, 0 in the padded slots. None (the default): not supported."""
         return None

@@ -192,6 +192,11 @@ class Objective(Component):
     reductions: ClassVar[frozenset[str]] = REDUCTIONS
     #: Whether :meth:`action_terms` is defined: per-action coefficients Gamma (n, K).
     supports_action_coefficients: ClassVar[bool] = False
+    #: Whether a row whose training coefficients are all 0 has zero gradient and zero weight
+    #: in every round, whatever F (the risk is a sum of c_i terms: BOPL, BOPL-S, POEM; not
+    #: SNIPS, whose normaliser weighs every row). A fit may then leave such rows (a zero
+    #: reward under IPS) out of the base learner's rows: the same problem, fewer rows.
+    inert_zero_rows: ClassVar[bool] = False
 
     # --- per-round state ------------------------------------------------------------------
 

@@ -201,6 +201,17 @@ class PairRows:
             values = self.interaction.scores(self.contexts, self.action_features, rows, items)
         return np.hstack([phi, values[:, None]])
 
+    def take(self, keep: np.ndarray) -> PairRows:
+        """The pairs of the rows ``keep`` (n,) bool (contexts, slots and any interaction
+        values of theirs; the catalogue is unchanged)."""
+        values = self.interaction_values
+        if values is not None:
+            values = values[keep[self.view.rows]]
+        return PairRows(
+            self.contexts[keep], self.action_features, self.view.take(keep), self.categorical,
+            self.interaction, values,
+        )  # fmt: skip
+
     def with_interaction(
         self, interaction: PairInteraction | None, values: np.ndarray | None = None
     ) -> PairRows:

@@ -79,6 +79,13 @@ class SlotView:
         are the flattened (n, C) matrix itself, and gathers and scatters are reshapes."""
         return self.n_pairs == self.items.size
 
+    def take(self, keep: np.ndarray) -> SlotView:
+        """The view of the rows ``keep`` (n,) bool: their slots, pairs in the same order."""
+        items, valid = self.items[keep], self.valid[keep]
+        flat = np.flatnonzero(valid.ravel())
+        rows = flat // valid.shape[1]
+        return SlotView(items, valid, self.n_actions, rows, items.ravel()[flat], flat)
+
     def gather(self, slot_values: np.ndarray) -> np.ndarray:
         """(P,) values of the valid slots of an (n, C) matrix (a view when :attr:`full`)."""
         flat = np.asarray(slot_values).ravel()

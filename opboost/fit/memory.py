@@ -16,6 +16,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
 from opboost.api.row_blocks import add_scaled
@@ -138,8 +139,12 @@ class InMemoryFit:
 
     def fit_direction(self) -> Fitted:
         problem = self.objective.problem_at(self.state, self.learner.reduction)
-        values = check_f(self.learner.fit_round(problem), self.state.probs.shape, self.learner)
+        values = self._fit_round(problem)
         return Fitted(values, max(float(values.max()), -float(values.min())))
+
+    def _fit_round(self, problem: BaseProblem) -> np.ndarray:
+        """f_t on the training rows, (n, K): the learner's fit of ``problem``."""
+        return check_f(self.learner.fit_round(problem), self.state.probs.shape, self.learner)
 
     def step_denominator(self, direction: Fitted) -> float:
         return self.objective.step_denominator_at(self.state, direction.values)

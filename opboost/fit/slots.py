@@ -18,6 +18,7 @@ import numpy as np
 
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
@@ -94,6 +95,7 @@ class SlotFit(InMemoryFit):
         settings: FitSettings,
     ) -> None:
         self.logs = data
+        self.active: np.ndarray | None = None  # the rows the learner fits on (None: all)
         self.schema = ActionSchema.of_logs(data.action_features, data.n_actions, data.item_schema)
         self._phi = self.schema.phi(data.action_features, "Booster.fit")
         self._pairs: dict[int, tuple[LoggedBandit, PairRows]] = {}
@@ -162,23 +164,59 @@ class SlotFit(InMemoryFit):
                 "Booster.fit: resuming from a checkpoint is not supported on logs with "
                 "candidate sets or action features; use a new checkpoint directory."
             )
-        self.learner.prepare_pairs(self.inputs_of(self.data), random_state=self.seed)
+        pairs = self.inputs_of(self.data)
+        self.active = self._active_rows()
+        prepared = pairs if self.active is None else pairs.take(self.active)
+        self.learner.prepare_pairs(prepared, random_state=self.seed)
         if self.settings.warm_start == "reward_model":
             self._start_from_pair_rewards()
-            super()._set_coefficients()  # after the start: DR and DM may reuse its model
+        if self._deferred:
+            super()._set_coefficients()  # after the start: DR and DM reuse its model
         self.state = self._round_state()
 
+    @property
+    def _deferred(self) -> bool:
+        """Whether the coefficients wait for the start (its cross-fitted q, for DR and DM)."""
+        return self.settings.warm_start == "reward_model" and bool(
+            self.estimator.takes_reward_predictions
+        )
+
     def _set_coefficients(self) -> None:
-        """The coefficients, now; with a reward-model start, in :meth:`begin` after it."""
-        if self.settings.warm_start != "reward_model":
+        """The coefficients, now; when they reuse the start's model, in :meth:`begin`."""
+        self.coef = None
+        if not self._deferred:
             super()._set_coefficients()
+
+    def _active_rows(self) -> np.ndarray | None:
+        """The rows the learner fits on (n,) bool, or None for all: with an objective whose
+        rows of zero coefficients are inert (``Objective.inert_zero_rows``), the rows with a
+        nonzero one (a click, under IPS); their pairs alone carry the rounds' gradient."""
+        if self.coef is None or not self.objective.inert_zero_rows:
+            return None
+        active = self.coef != 0 if self.coef.ndim == 1 else (self.coef != 0).any(axis=1)
+        return None if active.all() or not active.any() else active
+
+    def _fit_round(self, problem: BaseProblem) -> np.ndarray:
+        """f_t (n, C): the learner's fit on the active rows (0 on the others, whose gradient
+        and weight are 0 whatever f is)."""
+        if self.active is None:
+            return super()._fit_round(problem)
+        active, shape = self.active, self.scores.shape
+        part = BaseProblem(problem.reduction, problem.targets[active], problem.weights[active])
+        values = np.zeros(shape)
+        values[active] = check_f(
+            self.learner.fit_round(part), (int(active.sum()), shape[1]), self.learner
+        )
+        return values
 
     def _start_from_pair_rewards(self) -> None:
         """F_0 = q / tau from the learner's reward model on the logged pairs
-        (:meth:`BaseLearner.start_from_pair_rewards`), in front of the ensemble."""
+        (:meth:`BaseLearner.start_from_pair_rewards`), in front of the ensemble; on the
+        inactive rows (:meth:`_active_rows`) F stays 0, which no round reads."""
         start = self.learner.start_from_pair_rewards(
-            self.inputs_of(self.data), self.logs.actions, self.train.rewards, reward_scale(self)
-        )
+            self.inputs_of(self.data), self.logs.actions, self.train.rewards,
+            reward_scale(self), rows=self.active,
+        )  # fmt: skip
         self.reward_start = getattr(self.learner, "reward_start_", None)
         interaction = getattr(self.learner, "pair_interaction_", None)
         if interaction is not None:  # every pair gains the interaction column
@@ -187,7 +225,9 @@ class SlotFit(InMemoryFit):
             for key, (slot, pairs) in self._pairs.items():
                 own = values if slot is self.data else None  # other logs: W as served
                 self._pairs[key] = (slot, pairs.with_interaction(interaction, own))
-        self.scores += check_f(start, self.scores.shape, self.learner)
+        rows = slice(None) if self.active is None else self.active
+        shape = (self.scores[rows].shape[0], self.scores.shape[1])
+        self.scores[rows] += check_f(start, shape, self.learner)
         if self.eval_data is not None:
             self.eval_scores = self.ensemble_scores(
                 self.learner.ensemble(), self.inputs_of(self.eval_data)

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.candidates import count_candidates
 from opboost.api.learner import BaseProblem
 from opboost.booster_checks import check_f
 from opboost.engine import StepSettings, run_rounds
@@ -124,15 +123,18 @@ def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
     """q (n, K) -> 1 / tau, so that softmax(q / tau) puts on average 1/K + p (1 - 1/K) on each
     row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`). With
     candidate sets (slot logs), K is each row's number of candidates C_i, averaged over the
-    rows, and q has NaN in the padded slots."""
-    prob, candidates = float(fit.settings.warm_start_prob), fit.data.candidates
-    if candidates is None:
+    rows of q, which has NaN in the padded slots."""
+    prob = float(fit.settings.warm_start_prob)
+    if fit.data.candidates is None:
         K = fit.data.n_actions
         top = 1.0 / K + prob * (1.0 - 1.0 / K)
-    else:
-        share = 1.0 / count_candidates(candidates)
-        top = float(np.mean(share + prob * (1.0 - share)))
-    return lambda q: 1.0 / reward_temperature(q, top)
+        return lambda q: 1.0 / reward_temperature(q, top)
+
+    def scale(q: np.ndarray) -> float:
+        share = 1.0 / np.count_nonzero(~np.isnan(q), axis=1)
+        return 1.0 / reward_temperature(q, float(np.mean(share + prob * (1.0 - share))))
+
+    return scale
 
 
 def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:

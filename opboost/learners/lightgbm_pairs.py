@@ -50,6 +50,7 @@ class PairRounds:
             pairs.interaction_values,
         )  # fmt: skip
         self._prepare_pair_booster(pairs)
+        self._prepared_pairs = pairs
         view = pairs.view
         P, C = view.n_pairs, view.n_slots
         self.n_actions_, self.n_features_, self.n_rows_ = C, X.shape[1], X.shape[0]
@@ -93,18 +94,22 @@ class PairRounds:
         actions: np.ndarray,
         rewards: np.ndarray,
         scale: Callable[[np.ndarray], float],
+        *,
+        rows: np.ndarray | None = None,
     ) -> np.ndarray:
-        """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs: LightGBM
-        trees on [x_i; phi(a_i)] -> r_i, on each half of the rows, stopped on the other
-        (:func:`~opboost.learners.lightgbm_reward_start.fit_pair_reward_model`); when a
-        bilinear model of x and phi(a) clearly predicts the rewards
-        (:mod:`~opboost.learners.pair_bilinear`), its score becomes one more column of every
-        pair and the trees fit its residuals ("bilinear+trees"). Scaled, in front of the
-        ensemble; returns F_0 as an (n, C) slot matrix (0 in padded slots), records what was
-        fitted in ``reward_start_``, the cross-fitted q (n, C) in
-        ``pair_reward_predictions_``, the interaction in ``pair_interaction_`` and its
-        cross-fitted column on the training pairs in ``pair_interaction_values_`` (P,) (both
-        None without one). Call right after ``prepare_pairs``."""
+        """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs of every row
+        of ``pairs``: LightGBM trees on [x_i; phi(a_i)] -> r_i, on each half of the rows,
+        stopped on the other (:func:`~opboost.learners.lightgbm_reward_start.
+        fit_pair_reward_model`); when a bilinear model of x and phi(a) clearly predicts the
+        rewards (:mod:`~opboost.learners.pair_bilinear`), its score becomes one more column of
+        every pair and the trees fit its residuals ("bilinear+trees"). Scaled, in front of
+        the ensemble; returns F_0 on the prepared pairs (``rows`` (n,) bool: the rows of
+        ``pairs`` that ``prepare_pairs`` received; None: all) as a slot matrix (0 in padded
+        slots). Records what was fitted in ``reward_start_``, the cross-fitted q of the
+        prepared pairs in ``pair_reward_predictions_`` (slots), the interaction in
+        ``pair_interaction_`` and its cross-fitted column on every pair of ``pairs`` in
+        ``pair_interaction_values_`` (P,) (both None without one). Call right after
+        ``prepare_pairs``."""
         booster = self._check_prepared()
         if self._view is None or booster.num_trees() or self.n_rounds_:
             raise InvalidParameterError(
@@ -113,28 +118,29 @@ class PairRounds:
             )
         X, actions = as_contexts(pairs.contexts), np.asarray(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
-        n, view = X.shape[0], self._view
+        n, view, phi = X.shape[0], self._view, pairs.action_features
+        keep = np.ones(n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
         fold = np.zeros(n, dtype=bool)
         fold[np.random.default_rng(self._seed).permutation(n)[: n // 2]] = True
-        pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
-        layout = interaction_layout(
-            X, pairs.action_features, self._context_categorical, pairs.categorical
-        )
+        pairs = PairRows(X, phi, pairs.view, pairs.categorical)
+        prepared = self._prepared_pairs
+        layout = interaction_layout(X, phi, self._context_categorical, pairs.categorical)
         fitted = None
         if not isinstance(layout, str):
-            fitted = fit_interaction(layout, X, pairs.action_features, actions, rewards, fold)
-        start, column = None, None
+            fitted = fit_interaction(layout, X, phi, actions, rewards, fold)
+        start, column, values = None, None, None
         if fitted is not None:  # the design gains the interaction column
             values = fitted.pair_values(pairs, fold)
-            pairs = pairs.with_interaction(fitted.interaction, values)
-            self._prepare_pair_booster(pairs)
-            booster, start, column = self.booster_, (fitted.logged, values), pairs.width - 1
-        logged = pair_features(X, pairs.action_features[actions])
+            own = values[keep[pairs.view.rows]]
+            prepared = prepared.with_interaction(fitted.interaction, own)
+            self._prepare_pair_booster(prepared)
+            booster, start, column = self.booster_, (fitted.logged, own), prepared.width - 1
+        logged = pair_features(X, phi[actions])
         if fitted is not None:
             logged = pair_features(logged, fitted.logged[:, None])
         model = fit_pair_reward_model(
             logged, rewards, self._pair_categorical, self._seed, self.num_threads,
-            booster.train_set, view.rows, fold, start,
+            booster.train_set, fold, fold[keep][view.rows], start,
         )  # fmt: skip
         factor = float(scale(view.scatter(model.q, np.nan)))
         merge_in_front(booster, model.start_model(factor, column))
@@ -148,7 +154,7 @@ class PairRounds:
             "scale": factor,
         }  # fmt: skip
         self.pair_interaction_ = None if fitted is None else fitted.interaction
-        self.pair_interaction_values_ = None if fitted is None else pairs.interaction_values
+        self.pair_interaction_values_ = values
         self.pair_reward_predictions_ = view.scatter(model.q_cross, 0.0)
         return view.scatter(model.q * factor, 0.0)
 

@@ -361,17 +361,17 @@ def fit_pair_reward_model(
     seed: int,
     num_threads: int,
     pairs: lgb.Dataset,
-    pair_rows: np.ndarray,
     fold: np.ndarray,
+    pair_fold: np.ndarray,
     start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairRewardModel:
     """The reward model of a fit on candidate pairs, cross-fitted on two seeded halves of the
     logged pairs ``rows`` [x_i; phi(a_i)] (n, d + d_a) -> ``rewards`` (n,): on each half,
     LightGBM least squares (:data:`PAIR_MODEL_PARAMS`), stopped on the squared error of the
     other half. Every Dataset is binned as ``pairs``, the policy's Dataset of the P candidate
-    pairs (pair order; ``pair_rows`` (P,) the logged row of each), and each model's scores on
-    it are read from LightGBM's validation scores (no predict). ``categorical``: the
-    categorical columns of the pairs; ``fold`` (n,) bool the first half. ``start``: (the
+    pairs (pair order), and each model's scores on it are read from LightGBM's validation
+    scores (no predict). ``categorical``: the categorical columns of the pairs; ``fold`` (n,)
+    bool the first half, ``pair_fold`` (P,) the half of each pair's row. ``start``: (the
     logged rows' scores (n,), the pairs' (P,)) the trees start from (LightGBM's init scores:
     the trees fit the residuals), added to ``q`` and ``q_cross``.
 
@@ -391,7 +391,7 @@ def fit_pair_reward_model(
             scores.append(score)
             trees.append(count)
     q = 0.5 * (scores[0] + scores[1]) + pair_start
-    q_cross = np.where(fold[pair_rows], scores[1], scores[0]) + pair_start
+    q_cross = np.where(pair_fold, scores[1], scores[0]) + pair_start
     report = {"design": "pairs", "cross_fitted": True, "fold_trees": trees}
     return PairRewardModel(models, q, q_cross, report)
 

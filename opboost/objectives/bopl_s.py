@@ -33,6 +33,7 @@ class BOPLS(Objective):
 
     name: ClassVar[str] = "bopl_s"
     supports_action_coefficients: ClassVar[bool] = True
+    inert_zero_rows: ClassVar[bool] = True
 
     def __init__(self) -> None:
         pass

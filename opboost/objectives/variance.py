@@ -160,6 +160,7 @@ class VariancePenalised(_EffectiveCoefObjective):
     """
 
     name: ClassVar[str] = "poem"
+    inert_zero_rows: ClassVar[bool] = True  # u_i = c_i pi_i = 0 and c'_i = 0 when c_i = 0
 
     _parameter_constraints: ClassVar[dict] = {
         "variance_penalty": [
