@@ -28,6 +28,7 @@ from opboost.booster_checks import (
     check_callbacks,
     check_data,
     check_eval_data,
+    check_missing,
     check_X,
     feature_names_of,
     record_features,
@@ -248,6 +249,8 @@ class Booster(BaseEstimator):
 
         can_start, callbacks = data is not None and not uses_pairs(data), check_callbacks(callbacks)
         components = self.resolve_components(can_start=can_start)
+        check_missing(components[2], data, "data")
+        check_missing(components[2], eval_data, "eval_data")
         call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them

@@ -10,6 +10,7 @@ import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
+from opboost.api.data_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
 from opboost.callbacks import Callback
@@ -29,6 +30,7 @@ __all__ = [
     "check_data",
     "check_eval_data",
     "check_f",
+    "check_missing",
     "feature_names_of",
     "record_features",
     "split_holdout",
@@ -166,6 +168,24 @@ def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
         raise InvalidParameterError(str(exc)) from None
 
 
+def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:
+    """Logs with missing context values (NaN) need a base learner that routes them
+    (``accepts_missing``, as LightGBM's); raise naming the learner and the first NaN."""
+    if data is None or getattr(learner, "accepts_missing", False):
+        return
+    where = first_missing(data.contexts)
+    if where is None:
+        return
+    schema = getattr(data, "schema", None)
+    column = f"column {where[1]}" if schema is None else f"column {schema.columns[where[1]]!r}"
+    raise InvalidParameterError(
+        f"Booster.fit: {name} has missing context values (NaN, the first at row {where[0]}, "
+        f"{column}), which base learner {learner.name!r} cannot take. Use "
+        f"base_learner='lightgbm_tree', which routes missing values natively, or impute them "
+        f"(sklearn.impute.SimpleImputer, for instance)."
+    )
+
+
 def check_callbacks(callbacks: Any) -> list[Callback]:
     callbacks = list(callbacks)
     for cb in callbacks:
@@ -215,7 +235,12 @@ def _as_contexts(X: Any) -> Any:
     if sp.issparse(X):
         return X
     to_numpy = getattr(X, "to_numpy", None)
-    return to_numpy(dtype=np.float64) if to_numpy is not None else np.asarray(X)
+    if to_numpy is None:
+        return np.asarray(X)
+    try:  # pandas: pd.NA of nullable columns becomes NaN, a missing value
+        return to_numpy(dtype=np.float64, na_value=np.nan)
+    except TypeError:  # a to_numpy without na_value
+        return to_numpy(dtype=np.float64)
 
 
 def split_y(y: Any, n_rows: int, owner: str = "Booster.fit") -> tuple[np.ndarray, ...]:

@@ -113,7 +113,7 @@ class TabularSchema:
     def encode(self, df: Any, owner: str) -> np.ndarray:
         """The float (m, d) contexts of DataFrame ``df`` (columns matched by name); a missing
         column, or a column whose kind (categorical or numeric) differs from the schema's,
-        raises ValueError naming it."""
+        raises ValueError naming it (a column of missing values only takes the schema's)."""
         missing = [c for c in self.columns if c not in df.columns]
         if missing:
             raise ValueError(
@@ -123,7 +123,10 @@ class TabularSchema:
         out = np.empty((len(df), len(self.columns)))
         for j, column in enumerate(self.columns):
             series = df[column]
-            categorical = _kind(series, column, owner) == "categorical"
+            if series.isna().all():  # only missing values: the kind it had at fit
+                categorical = column in self.categories
+            else:
+                categorical = _kind(series, column, owner) == "categorical"
             if categorical != (column in self.categories):
                 was = "categorical" if column in self.categories else "numeric"
                 now = "categorical" if categorical else "numeric"
@@ -196,14 +199,16 @@ def _kind(series: Any, column: Any, owner: str) -> str:
 
 
 def _numeric(series: Any, column: Any, owner: str) -> np.ndarray:
+    """A numeric column as floats; a missing value (NaN, None, pd.NA) stays NaN, which
+    LightGBM learners route as missing; an infinite value is a ValueError naming its row."""
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
+    bad = np.isinf(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{owner}: numeric context column {column!r} must be finite; {_row(series, i)} "
-            f"has {float(values[i])!r}. Impute or drop the rows, or make the column a category "
-            f"(missing values then form LightGBM's missing category)."
+            f"{owner}: numeric context column {column!r} must be finite or missing (NaN); "
+            f"{_row(series, i)} has {float(values[i])!r}. Replace the infinite values "
+            f"(with NaN, a missing value, for instance) or drop the rows."
         )
     return values
 
