@@ -20,7 +20,7 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import attach_schema, use_categorical_features
+from opboost.api.tabular import attach_feature_names, attach_schema, use_categorical_features
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     BOOSTER_CONSTRAINTS,
@@ -95,9 +95,10 @@ class Booster(BaseEstimator):
 
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
-    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``; with
-    a learner's own reward-model start ``reward_start_`` (dict: the family chosen, its trees,
-    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``)."""
+    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``;
+    ``reward_start_``: with a learner's own reward-model start a dict (the family chosen, its
+    trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else None
+    (``warm_start="none"``, another start, or a learner without its own reward model)."""
 
     def __init__(
         self,
@@ -175,6 +176,7 @@ class Booster(BaseEstimator):
         y: Any = None,
         *,
         n_actions: int | None = None,
+        actions: Sequence[Any] | None = None,
         feature_names: Sequence[str] | None = None,
         eval_data: LoggedBandit | None = None,
         callbacks: Sequence[Callback] = (),
@@ -186,7 +188,10 @@ class Booster(BaseEstimator):
         tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the logged
         feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
         array with columns "action", "propensity", "reward". ``n_actions`` (K) then defaults
-        to max(action) + 1: pass it when some action may be missing from the rows.
+        to max(action) + 1: pass it when some action may be missing from the rows. Action ids
+        that are not integers (strings, say) are mapped to the catalogue ``actions`` (every
+        action id; default: the sorted ids seen, with an ``ActionCatalogueWarning``) as
+        ``LoggedBandit.from_dataframe`` does, and ``predict(X, return_ids=True)`` gives ids.
 
         ``n_features_in_`` is set, and ``feature_names_in_`` when the names are known: the
         string columns of a DataFrame ``X``, a LoggedBandit's ``feature_names`` attribute or
@@ -203,10 +208,10 @@ class Booster(BaseEstimator):
         """
         if isinstance(X, RemoteLogs):
             return self._fit_engine(X, None, eval_data, callbacks, feature_names)
-        data = self._logs(X, y, n_actions, feature_names, eval_data)
+        data = self._logs(X, y, n_actions, actions, feature_names, eval_data)
         return self._fit_engine(data, data, eval_data, callbacks, feature_names)
 
-    def _logs(self, X, y, n_actions, feature_names, eval_data) -> LoggedBandit:
+    def _logs(self, X, y, n_actions, actions, feature_names, eval_data) -> LoggedBandit:
         """The validated logs of ``fit``'s arguments; records the feature names."""
         names, data = feature_names_of(X, feature_names), X
         if isinstance(X, LoggedBandit):
@@ -220,8 +225,13 @@ class Booster(BaseEstimator):
                     f"Booster.fit: n_actions={n_actions!r} but the LoggedBandit has "
                     f"{X.n_actions} actions; drop n_actions."
                 )
+            if actions is not None:
+                raise InvalidParameterError(
+                    "Booster.fit: X is a LoggedBandit, whose schema already holds any action "
+                    "ids; pass actions= to LoggedBandit.from_dataframe instead."
+                )
         elif y is not None:
-            data = as_logged_bandit(X, y, n_actions)
+            data = as_logged_bandit(X, y, n_actions, actions=actions)
         check_data(data, "data")
         record_features(self, data.n_features, names)
         if eval_data is not None:
@@ -273,11 +283,13 @@ class Booster(BaseEstimator):
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
+        self.reward_start_ = None  # no reward-model start, unless the fit says otherwise
         for name, value in fit.fitted_attributes().items():
             setattr(self, name, value)
         if holdout is not None:
             self._select(fit, logs)
         attach_schema(self.policy_, schema)
+        attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -12,7 +12,13 @@ from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfi
 from opboost.api.data import LoggedBandit
 from opboost.api.data_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
+from opboost.api.tabular import (
+    TabularSchema,
+    action_indices,
+    check_same_schema,
+    encode_frame,
+    frame_schema,
+)
 from opboost.callbacks import Callback
 from opboost.selection import SELECTION_POLICIES
 
@@ -285,17 +291,38 @@ def split_y(y: Any, n_rows: int, owner: str = "Booster.fit") -> tuple[np.ndarray
 
 
 def as_logged_bandit(
-    X: Any, y: Any, n_actions: int | None, owner: str = "Booster.fit"
+    X: Any,
+    y: Any,
+    n_actions: int | None,
+    owner: str = "Booster.fit",
+    actions: Sequence[Any] | None = None,
 ) -> LoggedBandit:
     """A LoggedBandit of contexts ``X`` and structured feedback ``y`` (see :func:`split_y`);
     ``n_actions`` defaults to max(action) + 1. A DataFrame ``X`` with string or categorical
-    columns is encoded as ``from_dataframe`` does (the logs then carry its schema)."""
+    columns is encoded as ``from_dataframe`` does (the logs then carry its schema). Action
+    ids other than integers (strings, say), or any ids with the catalogue ``actions`` (every
+    action id), are mapped to catalogue indices as ``from_dataframe`` does: the schema then
+    records the ids, so ``predict(X, return_ids=True)`` answers with them."""
     try:
         schema = frame_schema(X, owner)
         contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
     except ValueError as exc:
         raise InvalidParameterError(str(exc)) from None
-    actions, propensities, rewards = split_y(y, contexts.shape[0], owner)
+    ids, propensities, rewards = split_y(y, contexts.shape[0], owner)
+    if actions is not None or ids.dtype.kind not in "iuf":
+        try:
+            ids, catalogue = action_indices(ids, actions, owner)
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
+        if n_actions is not None and n_actions != len(catalogue):
+            raise InvalidParameterError(
+                f"{owner}: n_actions={n_actions} but the action catalogue has "
+                f"{len(catalogue)} ids; drop n_actions (the catalogue gives it)."
+            )
+        columns = tuple(_columns_of(X) or ()) if schema is None else schema.columns
+        categories = {} if schema is None else schema.categories
+        schema, n_actions = TabularSchema(columns, categories, catalogue), len(catalogue)
+    actions = ids
     if n_actions is None:
         if actions.dtype.kind not in "iu" or not len(actions):
             raise InvalidParameterError(
@@ -317,7 +344,9 @@ def feature_names_of(X: Any, feature_names: Any = None) -> Any:
         return feature_names
     if isinstance(X, LoggedBandit):
         schema = X.schema
-        return getattr(X, "feature_names", None) if schema is None else schema.columns
+        if schema is None:
+            return getattr(X, "feature_names", None)
+        return schema.columns or None  # (): contexts without column names
     return _columns_of(X)
 
 

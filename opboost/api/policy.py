@@ -83,6 +83,26 @@ class Policy:
         return int(self.ensemble.n_rounds)
 
     @property
+    def n_features_in_(self) -> int:
+        """The number of context columns of the fit (AttributeError if not recorded)."""
+        if "n_features" not in self.metadata:
+            raise AttributeError(f"This {type(self).__name__} records no n_features_in_.")
+        return int(self.metadata["n_features"])
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The context column names of the fit, when it knew them (a DataFrame's, a schema's
+        or ``fit(..., feature_names=...)``), as scikit-learn's attribute of the same name;
+        AttributeError otherwise. A DataFrame ``X`` is then matched by column name."""
+        names = self.metadata.get("feature_names")
+        if names is None:
+            raise AttributeError(
+                f"This {type(self).__name__} has no feature_names_in_: it was fitted without "
+                f"column names."
+            )
+        return np.asarray(names, dtype=object)
+
+    @property
     def action_schema(self) -> ActionSchema | None:
         """The item-feature schema of a policy fitted on candidate pairs (it then scores a
         catalogue given at prediction time: ``action_features=``), else None."""

@@ -32,6 +32,8 @@ __all__ = [
     "ActionCatalogueWarning",
     "TabularSchema",
     "action_ids_of",
+    "action_indices",
+    "attach_feature_names",
     "attach_schema",
     "check_same_schema",
     "check_schema",
@@ -60,10 +62,11 @@ def _scalar(value: Any) -> Any:
 class TabularSchema:
     """The table a LoggedBandit came from (JSON-serialisable with :meth:`to_dict`).
 
-    ``columns``: the context columns in order. ``categories``: for each categorical column,
-    its categories; code c of that column is ``categories[column][c]`` (-1: missing or
-    unknown). ``action_ids``: the action catalogue, id of action index a; None when the
-    actions are the integers 0..K-1 themselves.
+    ``columns``: the context columns in order; () when the contexts were not a table with
+    named columns (an array given with action ids: a DataFrame is then read by position).
+    ``categories``: for each categorical column, its categories; code c of that column is
+    ``categories[column][c]`` (-1: missing or unknown). ``action_ids``: the action
+    catalogue, id of action index a; None when the actions are the integers 0..K-1 themselves.
     """
 
     columns: tuple[Any, ...]
@@ -113,7 +116,10 @@ class TabularSchema:
     def encode(self, df: Any, owner: str) -> np.ndarray:
         """The float (m, d) contexts of DataFrame ``df`` (columns matched by name); a missing
         column, or a column whose kind (categorical or numeric) differs from the schema's,
-        raises ValueError naming it (a column of missing values only takes the schema's)."""
+        raises ValueError naming it (a column of missing values only takes the schema's).
+        Without ``columns`` the DataFrame's columns are read by position, as numbers."""
+        if not self.columns:
+            return np.asarray(df.to_numpy(dtype=np.float64, na_value=np.nan))
         missing = [c for c in self.columns if c not in df.columns]
         if missing:
             raise ValueError(
@@ -148,7 +154,8 @@ def check_schema(schema: Any, n_features: int, n_actions: int) -> None:
     if not isinstance(schema, TabularSchema):
         raise ValueError(f"LoggedBandit: schema must be a TabularSchema. Got {schema!r}.")
     ids = schema.action_ids
-    if len(schema.columns) != n_features or (ids is not None and len(ids) != n_actions):
+    named = len(schema.columns) in (0, n_features)  # (): contexts without column names
+    if not named or (ids is not None and len(ids) != n_actions):
         raise ValueError(
             f"LoggedBandit: schema has {len(schema.columns)} columns and "
             f"{'no' if ids is None else len(ids)} action ids, but the logs have {n_features} "
@@ -274,6 +281,19 @@ def _catalogue(series: Any, actions: Any, owner: str) -> tuple[Any, ...]:
     return catalogue
 
 
+def action_indices(
+    ids: Any, actions: Any, owner: str, column: Any = "action"
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """(action indices (n,), catalogue) of the logged action ``ids`` (n,): their indices in
+    the catalogue ``actions`` (every action id), else in the sorted ids seen (with an
+    :class:`ActionCatalogueWarning`); an id outside the catalogue is a ValueError naming it."""
+    import pandas as pd
+
+    series = ids if isinstance(ids, pd.Series) else pd.Series(_objects(list(ids)), name=column)
+    catalogue = _catalogue(series, actions, owner)
+    return _action_indices(series, catalogue, owner), catalogue
+
+
 def _action_indices(series: Any, catalogue: Sequence[Any], owner: str) -> np.ndarray:
     index = _codes(series, catalogue).astype(np.int64)
     bad = index < 0
@@ -367,6 +387,14 @@ def attach_schema(policy: Any, schema: TabularSchema | None) -> None:
         policy.metadata["schema"] = schema.to_dict()
 
 
+def attach_feature_names(policy: Any, names: Any) -> None:
+    """Record the fit's feature names in the policy's metadata (``"feature_names"``, saved
+    with it) when they are strings: the policy then has ``feature_names_in_`` and matches
+    DataFrame columns by name."""
+    if names is not None and all(isinstance(n, str) for n in names):
+        policy.metadata["feature_names"] = [str(n) for n in names]
+
+
 def _schema(metadata: Mapping[str, Any]) -> TabularSchema | None:
     obj = metadata.get("schema")
     return None if obj is None else TabularSchema.from_dict(obj)
@@ -374,10 +402,23 @@ def _schema(metadata: Mapping[str, Any]) -> TabularSchema | None:
 
 def encode_frame(metadata: Mapping[str, Any], X: Any, owner: str) -> Any:
     """``X`` encoded with the schema in ``metadata`` when it is a DataFrame (a missing column
-    or a column of another kind is an error naming it); anything else as it is."""
-    if "schema" not in metadata or getattr(X, "columns", None) is None:
+    or a column of another kind is an error naming it), or, without a schema, its columns in
+    the order of the metadata's ``"feature_names"``; anything else as it is."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
         return X
-    return _schema(metadata).encode(X, owner)
+    if "schema" in metadata:
+        return _schema(metadata).encode(X, owner)
+    names = metadata.get("feature_names")
+    if names is None:
+        return X
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise ValueError(
+            f"{owner}: the DataFrame lacks column(s) {missing} of the policy's "
+            f"{len(names)} feature names (feature_names_in_), matched by name in any order."
+        )
+    return X[list(names)]
 
 
 def action_ids_of(metadata: Mapping[str, Any], actions: np.ndarray) -> np.ndarray:

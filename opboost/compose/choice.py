@@ -35,6 +35,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.tabular import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     check_data,
@@ -252,6 +253,8 @@ class PolicyChoice(PolicyLearner):
         metadata = getattr(self.policy_, "metadata", None)
         if isinstance(metadata, dict):
             metadata["choice"] = record
+            attach_schema(self.policy_, data.schema)  # any candidate: encodings and action ids
+            attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
         return self
 
     # --- prediction ------------------------------------------------------------------------
@@ -261,10 +264,20 @@ class PolicyChoice(PolicyLearner):
         check_fitted(self, "policy_")
         return _scores(self.policy_, check_X(self, X, "decision_function"), self.n_actions_)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """The chosen policy's actions, shape (m,)."""
+    def predict(self, X: Any, *, return_ids: bool = False) -> np.ndarray:
+        """The chosen policy's actions, shape (m,); ``return_ids``: the action ids of the
+        logs' catalogue (``LoggedBandit.from_dataframe(..., actions=...)``) instead."""
         check_fitted(self, "policy_")
-        return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
+        actions = np.asarray(self.policy_.predict(check_X(self, X, "predict")))
+        if not return_ids:
+            return actions
+        metadata = getattr(self.policy_, "metadata", None)
+        if not isinstance(metadata, dict):
+            raise InvalidParameterError(
+                f"PolicyChoice.predict: the chosen {type(self.policy_).__name__} records no "
+                f"action ids (no metadata); call predict without return_ids."
+            )
+        return action_ids_of(metadata, actions)
 
     def save(self, path: Any) -> Any:
         """Save the chosen policy (with every candidate's scores in its metadata)."""
