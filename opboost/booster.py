@@ -9,6 +9,7 @@ in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -34,10 +35,14 @@ from opboost.booster_checks import (
     record_features,
     split_holdout,
 )
+from opboost.callbacks import Progress
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
 
-__all__ = ["Booster"]
+__all__ = ["VERBOSE_DELAY", "Booster"]
+
+#: Seconds a fit runs before ``Booster(verbose="auto")`` shows its progress bar.
+VERBOSE_DELAY = 10.0
 
 
 class Booster(BaseEstimator):
@@ -93,6 +98,12 @@ class Booster(BaseEstimator):
         number of rounds (docs/defaults.md); False keeps the selection fit's truncated
         ensemble. No refit after a fallback or when round 0 was selected.
 
+    verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
+        (:class:`opboost.callbacks.Progress`) on an interactive terminal once the fit has
+        run :data:`VERBOSE_DELAY` seconds, so quick fits, scripts, logs and CI stay silent;
+        0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
+        A ``Progress`` among the fit's callbacks replaces it.
+
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
     ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``;
@@ -122,6 +133,7 @@ class Booster(BaseEstimator):
         selection_policy: str = "argmax",
         safe: bool = False,
         refit: bool = True,
+        verbose: int | str = "auto",
     ) -> None:
         self.objective = objective
         self.estimator = estimator
@@ -142,6 +154,7 @@ class Booster(BaseEstimator):
         self.selection_policy = selection_policy
         self.safe = safe
         self.refit = refit
+        self.verbose = verbose
 
     # --- validation and composition -------------------------------------------------------
 
@@ -257,7 +270,8 @@ class Booster(BaseEstimator):
         self.validate_params()
         from opboost.fit.slots import uses_pairs
 
-        can_start, callbacks = data is not None and not uses_pairs(data), check_callbacks(callbacks)
+        can_start = data is not None and not uses_pairs(data)
+        callbacks = self._with_progress(check_callbacks(callbacks))
         components = self.resolve_components(can_start=can_start)
         check_missing(components[2], data, "data")
         check_missing(components[2], eval_data, "eval_data")
@@ -293,6 +307,19 @@ class Booster(BaseEstimator):
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self
+
+    def _with_progress(self, callbacks: list[Callback]) -> list[Callback]:
+        """``callbacks`` with the progress bar ``verbose`` asks for (none if one is there)."""
+        verbose = self.verbose
+        if not verbose or any(isinstance(cb, Progress) for cb in callbacks):
+            return callbacks
+        if verbose == "auto":
+            if not sys.stderr.isatty():
+                return callbacks
+            bar = Progress(delay=VERBOSE_DELAY)
+        else:
+            bar = Progress(force=True)
+        return sorted([*callbacks, bar], key=lambda cb: getattr(cb, "order", 50))
 
     def _in_memory(self, data, eval_data, components, callbacks, can_start):
         """(InMemoryFit ready for round 1, held-out logs or None)."""

@@ -128,6 +128,11 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
         ),
     ],
     "refit": ["boolean"],
+    "verbose": [
+        Options(("auto",)),
+        "boolean",
+        Interval(Integral, 0, None, fix="use 0 (silent), 1 (a progress bar) or 'auto'"),
+    ],
 }
 
 
