@@ -366,24 +366,12 @@ def test_changed_data_contents_rerun_trials(plugin, tmp_path, monkeypatch, capsy
 UNRELATED = """
 from typing import ClassVar
 
-import numpy as np
-
 from opboost.api.hookspecs import hookimpl
-from opboost.api.policy_learner import PolicyLearner
+from opboost_durability_test_plugin import Exploding
 
 
-class Unrelated(PolicyLearner):
+class Unrelated(Exploding):
     name: ClassVar[str] = "unrelated_test"
-
-    def __init__(self) -> None:
-        pass
-
-    def fit(self, data):
-        self.n_actions_ = data.n_actions
-        return self
-
-    def decision_function(self, X):
-        return np.zeros((X.shape[0], self.n_actions_))
 
 
 @hookimpl
@@ -422,7 +410,9 @@ def test_only_the_plugins_a_trial_uses_can_rerun_it(plugin, tmp_path, monkeypatc
     assert record["versions"]["plugin opboost-durability-test"] == "1.0"
     assert not [name for name in record["versions"] if name.startswith("plugin opboost-unrel")]
 
-    raw = raw_config({"label": "new", "policy_learner": {"name": "unrelated_test"}})
+    raw = raw_config(
+        {"label": "new", "policy_learner": {"name": "unrelated_test", "explode": False}}
+    )
     grown = study(raw, tmp_path / "out", plots=False)
     assert grown["timings"]["trials_run"] == 2 and grown["timings"]["trials_resumed"] == 4
     record = json.loads((tmp_path / "out" / "trials" / "new__s0.json").read_text())
