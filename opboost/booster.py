@@ -9,7 +9,6 @@ in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
 from __future__ import annotations
 
 import numbers
-import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -21,28 +20,21 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import attach_feature_names, attach_schema, use_categorical_features
+from opboost.api.tabular import use_categorical_features
+from opboost.api.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     BOOSTER_CONSTRAINTS,
-    as_logged_bandit,
     check_callbacks,
-    check_data,
-    check_eval_data,
     check_missing,
-    check_X,
-    feature_names_of,
-    record_features,
     split_holdout,
+    with_progress,
 )
-from opboost.callbacks import Progress
+from opboost.booster_inputs import check_X, fit_logs, record_features
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
 
-__all__ = ["VERBOSE_DELAY", "Booster"]
-
-#: Seconds a fit runs before ``Booster(verbose="auto")`` shows its progress bar.
-VERBOSE_DELAY = 10.0
+__all__ = ["Booster"]
 
 
 class Booster(BaseEstimator):
@@ -100,7 +92,8 @@ class Booster(BaseEstimator):
 
     verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
         (:class:`opboost.callbacks.Progress`) on an interactive terminal once the fit has
-        run :data:`VERBOSE_DELAY` seconds, so quick fits, scripts, logs and CI stay silent;
+        run :data:`opboost.booster_checks.VERBOSE_DELAY`
+        seconds, so quick fits, scripts, logs and CI stay silent;
         0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
         A ``Progress`` among the fit's callbacks replaces it.
 
@@ -221,35 +214,8 @@ class Booster(BaseEstimator):
         """
         if isinstance(X, RemoteLogs):
             return self._fit_engine(X, None, eval_data, callbacks, feature_names)
-        data = self._logs(X, y, n_actions, actions, feature_names, eval_data)
+        data = fit_logs(self, X, y, n_actions, actions, feature_names, eval_data)
         return self._fit_engine(data, data, eval_data, callbacks, feature_names)
-
-    def _logs(self, X, y, n_actions, actions, feature_names, eval_data) -> LoggedBandit:
-        """The validated logs of ``fit``'s arguments; records the feature names."""
-        names, data = feature_names_of(X, feature_names), X
-        if isinstance(X, LoggedBandit):
-            if y is not None:
-                raise InvalidParameterError(
-                    "Booster.fit: X is a LoggedBandit, which already holds the actions, "
-                    "propensities and rewards; pass y=None (y is for a contexts matrix X)."
-                )
-            if n_actions is not None and n_actions != X.n_actions:
-                raise InvalidParameterError(
-                    f"Booster.fit: n_actions={n_actions!r} but the LoggedBandit has "
-                    f"{X.n_actions} actions; drop n_actions."
-                )
-            if actions is not None:
-                raise InvalidParameterError(
-                    "Booster.fit: X is a LoggedBandit, whose schema already holds any action "
-                    "ids; pass actions= to LoggedBandit.from_dataframe instead."
-                )
-        elif y is not None:
-            data = as_logged_bandit(X, y, n_actions, actions=actions)
-        check_data(data, "data")
-        record_features(self, data.n_features, names)
-        if eval_data is not None:
-            check_eval_data(data, eval_data)
-        return data
 
     def _settings(self, seed: int, learner: Any, *, can_start: bool = True) -> FitSettings:
         warm_start = effective_warm_start(self, learner, can_start=can_start)
@@ -271,7 +237,7 @@ class Booster(BaseEstimator):
         from opboost.fit.slots import uses_pairs
 
         can_start = data is not None and not uses_pairs(data)
-        callbacks = self._with_progress(check_callbacks(callbacks))
+        callbacks = with_progress(check_callbacks(callbacks), self.verbose)
         components = self.resolve_components(can_start=can_start)
         check_missing(components[2], data, "data")
         check_missing(components[2], eval_data, "eval_data")
@@ -307,19 +273,6 @@ class Booster(BaseEstimator):
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self
-
-    def _with_progress(self, callbacks: list[Callback]) -> list[Callback]:
-        """``callbacks`` with the progress bar ``verbose`` asks for (none if one is there)."""
-        verbose = self.verbose
-        if not verbose or any(isinstance(cb, Progress) for cb in callbacks):
-            return callbacks
-        if verbose == "auto":
-            if not sys.stderr.isatty():
-                return callbacks
-            bar = Progress(delay=VERBOSE_DELAY)
-        else:
-            bar = Progress(force=True)
-        return sorted([*callbacks, bar], key=lambda cb: getattr(cb, "order", 50))
 
     def _in_memory(self, data, eval_data, components, callbacks, can_start):
         """(InMemoryFit ready for round 1, held-out logs or None)."""

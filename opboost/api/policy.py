@@ -33,7 +33,7 @@ from opboost.api.policy_save import (
     save_directory,
 )
 from opboost.api.serving import mask_scores, serving_mask, top_k
-from opboost.api.tabular import action_ids_of, encode_frame
+from opboost.api.tabular_frames import action_ids_of, encode_frame
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -67,7 +67,7 @@ class Policy:
 
     ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
     adds objective, estimator, base learner parameters, opboost version and n_rounds, and
-    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular`): a DataFrame ``X`` is
+    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular_frames`): a DataFrame ``X`` is
     then encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
     """
 

@@ -7,8 +7,8 @@ a missing value, or at prediction time a category never seen at fit, becomes -1,
 LightGBM reads as its missing category), and the action ids become indices 0..K-1 of the
 action catalogue. :class:`TabularSchema` records the column names, the categories and the
 action ids; a fitted policy saves it in its JSON metadata (key ``"schema"``) and encodes a
-DataFrame with it at prediction time (:func:`encode_frame`), so the policy can answer with
-the original action ids (:func:`action_ids_of`).
+DataFrame with it at prediction time, so the policy can answer with the original action ids
+(:mod:`opboost.api.tabular_frames`).
 
 Base learners see the codes as numbers. One that can split on categorical columns natively
 takes a ``categorical_features`` parameter (context column indices, None by default); the
@@ -31,14 +31,10 @@ __all__ = [
     "MISSING_CODE",
     "ActionCatalogueWarning",
     "TabularSchema",
-    "action_ids_of",
     "action_indices",
-    "attach_feature_names",
-    "attach_schema",
     "check_same_schema",
     "check_schema",
     "dataframe_fields",
-    "encode_frame",
     "frame_schema",
     "use_categorical_features",
 ]
@@ -379,49 +375,3 @@ def use_categorical_features(learner: Any, schema: TabularSchema | None) -> None
     params = learner.get_params(deep=False)
     if "categorical_features" in params and params["categorical_features"] is None:
         learner.set_params(categorical_features=list(schema.categorical_features))
-
-
-def attach_schema(policy: Any, schema: TabularSchema | None) -> None:
-    """Record ``schema`` in the policy's metadata (saved with it)."""
-    if schema is not None:
-        policy.metadata["schema"] = schema.to_dict()
-
-
-def attach_feature_names(policy: Any, names: Any) -> None:
-    """Record the fit's feature names in the policy's metadata (``"feature_names"``, saved
-    with it) when they are strings: the policy then has ``feature_names_in_`` and matches
-    DataFrame columns by name."""
-    if names is not None and all(isinstance(n, str) for n in names):
-        policy.metadata["feature_names"] = [str(n) for n in names]
-
-
-def _schema(metadata: Mapping[str, Any]) -> TabularSchema | None:
-    obj = metadata.get("schema")
-    return None if obj is None else TabularSchema.from_dict(obj)
-
-
-def encode_frame(metadata: Mapping[str, Any], X: Any, owner: str) -> Any:
-    """``X`` encoded with the schema in ``metadata`` when it is a DataFrame (a missing column
-    or a column of another kind is an error naming it), or, without a schema, its columns in
-    the order of the metadata's ``"feature_names"``; anything else as it is."""
-    columns = getattr(X, "columns", None)
-    if columns is None:
-        return X
-    if "schema" in metadata:
-        return _schema(metadata).encode(X, owner)
-    names = metadata.get("feature_names")
-    if names is None:
-        return X
-    missing = [c for c in names if c not in columns]
-    if missing:
-        raise ValueError(
-            f"{owner}: the DataFrame lacks column(s) {missing} of the policy's "
-            f"{len(names)} feature names (feature_names_in_), matched by name in any order."
-        )
-    return X[list(names)]
-
-
-def action_ids_of(metadata: Mapping[str, Any], actions: np.ndarray) -> np.ndarray:
-    """The action ids of action indices ``actions`` (the indices without a catalogue)."""
-    schema = _schema(metadata)
-    return np.asarray(actions) if schema is None else schema.ids(actions)

@@ -35,15 +35,10 @@ from opboost.api.data import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.tabular import action_ids_of, attach_feature_names, attach_schema
+from opboost.api.tabular_frames import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
-from opboost.booster_checks import (
-    check_data,
-    check_X,
-    feature_names_of,
-    record_features,
-    split_holdout,
-)
+from opboost.booster_checks import check_data, split_holdout
+from opboost.booster_inputs import check_X, feature_names_of, record_features
 
 __all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
 

@@ -395,7 +395,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     terminal, a fit still running after VERBOSE_DELAY seconds shows the bar."""
     import sys
 
-    import opboost.booster
+    import opboost.booster_checks
 
     assert Booster().verbose == "auto"
     booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
@@ -403,7 +403,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     booster(n_rounds=3).fit(synthetic_log.data)
     assert capsys.readouterr().err == ""  # a terminal, but well under 10 s
-    monkeypatch.setattr(opboost.booster, "VERBOSE_DELAY", 0.15)
+    monkeypatch.setattr(opboost.booster_checks, "VERBOSE_DELAY", 0.15)
     booster(n_rounds=6).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
     assert "boosting" in capsys.readouterr().err
 
