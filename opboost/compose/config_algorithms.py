@@ -66,6 +66,7 @@ _BOOSTER_MANAGED = {
     "estimator_params",
     "base_learner_params",
     "random_state",
+    "verbose",
 }
 _ONLINE_MANAGED = {"n_actions", "random_state"}
 _POLICY_MANAGED = {"random_state"}
@@ -203,7 +204,10 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
         if param in _BOOSTER_MANAGED:
             raise ConfigError(
                 f"set {param!r} with its own table (objective, estimator, base_learner) or, "
-                f"for random_state, through [experiment] seeds.",
+                f"for random_state, through [experiment] seeds."
+                if param != "verbose"
+                else "a study's boosters are silent (the study shows a progress bar of its "
+                "trials); drop 'verbose'.",
                 file=file,
                 key=f"{key}.booster.{param}",
             )

@@ -58,6 +58,7 @@ class AlgorithmSpec:
             base_learner=self.base_learner.name,
             base_learner_params=self.base_learner.params,
             random_state=random_state,
+            verbose=0,  # the study shows its trials' progress
             **self.booster,
         )
 

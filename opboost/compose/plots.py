@@ -128,7 +128,8 @@ def _offline_curves(plt: Any, reported: dict, labels: list[str], out: Path) -> l
         found = _curves(reported, labels, "round", y_key)
         if found:
             caption = f"Offline learners: {title} per round (mean over seeds)"
-            written.append(_curve_panel(plt, found, "boosting round", title, caption, out / name))
+            xlabel = "boosting round (0: the start)"
+            written.append(_curve_panel(plt, found, xlabel, title, caption, out / name))
     return written
 
 

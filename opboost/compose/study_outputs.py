@@ -139,7 +139,7 @@ def write_partial_outputs(results: dict[str, Any], out: Path) -> list[Path]:
 
 
 def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
-    from opboost.compose.report import failed_trials_markdown, markdown_table
+    from opboost.compose.report import failed_trials_markdown, markdown_table, trial_starts
 
     seconds = {
         label: sum(t["timings"].get("total_seconds", 0.0) for t in ts) / len(ts)
@@ -159,6 +159,7 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
         fallbacks=results.get("fallbacks"),
         n_trials={label: len(ts) for label, ts in reported.items()},
         failed=failed_counts,
+        starts=trial_starts(reported),
     )
     header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
     header += f"; seeds: {results['seeds']}.\n\n"

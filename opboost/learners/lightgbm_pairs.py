@@ -39,7 +39,7 @@ class PairRounds:
     def prepare_pairs(self, pairs: PairRows, *, random_state: Any = None) -> None:
         """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
         on them); problems and predictions are then (n, C) slot matrices."""
-        X = as_contexts(pairs.contexts)
+        X = as_contexts(pairs.contexts, missing=True)
         view = pairs.view
         n, d = X.shape
         params = self._lgb_params(learner_seed(self.random_state, random_state))
