@@ -20,6 +20,7 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.exploration import ExplorationMixin
 from opboost.api.tabular import attach_schema, use_categorical_features
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
@@ -39,7 +40,7 @@ from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_compo
 __all__ = ["Booster"]
 
 
-class Booster(BaseEstimator):
+class Booster(ExplorationMixin, BaseEstimator):
     """Boosted off-policy learning of a softmax ensemble policy from logged bandit feedback.
 
     Parameters
@@ -96,7 +97,11 @@ class Booster(BaseEstimator):
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
     ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``; with
     a learner's own reward-model start ``reward_start_`` (dict: the family chosen, its trees,
-    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``)."""
+    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``).
+
+    Deployment: ``sample(X, epsilon=..., temperature=..., random_state=...)`` draws actions
+    with their exact propensities, ``action_distribution`` gives the (m, K) distribution and
+    ``sample_slate`` slates (:mod:`opboost.api.exploration`)."""
 
     def __init__(
         self,

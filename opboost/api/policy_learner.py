@@ -15,12 +15,14 @@ import numpy as np
 
 from opboost.api.component import Component
 from opboost.api.data import LoggedBandit
+from opboost.api.exploration import ExplorationMixin
 
 __all__ = ["PolicyLearner"]
 
 
-class PolicyLearner(Component, ABC):
-    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``."""
+class PolicyLearner(ExplorationMixin, Component, ABC):
+    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``;
+    deployed with exploration by ``sample`` (:class:`~opboost.api.exploration.ExplorationMixin`)."""
 
     kind: ClassVar[str] = "policy_learner"
 
