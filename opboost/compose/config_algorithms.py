@@ -24,6 +24,7 @@ from opboost.compose.config_checks import (
     suggest,
     validate_component,
 )
+from opboost.compose.config_deployment import parse_algorithm_deployment
 from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
 from opboost.registry import UnknownComponentError, get_registry
 
@@ -77,7 +78,7 @@ _PROBE_EXTRA: dict[str, dict[str, Any]] = {
 _OFFLINE_KEYS = ("booster", "objective", "estimator", "base_learner", "callbacks")
 _ONLINE_KEYS = ("online_learner", "n_passes")
 _BASELINE_KEYS = ("baseline", "params")
-_COMMON_KEYS = ("label", "search")
+_COMMON_KEYS = ("label", "search", "deployment")
 
 
 def parse_component(
@@ -272,6 +273,9 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         )
     else:
         spec = _offline(table, label, index, file, key)
+    deployment = parse_algorithm_deployment(table, spec.family, spec.baseline, file, key)
+    if deployment:
+        spec = replace(spec, deployment=deployment)
     if search and "search" in table:
         from opboost.compose.search import parse_search
 
@@ -316,6 +320,8 @@ def resolved_algorithm(algo: AlgorithmSpec) -> dict[str, Any]:
             row[part] = resolved_component(getattr(algo, part))
         if algo.callbacks:
             row["callbacks"] = [resolved_component(cb) for cb in algo.callbacks]
+    if algo.deployment:
+        row["deployment"] = dict(algo.deployment)
     if algo.search is not None:
         row["search"] = algo.search.to_dict()
     return row

@@ -117,4 +117,6 @@ def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") 
         "seed": key.seed,
         "candidate": key.candidate,
     }
+    if "deployment" in resolved:  # a deployment study's stream and exploration
+        spec["deployment"] = resolved["deployment"]
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
