@@ -97,11 +97,8 @@ class Booster(ExplorationMixin, BaseEstimator):
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
     ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``; with
     a learner's own reward-model start ``reward_start_`` (dict: the family chosen, its trees,
-    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``).
-
-    Deployment: ``sample(X, epsilon=..., temperature=..., random_state=...)`` draws actions
-    with their exact propensities, ``action_distribution`` gives the (m, K) distribution and
-    ``sample_slate`` slates (:mod:`opboost.api.exploration`)."""
+    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``). Deployment:
+    ``sample``, ``action_distribution``, ``sample_slate`` (:mod:`opboost.api.exploration`)."""
 
     def __init__(
         self,
@@ -235,11 +232,7 @@ class Booster(ExplorationMixin, BaseEstimator):
     def _settings(self, seed: int, learner: Any, *, can_start: bool = True) -> FitSettings:
         warm_start = effective_warm_start(self, learner, can_start=can_start)
         return FitSettings(
-            seed,
-            self.reward_shift,
-            *warm_start,
-            self.validation_fraction,
-            self._step_settings(),
+            seed, self.reward_shift, *warm_start, self.validation_fraction, self._step_settings()
         )
 
     def _step_settings(self) -> StepSettings:

@@ -81,15 +81,7 @@ def _support(scores: np.ndarray, owner: str) -> np.ndarray:
             f"{owner}: the score of action {a} in row {i} is {scores[i, a]}; scores must be "
             f"finite (or -inf outside a row's candidates)."
         )
-    support = ~np.isneginf(scores)
-    empty = ~support.any(axis=1)
-    if empty.any():
-        row = int(np.flatnonzero(empty)[0])
-        raise InvalidParameterError(
-            f"{owner}: row {row} has no action with a finite score; every row needs a "
-            f"candidate to play."
-        )
-    return support
+    return serving_mask(~np.isneginf(scores), scores.shape, owner)  # a row needs a candidate
 
 
 def exploration_distribution(
@@ -204,6 +196,16 @@ class ExplorationMixin:
             scores = mask_scores(scores, serving_mask(candidates, scores.shape, owner))
         return scores
 
+    def _explore(
+        self, method: str, X: Any, epsilon: Any, temperature: Any, candidates: Any, features: Any
+    ) -> np.ndarray:
+        """The exploration distribution of a call of ``method`` (named in errors)."""
+        owner = f"{type(self).__name__}.{method}"
+        scores = self._exploration_scores(X, candidates, features, owner)
+        return exploration_distribution(
+            scores, epsilon=epsilon, temperature=temperature, owner=owner
+        )
+
     def action_distribution(
         self,
         X: Any,
@@ -217,10 +219,8 @@ class ExplorationMixin:
         (``temperature=None``; ties split evenly) or softmax(scores / temperature), mixed
         with ``epsilon`` uniform over each row's candidates (all actions by default);
         0 outside ``candidates``. With ``epsilon=0`` and no temperature: the greedy policy."""
-        owner = f"{type(self).__name__}.action_distribution"
-        scores = self._exploration_scores(X, candidates, action_features, owner)
-        return exploration_distribution(
-            scores, epsilon=epsilon, temperature=temperature, owner=owner
+        return self._explore(
+            "action_distribution", X, epsilon, temperature, candidates, action_features
         )
 
     def sample(
@@ -237,11 +237,7 @@ class ExplorationMixin:
         ``random_state``): ``(actions, propensities)``, (m,) int64 and float64, the
         propensity being exactly the probability of the returned action (what a log
         records for off-policy learning)."""
-        owner = f"{type(self).__name__}.sample"
-        scores = self._exploration_scores(X, candidates, action_features, owner)
-        probs = exploration_distribution(
-            scores, epsilon=epsilon, temperature=temperature, owner=owner
-        )
+        probs = self._explore("sample", X, epsilon, temperature, candidates, action_features)
         return draw(probs, check_random_state(random_state).random(probs.shape[0]))
 
     def sample_slate(

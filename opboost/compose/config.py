@@ -19,6 +19,9 @@ A config has four parts::
     base_learner = { name = "lightgbm_tree", num_leaves = 15 }
     callbacks = [{ name = "early_stopping", patience = 10 }]
 
+An optional ``[deployment]`` section (batch_size, n_batches, epsilon, temperature) makes the
+config a deployment study (:mod:`opboost.compose.config_deployment`).
+
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner = { name = ..., ... }``, contextual-bandit feedback) or a reference policy
 (``baseline = "logging"``, "uniform", "best_constant" or "reward_regression", with optional

@@ -78,7 +78,7 @@ _PROBE_EXTRA: dict[str, dict[str, Any]] = {
 _OFFLINE_KEYS = ("booster", "objective", "estimator", "base_learner", "callbacks")
 _ONLINE_KEYS = ("online_learner", "n_passes")
 _BASELINE_KEYS = ("baseline", "params")
-_COMMON_KEYS = ("label", "search", "deployment")
+_COMMON_KEYS = ("label", "search")
 
 
 def parse_component(
@@ -245,6 +245,7 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         raise ConfigError(
             f"must be a non-empty string. Got {label!r}.", file=file, key=f"{key}.label"
         )
+    original, table = table, {k: v for k, v in table.items() if k != "deployment"}
     if "online_learner" in table:
         spec = _online(table, label, index, file, key)
     elif "policy_learner" in table:
@@ -273,9 +274,9 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         )
     else:
         spec = _offline(table, label, index, file, key)
-    deployment = parse_algorithm_deployment(table, spec.family, spec.baseline, file, key)
-    if deployment:
-        spec = replace(spec, deployment=deployment)
+    deployment = parse_algorithm_deployment(original, spec.family, spec.baseline, file, key)
+    if deployment:  # a deployment study's own settings (config_deployment), kept in raw
+        spec = replace(spec, deployment=deployment, raw=original)
     if search and "search" in table:
         from opboost.compose.search import parse_search
 

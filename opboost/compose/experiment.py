@@ -20,6 +20,9 @@ baseline
     logging policy (stochastic), uniform, best constant action (chosen on the logged
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
 
+In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
+instead (:mod:`opboost.compose.trial_deployment`).
+
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
 Each trial runs with one thread per native library (parallelism is over trials), so results
