@@ -6,6 +6,7 @@ same order; config errors name the key."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import ClassVar
 
 import numpy as np
@@ -266,3 +267,36 @@ def test_deployment_config_errors_name_the_key(changes, message):
     with pytest.raises(ConfigError) as err:
         _config(**changes)
     assert str(err.value) == message
+
+
+def test_stored_trials_may_hold_lists_of_seconds_in_timings(tmp_path):
+    """A deployment trial's timings.batch_fit_seconds (one per refit) is a list: a stored
+    record with it is resumed; a list holding a non-number is not a complete record."""
+    from opboost.compose.trial_store import MALFORMED, load_stored_trials
+
+    key = TrialKey("B", 0)
+    result = {
+        "label": "B",
+        "family": "offline",
+        "seed": 0,
+        "candidate": None,
+        "overrides": {},
+        "metrics": {"test_reward": 0.5},
+        "curves": {"interactions": [20, 40]},
+        "info": {},
+        "timings": {"total_seconds": 1.0, "batch_fit_seconds": [0.25, 0.5]},
+        "fallback": None,
+    }
+    record = {"fingerprint": "f", "data_hash": "d", "versions": {}, "result": result}
+    path = tmp_path / key.filename
+    path.write_text(json.dumps(record))
+    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {})
+    assert done == {key: result} and stale == {}
+    result["timings"]["batch_fit_seconds"] = [0.25, "x"]
+    path.write_text(json.dumps(record))
+    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {})
+    assert done == {} and stale == {
+        MALFORMED: [
+            "B__s0.json ('result.timings' has a value that is not a number (or a list of numbers))"
+        ]
+    }
