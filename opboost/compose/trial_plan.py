@@ -101,7 +101,7 @@ def trial_overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[
 def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") -> str:
     """Hash of everything a trial's numbers depend on: the data set's spec and contents
     (``data_digest``, see :func:`opboost.compose.trial_data.data_hash`), simulation, algorithm,
-    seed."""
+    seed, and in a deployment study its ``[deployment]`` section."""
     resolved = resolved_config(config)
     algo = config.algorithm(key.label)
     row = resolved["algorithms"][algo.index]
