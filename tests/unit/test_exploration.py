@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_synthetic_log
 
 from opboost import Booster
 from opboost.api.data import LoggedBandit
@@ -22,8 +21,8 @@ FAST = {"num_threads": 1, "num_leaves": 4, "min_data_in_leaf": 5}
 
 
 @pytest.fixture(scope="module")
-def sim():
-    return make_synthetic_log(n=300, n_actions=4, seed=3)
+def sim(log_factory):
+    return log_factory(n=300, n_actions=4, seed=3)
 
 
 @pytest.fixture(scope="module")
@@ -234,14 +233,14 @@ def test_exploration_errors_name_the_argument(booster, sim, learners):
     )
 
 
-def test_ips_on_a_deployed_policys_own_logs_is_unbiased(booster):
+def test_ips_on_a_deployed_policys_own_logs_is_unbiased(booster, log_factory):
     """A fitted booster is deployed with epsilon = 0.2 on simulator contexts (Bernoulli
     rewards of a known table) 200 times (one vectorised draw). On each deployment's logs, with
     the propensities sample() returned, the IPS estimates of the deployed policy's value and
     of its greedy policy's value average to the true values, and the greedy value's 95%
     intervals cover the truth about 95% of the time."""
     ips, n_runs = make("estimator", "ips"), 200
-    world = make_synthetic_log(n=300, n_actions=4, seed=1000)
+    world = log_factory(n=300, n_actions=4, seed=1000)
     X, table = world.data.contexts, world.table
     deployed = booster.action_distribution(X, epsilon=0.2)
     greedy = booster.action_distribution(X)
