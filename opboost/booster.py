@@ -20,6 +20,7 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.exploration import ExplorationMixin
 from opboost.api.tabular import use_categorical_features
 from opboost.api.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
@@ -37,7 +38,7 @@ from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_compo
 __all__ = ["Booster"]
 
 
-class Booster(BaseEstimator):
+class Booster(ExplorationMixin, BaseEstimator):
     """Boosted off-policy learning of a softmax ensemble policy from logged bandit feedback.
 
     Parameters
@@ -102,7 +103,8 @@ class Booster(BaseEstimator):
     ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``;
     ``reward_start_``: with a learner's own reward-model start a dict (the family chosen, its
     trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else None
-    (``warm_start="none"``, another start, or a learner without its own reward model)."""
+    (``warm_start="none"``, another start, or a learner without its own reward model).. Deployment:
+    ``sample``, ``action_distribution``, ``sample_slate`` (:mod:`opboost.api.exploration`)."""
 
     def __init__(
         self,
@@ -220,11 +222,7 @@ class Booster(BaseEstimator):
     def _settings(self, seed: int, learner: Any, *, can_start: bool = True) -> FitSettings:
         warm_start = effective_warm_start(self, learner, can_start=can_start)
         return FitSettings(
-            seed,
-            self.reward_shift,
-            *warm_start,
-            self.validation_fraction,
-            self._step_settings(),
+            seed, self.reward_shift, *warm_start, self.validation_fraction, self._step_settings()
         )
 
     def _step_settings(self) -> StepSettings:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.exploration import ExplorationMixin
 from opboost.api.files import json_params, write_atomic
 from opboost.api.learner import Ensemble
 from opboost.api.numeric import one_hot
@@ -89,13 +90,18 @@ def _with_digest(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-class Policy:
+class Policy(ExplorationMixin):
     """A fitted ensemble policy over ``n_actions`` actions.
 
     ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
     adds objective, estimator, base learner parameters, opboost version and n_rounds, and
     ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular_frames`): a DataFrame ``X`` is
     then encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
+
+    Deployed with exploration: ``sample(X, epsilon=..., temperature=..., random_state=...)``
+    gives actions and their exact propensities, ``action_distribution`` the whole (m, K)
+    distribution, ``sample_slate`` slates with per-position propensities
+    (:mod:`opboost.api.exploration`).
     """
 
     def __init__(

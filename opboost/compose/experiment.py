@@ -21,6 +21,9 @@ baseline
     logging policy (stochastic), uniform, best constant action (chosen on the logged
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
 
+In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
+instead (:mod:`opboost.compose.trial_deployment`).
+
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
 Each trial runs with one thread per native library (parallelism is over trials), so results
@@ -42,7 +45,15 @@ from opboost.compose.trial_data import TrialData, dense
 from opboost.registry import get_registry
 from opboost.simulation.supervised import expected_reward
 
-__all__ = ["TrialResult", "greedy_probs", "run_trial", "staged_rewards", "start_of"]
+__all__ = [
+    "TrialResult",
+    "best_constant",
+    "greedy_probs",
+    "run_trial",
+    "score_policy",
+    "staged_rewards",
+    "start_of",
+]
 
 
 @dataclass
@@ -268,13 +279,8 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
             return np.full((X.shape[0], k), 1.0 / k)
 
     elif name == "best_constant":
-        estimator = make("estimator", algo.params.get("estimator", "snips"))
-        n = len(data.logged)
-        values = [
-            estimator.estimate_value(data.logged, one_hot(np.full(n, a), k)) for a in range(k)
-        ]
-        best = int(np.argmax(values))
-        result.info.update(action=best, logged_values=[float(v) for v in values])
+        best, values = best_constant(data.logged, algo.params.get("estimator", "snips"))
+        result.info.update(action=best, logged_values=values)
 
         def probs_fn(X: Any) -> np.ndarray:
             return one_hot(np.full(X.shape[0], best), k)
@@ -283,7 +289,17 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
         model = make("policy_learner", "reward_regression", **algo.params, random_state=seed)
         probs_fn = model.fit(data.logged).predict_proba
     result.timings["fit_seconds"] = time.perf_counter() - start
-    _score(probs_fn, data, result)
+    score_policy(probs_fn, data, result)
+
+
+def best_constant(logs: Any, estimator: str) -> tuple[int, list[float]]:
+    """The constant action with the best ``estimator`` value on ``logs``, and every action's
+    value (the ``best_constant`` baseline)."""
+    from opboost.registry import make
+
+    scorer, n, k = make("estimator", estimator), len(logs), logs.n_actions
+    values = [float(scorer.estimate_value(logs, one_hot(np.full(n, a), k))) for a in range(k)]
+    return int(np.argmax(values)), values
 
 
 def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
@@ -294,10 +310,10 @@ def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> N
     start = time.perf_counter()
     model = spec.build(**extra).fit(data.logged)
     result.timings["fit_seconds"] = time.perf_counter() - start
-    _score(model.predict_proba, data, result)
+    score_policy(model.predict_proba, data, result)
 
 
-def _score(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
+def score_policy(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
     """True test reward (and validation metrics) of the policy ``probs_fn(X) -> (m, K)``."""
     result.metrics["test_reward"] = expected_reward(probs_fn(data.X_test), data.y_test, data.reward)
     result.metrics.update(_validation_metrics(data, probs_fn))
@@ -325,7 +341,11 @@ def run_trial(
     result.info.update(data.sizes())
     start = time.perf_counter()
     with threadpool_limits(limits=1):
-        if algorithm.family == "offline":
+        if getattr(config, "deployment", None) is not None:  # a deployment study
+            from opboost.compose.trial_deployment import run_deployment_trial
+
+            run_deployment_trial(config, algorithm, data, result)
+        elif algorithm.family == "offline":
             _run_offline(algorithm, data, seed, result)
         elif algorithm.family == "online":
             _run_online(algorithm, data, seed, config, result)

@@ -43,6 +43,7 @@ TABLE_METRICS: dict[str, str] = {
     "valid_reward": "validation reward",
     "valid_snips": "validation SNIPS",
     "progressive_reward": "progressive reward",
+    "stream_reward": "stream reward",
 }
 
 

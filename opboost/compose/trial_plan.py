@@ -124,7 +124,7 @@ def trial_names(config: ExperimentConfig, key: TrialKey) -> set[str]:
 def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") -> str:
     """Hash of everything a trial's numbers depend on: the data set's spec and contents
     (``data_digest``, see :func:`opboost.compose.trial_data.data_hash`), simulation, algorithm,
-    seed."""
+    seed, and in a deployment study its ``[deployment]`` section."""
     resolved = resolved_config(config)
     algo = config.algorithm(key.label)
     row = resolved["algorithms"][algo.index]
@@ -140,4 +140,6 @@ def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") 
         "seed": key.seed,
         "candidate": key.candidate,
     }
+    if "deployment" in resolved:  # a deployment study's stream and exploration
+        spec["deployment"] = resolved["deployment"]
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()

@@ -69,8 +69,9 @@ def _record_problem(obj: Any, key: TrialKey) -> str | None:
             return f"'result.{name}' is not a JSON object"
     if not all(v is None or _number(v) for v in result["metrics"].values()):
         return "'result.metrics' has a value that is not a number"
-    if not all(_number(v) for v in result["timings"].values()):
-        return "'result.timings' has a value that is not a number"
+    timings = result["timings"].values()
+    if not all(_number(v) or (isinstance(v, list) and all(map(_number, v))) for v in timings):
+        return "'result.timings' has a value that is not a number (or a list of numbers)"
     for name, curve in result["curves"].items():
         if not isinstance(curve, list) or not all(v is None or _number(v) for v in curve):
             return f"'result.curves.{name}' is not a list of numbers"
