@@ -281,9 +281,7 @@ class PolicyChoice(PolicyLearner):
         owner = "PolicyChoice.decision_function"
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict(
-        self, X: Any, *, candidates: Any = None, return_ids: bool = False
-    ) -> np.ndarray:
+    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
         """The chosen policy's actions, shape (m,): with ``candidates``, each row's
         best-scoring candidate (a constant policy's action where it is one); ``return_ids``:
         the action ids of the logs' catalogue (``LoggedBandit.from_dataframe(...,
