@@ -20,26 +20,25 @@ from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import attach_schema, use_categorical_features
+from opboost.api.exploration import ExplorationMixin
+from opboost.api.tabular import use_categorical_features
+from opboost.api.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import (
     BOOSTER_CONSTRAINTS,
-    as_logged_bandit,
     check_callbacks,
-    check_data,
-    check_eval_data,
-    check_X,
-    feature_names_of,
-    record_features,
+    check_missing,
     split_holdout,
+    with_progress,
 )
+from opboost.booster_inputs import check_X, fit_logs, record_features
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
 
 __all__ = ["Booster"]
 
 
-class Booster(BaseEstimator):
+class Booster(ExplorationMixin, BaseEstimator):
     """Boosted off-policy learning of a softmax ensemble policy from logged bandit feedback.
 
     Parameters
@@ -92,11 +91,20 @@ class Booster(BaseEstimator):
         number of rounds (docs/defaults.md); False keeps the selection fit's truncated
         ensemble. No refit after a fallback or when round 0 was selected.
 
+    verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
+        (:class:`opboost.callbacks.Progress`) on an interactive terminal once the fit has
+        run :data:`opboost.booster_checks.VERBOSE_DELAY`
+        seconds, so quick fits, scripts, logs and CI stay silent;
+        0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
+        A ``Progress`` among the fit's callbacks replaces it.
+
     Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
     run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
-    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``; with
-    a learner's own reward-model start ``reward_start_`` (dict: the family chosen, its trees,
-    the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``)."""
+    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``;
+    ``reward_start_``: with a learner's own reward-model start a dict (the family chosen, its
+    trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else None
+    (``warm_start="none"``, another start, or a learner without its own reward model).. Deployment:
+    ``sample``, ``action_distribution``, ``sample_slate`` (:mod:`opboost.api.exploration`)."""
 
     def __init__(
         self,
@@ -120,6 +128,7 @@ class Booster(BaseEstimator):
         selection_policy: str = "argmax",
         safe: bool = False,
         refit: bool = True,
+        verbose: int | str = "auto",
     ) -> None:
         self.objective = objective
         self.estimator = estimator
@@ -140,6 +149,7 @@ class Booster(BaseEstimator):
         self.selection_policy = selection_policy
         self.safe = safe
         self.refit = refit
+        self.verbose = verbose
 
     # --- validation and composition -------------------------------------------------------
 
@@ -177,6 +187,7 @@ class Booster(BaseEstimator):
         y: Any = None,
         *,
         n_actions: int | None = None,
+        actions: Sequence[Any] | None = None,
         feature_names: Sequence[str] | None = None,
         eval_data: LoggedBandit | None = None,
         callbacks: Sequence[Callback] = (),
@@ -188,7 +199,10 @@ class Booster(BaseEstimator):
         tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the logged
         feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
         array with columns "action", "propensity", "reward". ``n_actions`` (K) then defaults
-        to max(action) + 1: pass it when some action may be missing from the rows.
+        to max(action) + 1: pass it when some action may be missing from the rows. Action ids
+        that are not integers (strings, say) are mapped to the catalogue ``actions`` (every
+        action id; default: the sorted ids seen, with an ``ActionCatalogueWarning``) as
+        ``LoggedBandit.from_dataframe`` does, and ``predict(X, return_ids=True)`` gives ids.
 
         ``n_features_in_`` is set, and ``feature_names_in_`` when the names are known: the
         string columns of a DataFrame ``X``, a LoggedBandit's ``feature_names`` attribute or
@@ -205,41 +219,15 @@ class Booster(BaseEstimator):
         """
         if isinstance(X, RemoteLogs):
             return self._fit_engine(X, None, eval_data, callbacks, feature_names)
-        data = self._logs(X, y, n_actions, feature_names, eval_data)
+        data = fit_logs(self, X, y, n_actions, actions, feature_names, eval_data)
         return self._fit_engine(data, data, eval_data, callbacks, feature_names)
-
-    def _logs(self, X, y, n_actions, feature_names, eval_data) -> LoggedBandit:
-        """The validated logs of ``fit``'s arguments; records the feature names."""
-        names, data = feature_names_of(X, feature_names), X
-        if isinstance(X, LoggedBandit):
-            if y is not None:
-                raise InvalidParameterError(
-                    "Booster.fit: X is a LoggedBandit, which already holds the actions, "
-                    "propensities and rewards; pass y=None (y is for a contexts matrix X)."
-                )
-            if n_actions is not None and n_actions != X.n_actions:
-                raise InvalidParameterError(
-                    f"Booster.fit: n_actions={n_actions!r} but the LoggedBandit has "
-                    f"{X.n_actions} actions; drop n_actions."
-                )
-        elif y is not None:
-            data = as_logged_bandit(X, y, n_actions)
-        check_data(data, "data")
-        record_features(self, data.n_features, names)
-        if eval_data is not None:
-            check_eval_data(data, eval_data)
-        return data
 
     def _settings(
         self, seed: int, learner: Any, *, can_start: bool = True, pairs: bool = False
     ) -> FitSettings:
         warm_start = effective_warm_start(self, learner, can_start=can_start, pairs=pairs)
         return FitSettings(
-            seed,
-            self.reward_shift,
-            *warm_start,
-            self.validation_fraction,
-            self._step_settings(),
+            seed, self.reward_shift, *warm_start, self.validation_fraction, self._step_settings()
         )
 
     def _step_settings(self) -> StepSettings:
@@ -251,9 +239,12 @@ class Booster(BaseEstimator):
         self.validate_params()
         from opboost.fit.slots import uses_pairs
 
-        can_start, callbacks = data is not None, check_callbacks(callbacks)
+        can_start = data is not None
         pairs = can_start and uses_pairs(data)
+        callbacks = with_progress(check_callbacks(callbacks), self.verbose)
         components = self.resolve_components(can_start=can_start, pairs=pairs)
+        check_missing(components[2], data, "data")
+        check_missing(components[2], eval_data, "eval_data")
         call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
@@ -276,11 +267,13 @@ class Booster(BaseEstimator):
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
+        self.reward_start_ = None  # no reward-model start, unless the fit says otherwise
         for name, value in fit.fitted_attributes().items():
             setattr(self, name, value)
         if holdout is not None:
             self._select(fit, logs)
         attach_schema(self.policy_, schema)
+        attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
         call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
         return self

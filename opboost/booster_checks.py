@@ -1,7 +1,10 @@
-"""Validation of the Booster's parameters and of what ``fit`` receives."""
+"""Validation of the Booster's parameters, of the logs ``fit`` receives and of its callbacks
+(the progress bar ``verbose`` adds); the (X, y) route and feature names are
+:mod:`opboost.booster_inputs`."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any
@@ -10,9 +13,10 @@ import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data import LoggedBandit
+from opboost.api.data_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import check_same_schema, encode_frame, frame_schema
-from opboost.callbacks import Callback
+from opboost.api.tabular import check_same_schema
+from opboost.callbacks import Callback, Progress
 from opboost.selection import SELECTION_POLICIES
 
 #: Initial scores F_0 (``Booster.warm_start``); "none" (or None) is F_0 = 0, the uniform
@@ -21,18 +25,15 @@ WARM_STARTS = ("auto", "none", "best_constant", "logging", "reward_model")
 
 __all__ = [
     "BOOSTER_CONSTRAINTS",
+    "VERBOSE_DELAY",
     "WARM_STARTS",
-    "Y_FIELDS",
-    "as_logged_bandit",
-    "check_X",
     "check_callbacks",
     "check_data",
     "check_eval_data",
     "check_f",
-    "feature_names_of",
-    "record_features",
+    "check_missing",
     "split_holdout",
-    "split_y",
+    "with_progress",
 ]
 
 
@@ -125,6 +126,11 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
         ),
     ],
     "refit": ["boolean"],
+    "verbose": [
+        Options(("auto",)),
+        "boolean",
+        Interval(Integral, 0, None, fix="use 0 (silent), 1 (a progress bar) or 'auto'"),
+    ],
 }
 
 
@@ -171,6 +177,24 @@ def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
         raise InvalidParameterError(str(exc)) from None
 
 
+def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:
+    """Logs with missing context values (NaN) need a base learner that routes them
+    (``accepts_missing``, as LightGBM's); raise naming the learner and the first NaN."""
+    if data is None or getattr(learner, "accepts_missing", False):
+        return
+    where = first_missing(data.contexts)
+    if where is None:
+        return
+    schema = getattr(data, "schema", None)
+    column = f"column {where[1]}" if schema is None else f"column {schema.columns[where[1]]!r}"
+    raise InvalidParameterError(
+        f"Booster.fit: {name} has missing context values (NaN, the first at row {where[0]}, "
+        f"{column}), which base learner {learner.name!r} cannot take. Use "
+        f"base_learner='lightgbm_tree', which routes missing values natively, or impute them "
+        f"(sklearn.impute.SimpleImputer, for instance)."
+    )
+
+
 def check_callbacks(callbacks: Any) -> list[Callback]:
     if isinstance(callbacks, Callback) or not isinstance(callbacks, Iterable):
         raise InvalidParameterError(
@@ -190,6 +214,25 @@ def check_callbacks(callbacks: Any) -> list[Callback]:
     return sorted(callbacks, key=lambda cb: getattr(cb, "order", 50))
 
 
+#: Seconds a fit runs before ``Booster(verbose="auto")`` shows its progress bar.
+VERBOSE_DELAY = 10.0
+
+
+def with_progress(callbacks: list[Callback], verbose: int | str) -> list[Callback]:
+    """``callbacks`` with the progress bar ``Booster(verbose=...)`` asks for: none for 0 or
+    when a :class:`~opboost.callbacks.Progress` is there, "auto" one that shows after
+    :data:`VERBOSE_DELAY` seconds on a terminal, 1 (or more) one from the start anywhere."""
+    if not verbose or any(isinstance(cb, Progress) for cb in callbacks):
+        return callbacks
+    if verbose == "auto":
+        if not sys.stderr.isatty():
+            return callbacks
+        bar = Progress(delay=VERBOSE_DELAY)
+    else:
+        bar = Progress(force=True)
+    return sorted([*callbacks, bar], key=lambda cb: getattr(cb, "order", 50))
+
+
 def check_f(f_values: Any, shape: tuple[int, int], learner: Any) -> np.ndarray:
     f_values = np.asarray(f_values, dtype=np.float64)
     # The sum is finite only if every entry is (short of overflow, itself worth an error);
@@ -201,171 +244,3 @@ def check_f(f_values: Any, shape: tuple[int, int], learner: Any) -> np.ndarray:
             f"values of shape {shape}."
         )
     return f_values
-
-
-# --- scikit-learn conventions: (X, y) input and feature names ------------------------------
-
-#: The fields of the structured ``y`` of ``Booster.fit(X, y)``, in column order.
-Y_FIELDS = ("action", "propensity", "reward")
-
-
-def _columns_of(X: Any) -> list[str] | None:
-    """String column names of a DataFrame-like ``X``, else None (as scikit-learn does:
-    names are recorded only when every column name is a string)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or getattr(X, "ndim", 2) != 2:
-        return None
-    names = list(columns)
-    return names if names and all(isinstance(c, str) for c in names) else None
-
-
-def _as_contexts(X: Any) -> Any:
-    """A 2-D float array (or the sparse matrix itself) of ``X``."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        return X
-    to_numpy = getattr(X, "to_numpy", None)
-    return to_numpy(dtype=np.float64) if to_numpy is not None else np.asarray(X)
-
-
-def split_y(y: Any, n_rows: int, owner: str = "Booster.fit") -> tuple[np.ndarray, ...]:
-    """(actions, propensities, rewards) from the structured ``y`` of the (X, y) route: an
-    (n, 3) array [action, propensity, reward], a record array or a DataFrame with fields
-    "action", "propensity", "reward"."""
-    if y is None:
-        raise InvalidParameterError(
-            f"{owner}: X is a contexts matrix, so y must give the logged feedback: an (n, 3) "
-            f"array [action, propensity, reward] or a DataFrame/record array with columns "
-            f"{list(Y_FIELDS)}. Or pass an opboost.LoggedBandit as X (and no y)."
-        )
-    columns = getattr(y, "columns", None)
-    names = getattr(getattr(y, "dtype", None), "names", None)
-    if columns is not None or names:
-        available = list(columns) if columns is not None else list(names)
-        missing = [f for f in Y_FIELDS if f not in available]
-        if missing:
-            raise InvalidParameterError(
-                f"{owner}: y lacks column(s) {missing}; it needs {list(Y_FIELDS)}. Got {available}."
-            )
-        fields = [np.asarray(y[f]) for f in Y_FIELDS]
-    else:
-        array = np.asarray(y)
-        if array.ndim != 2 or array.shape[1] != 3:
-            raise InvalidParameterError(
-                f"{owner}: y must be an (n, 3) array [action, propensity, reward] (or a "
-                f"DataFrame/record array with columns {list(Y_FIELDS)}). Got shape "
-                f"{array.shape}."
-            )
-        fields = [array[:, 0], array[:, 1], array[:, 2]]
-    if len(fields[0]) != n_rows:
-        raise InvalidParameterError(
-            f"{owner}: X has {n_rows} rows but y has {len(fields[0])}; pass one row of "
-            f"feedback per context."
-        )
-    actions = fields[0]
-    finite = actions.dtype.kind == "f" and np.all(np.isfinite(actions))
-    if finite and np.all(actions == np.round(actions)):
-        actions = actions.astype(np.int64)
-    return actions, fields[1], fields[2]
-
-
-def as_logged_bandit(
-    X: Any, y: Any, n_actions: int | None, owner: str = "Booster.fit"
-) -> LoggedBandit:
-    """A LoggedBandit of contexts ``X`` and structured feedback ``y`` (see :func:`split_y`);
-    ``n_actions`` defaults to max(action) + 1. A DataFrame ``X`` with string or categorical
-    columns is encoded as ``from_dataframe`` does (the logs then carry its schema)."""
-    try:
-        schema = frame_schema(X, owner)
-        contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
-    except ValueError as exc:
-        raise InvalidParameterError(str(exc)) from None
-    actions, propensities, rewards = split_y(y, contexts.shape[0], owner)
-    if n_actions is None:
-        if actions.dtype.kind not in "iu" or not len(actions):
-            raise InvalidParameterError(
-                f"{owner}: cannot infer n_actions from actions of dtype {actions.dtype}; "
-                f"encode actions as 0..K-1 or pass n_actions=K."
-            )
-        n_actions = int(np.max(actions)) + 1
-    try:
-        return LoggedBandit(contexts, actions, propensities, rewards, n_actions, schema=schema)
-    except ValueError as exc:
-        raise InvalidParameterError(f"{owner}: {exc}") from exc
-
-
-def feature_names_of(X: Any, feature_names: Any = None) -> Any:
-    """The feature names of fit input ``X``: ``feature_names`` when given, else the string
-    columns of a DataFrame, else a LoggedBandit's ``feature_names`` attribute (if it has
-    one), else None."""
-    if feature_names is not None:
-        return feature_names
-    if isinstance(X, LoggedBandit):
-        schema = X.schema
-        return getattr(X, "feature_names", None) if schema is None else schema.columns
-    return _columns_of(X)
-
-
-def record_features(est: Any, n_features: int, names: Any) -> None:
-    """Set ``n_features_in_`` and, when ``names`` is not None, ``feature_names_in_``."""
-    est.n_features_in_ = int(n_features)
-    if names is None:
-        if hasattr(est, "feature_names_in_"):
-            del est.feature_names_in_
-        return
-    names = np.asarray(list(names), dtype=object)
-    if names.shape != (n_features,):
-        raise InvalidParameterError(
-            f"{type(est).__name__}.fit: {len(names)} feature names for {n_features} context "
-            f"columns; give one name per column."
-        )
-    if len(set(names.tolist())) != len(names):
-        raise InvalidParameterError(
-            f"{type(est).__name__}.fit: feature names must be unique; got {names.tolist()}."
-        )
-    est.feature_names_in_ = names
-
-
-def check_X(est: Any, X: Any, method: str) -> Any:
-    """``X`` ready for the fitted policy: a DataFrame is reordered by the fitted feature
-    names (missing or unexpected columns raise, naming them) and encoded with the policy's
-    table schema if it has one; every input must have ``n_features_in_`` columns."""
-    owner = f"{type(est).__name__}.{method}"
-    names = getattr(est, "feature_names_in_", None)
-    columns = _columns_of(X)
-    if names is not None and columns is not None:
-        missing = [c for c in names if c not in columns]
-        extra = [c for c in columns if c not in set(names)]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing column(s) {missing}")
-            if extra:
-                parts.append(f"unexpected column(s) {extra}")
-            raise InvalidParameterError(
-                f"{owner}: X has {' and '.join(parts)}; the policy was fitted on {len(names)} "
-                f"named columns (feature_names_in_), matched by name in any order."
-            )
-        X = X[list(names)]
-    n_features = getattr(est, "n_features_in_", None)
-    if n_features is None:
-        return X
-    if getattr(X, "ndim", None) is None and not hasattr(X, "shape"):
-        X = np.asarray(X)
-    shape = getattr(X, "shape", ())
-    if len(shape) != 2 or shape[1] != n_features:
-        raise InvalidParameterError(
-            f"{owner}: X must have shape (m, {n_features}), the {n_features} feature(s) seen "
-            f"at fit (n_features_in_). Got shape {tuple(shape)}; pass the training columns in "
-            f"the training order."
-        )
-    if columns is None:
-        return X
-    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
-    if "schema" not in metadata:
-        return _as_contexts(X)
-    try:
-        return encode_frame(metadata, X, owner)
-    except ValueError as exc:
-        raise InvalidParameterError(str(exc)) from None

@@ -111,15 +111,22 @@ class EarlyStopping(Callback):
 
 
 class Progress(Callback):
-    """A tqdm progress bar on stderr; off when stderr is not a TTY unless ``force``."""
+    """A tqdm progress bar on stderr; off when stderr is not a TTY unless ``force``. With
+    ``delay`` (seconds) it shows only once the fit has run that long, so quick fits print
+    nothing (``Booster(verbose="auto")``)."""
 
     name: ClassVar[str] = "progress"
     order: ClassVar[int] = 80
-    _parameter_constraints: ClassVar[dict] = {"force": ["boolean"], "desc": [InstanceOf(str)]}
+    _parameter_constraints: ClassVar[dict] = {
+        "force": ["boolean"],
+        "desc": [InstanceOf(str)],
+        "delay": [Interval(Real, 0.0, None, finite=True)],
+    }
 
-    def __init__(self, *, force: bool = False, desc: str = "boosting") -> None:
+    def __init__(self, *, force: bool = False, desc: str = "boosting", delay: float = 0.0) -> None:
         self.force = force
         self.desc = desc
+        self.delay = delay
 
     def on_prepare(self, env: RoundEnv) -> None:
         """Show the bar while the fit prepares (a reward-model start on large logs takes
@@ -134,15 +141,22 @@ class Progress(Callback):
             self._open(env, self.desc)
             return
         bar, seconds = self._bar, time.perf_counter() - since
-        if seconds >= 1.0 and not bar.disable:
+        if seconds >= max(1.0, self.delay) and not bar.disable:
             bar.write(f"{self.desc}: prepared in {seconds:.1f} s", file=sys.stderr)
+        if seconds < self.delay:  # never shown: a bar of rounds, for what is left of the delay
+            bar.close()
+            self._open(env, self.desc, delay=self.delay - seconds)
+            return
         bar.bar_format = None
         bar.set_description(self.desc, refresh=False)
         bar.reset(total=env.n_rounds)  # the rate counts rounds from here
+        bar.delay = 0.0
         bar.initial = bar.n = env.round
         bar.refresh()
 
-    def _open(self, env: RoundEnv, desc: str, bar_format: str | None = None) -> None:
+    def _open(
+        self, env: RoundEnv, desc: str, bar_format: str | None = None, delay: float | None = None
+    ) -> None:
         from tqdm.auto import tqdm
 
         self.validate_params()
@@ -155,6 +169,7 @@ class Progress(Callback):
             disable=not enabled,
             file=sys.stderr,
             leave=False,
+            delay=self.delay if delay is None else delay,
         )
 
     def on_round_end(self, env: RoundEnv) -> None:

@@ -61,7 +61,7 @@ class OffPolicyScorer:
         return f"off_policy_scorer({self.estimator_name!r}, policy={self.policy!r})"
 
     def __call__(self, estimator: Any, X: Any, y: Any = None) -> float:
-        from opboost.booster_checks import as_logged_bandit
+        from opboost.booster_inputs import as_logged_bandit
         from opboost.selection import HoldoutScorer
 
         serving = _serving(estimator, X)

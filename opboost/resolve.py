@@ -91,9 +91,7 @@ def auto_objective(
     (:func:`effective_warm_start`) and ``estimator`` gives one coefficient per row, else
     "bopl_s" (:data:`AUTO_OBJECTIVES`)."""
     start, _ = effective_warm_start(booster, learner, can_start=can_start, pairs=pairs)
-    from_model = start == "reward_model" and offers_start(
-        learner, can_start=can_start, pairs=pairs
-    )
+    from_model = start == "reward_model" and offers_start(learner, can_start=can_start, pairs=pairs)
     return AUTO_OBJECTIVES[from_model and not estimator.action_coefficients]
 
 

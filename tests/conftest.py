@@ -71,7 +71,7 @@ def digits():
     return Digits().load()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def log_factory():
     """``make_synthetic_log`` itself, for tests that need many seeded logs."""
     return make_synthetic_log

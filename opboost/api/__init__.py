@@ -37,6 +37,8 @@ module                    what it holds
 ``policy``, ``policy_save`` :class:`Policy`, :class:`ConstantPolicy`, their crash-safe save
 ``saved_schema``          a saved policy's table schema, checked at load
 ``serving``               candidate masks and top-k slates at prediction time
+``exploration``           deployed policies: epsilon-greedy or softmax exploration with
+                          exact propensities (:class:`ExplorationMixin`)
 ``slots``, ``pairs``,     boosting on candidates and item features: :class:`SlotView`
 ``pair_serving``          (each row's candidates in slots), :class:`PairRows` (rows
                           [x_i; phi(a)]), :class:`ActionSchema`; scoring a catalogue
@@ -90,6 +92,11 @@ _LAZY: dict[str, str] = {
     "mask_scores": "opboost.api.serving",
     "serving_mask": "opboost.api.serving",
     "top_k": "opboost.api.serving",
+    "ExplorationMixin": "opboost.api.exploration",
+    "check_exploration": "opboost.api.exploration",
+    "draw": "opboost.api.exploration",
+    "exploration_distribution": "opboost.api.exploration",
+    "sample_slates": "opboost.api.exploration",
     "row_sums": "opboost.api.numeric",
     "LoggedBandit": "opboost.api.data",
     "ActionCatalogueWarning": "opboost.api.tabular",

@@ -23,6 +23,7 @@ __all__ = [
     "check_n_actions",
     "check_positions",
     "check_row_fields",
+    "first_missing",
     "readonly",
 ]
 
@@ -120,10 +121,17 @@ def check_n_actions(n_actions: Any) -> int:
     return int(n_actions)
 
 
+#: What a context with an infinite value is told (NaN is a missing value, and allowed).
+_INFINITE_FIX = (
+    "Replace infinite values: NaN marks a missing value, which LightGBM learners route "
+    "natively (other learners refuse it by name)."
+)
+
+
 def check_contexts(contexts: Any) -> Contexts:
     """(n, d) contexts as a read-only float64 array or CSR matrix (float32 input stays
-    float32: half the memory, and LightGBM bins it alike); ValueError naming the first bad
-    entry otherwise."""
+    float32: half the memory, and LightGBM bins it alike); NaN is a missing value and kept;
+    ValueError naming the first bad entry (an infinite value, say) otherwise."""
     if sp.issparse(contexts):
         if contexts.dtype.kind == "c":
             coo = sp.coo_matrix(contexts)
@@ -142,18 +150,15 @@ def check_contexts(contexts: Any) -> Contexts:
             raise ValueError(f"LoggedBandit: contexts must be 2-D. Got {contexts.ndim}-D.")
         check_size(contexts.shape)
         contexts.sum_duplicates()  # canonical, so the frozen arrays are never rewritten
-        bad = ~np.isfinite(contexts.data)
+        bad = np.isinf(contexts.data)
         if bad.any():
             k = first_index(bad)
             row = int(np.searchsorted(contexts.indptr, k, side="right") - 1)
             col = int(contexts.indices[k])
             raise bad_entry(
-                "contexts",
-                "must be finite",
-                (row, col),
-                float(contexts.data[k]),
-                "Impute or drop rows with NaN or inf features.",
-            )
+                "contexts", "must be finite or NaN", (row, col), float(contexts.data[k]),
+                _INFINITE_FIX,
+            )  # fmt: skip
         for part in (contexts.data, contexts.indices, contexts.indptr):
             part.flags.writeable = False
         return contexts
@@ -164,16 +169,13 @@ def check_contexts(contexts: Any) -> Contexts:
             f"reshape a single feature with x.reshape(-1, 1)."
         )
     check_size(array.shape)
-    bad = ~np.isfinite(array)
+    bad = np.isinf(array)
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise bad_entry(
-            "contexts",
-            "must be finite",
-            (int(i), int(j)),
-            float(array[i, j]),
-            "Impute or drop rows with NaN or inf features.",
-        )
+            "contexts", "must be finite or NaN", (int(i), int(j)), float(array[i, j]),
+            _INFINITE_FIX,
+        )  # fmt: skip
     return readonly(array)
 
 
@@ -347,3 +349,19 @@ def check_action_features(features: Any, n_actions: int) -> np.ndarray:
             "Impute or encode missing action features.",
         )
     return readonly(array)
+
+
+def first_missing(contexts: Any) -> tuple[int, int] | None:
+    """(row, column) of the first NaN (missing value) of dense or CSR ``contexts``, or None."""
+    sparse = sp.issparse(contexts)
+    values = contexts.data if sparse else np.asarray(contexts)
+    if not values.size or not np.isnan(values.sum()):  # one pass without a temporary
+        return None
+    missing = np.isnan(values)
+    if not missing.any():  # the sum overflowed both ways
+        return None
+    if sparse:
+        k = first_index(missing)
+        return int(np.searchsorted(contexts.indptr, k, side="right") - 1), int(contexts.indices[k])
+    i, j = np.argwhere(missing)[0]
+    return int(i), int(j)

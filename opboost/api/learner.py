@@ -86,6 +86,9 @@ class BaseLearner(Component, ABC):
     #: Whether :meth:`prepare_pairs` is implemented (boosting over candidates and action
     #: features).
     supports_pairs: ClassVar[bool] = False
+    #: Whether the learner and its ensemble take missing context values (NaN) and route them
+    #: themselves, as LightGBM does; the Booster refuses logs with NaN for any other learner.
+    accepts_missing: ClassVar[bool] = False
 
     @abstractmethod
     def prepare(

@@ -34,10 +34,14 @@ __all__ = [
 ]
 
 
-def as_contexts(X: Any, n_features: int | None = None, *, dtype: Any = None) -> Any:
+def as_contexts(
+    X: Any, n_features: int | None = None, *, dtype: Any = None, missing: bool = False
+) -> Any:
     """Contexts as a float CSR matrix or a C-contiguous float array, shape (m, d).
 
     float32/float64 input keeps its dtype unless ``dtype`` is given; ``n_features`` checks d.
+    ``missing``: NaN (a missing value) is accepted, for learners that route it
+    (``BaseLearner.accepts_missing``); infinite values are always refused.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -54,35 +58,49 @@ def as_contexts(X: Any, n_features: int | None = None, *, dtype: Any = None) -> 
             f"contexts have {X.shape[1]} features but the model was fitted on {n_features}; "
             f"pass rows with the training features."
         )
-    check_finite_contexts(X)
+    check_finite_contexts(X, missing=missing)
     return X
 
 
-def check_finite_contexts(X: Any) -> None:
-    """NaN or inf in contexts is an error, as in :class:`opboost.LoggedBandit` (fit and
-    predict treat features alike: LightGBM's missing-value routing is never learnt)."""
+def check_finite_contexts(X: Any, *, missing: bool = False) -> None:
+    """An infinite context value is an error, as in :class:`opboost.LoggedBandit`; so is NaN
+    (a missing value) unless ``missing``: the learner routes missing values itself."""
     values = X.data if sp.issparse(X) else X
     with np.errstate(over="ignore", invalid="ignore"):  # huge finite values overflow the sum
         total = values.sum() if values.size else 0.0
     if not np.isfinite(total) and not np.all(np.isfinite(values)):
-        bad = ~np.isfinite(values)
+        bad = np.isinf(values) if missing else ~np.isfinite(values)
+        if not bad.any():
+            return
         if sp.issparse(X):
             k = int(np.flatnonzero(bad)[0])
             index = (int(np.searchsorted(X.indptr, k, side="right") - 1), int(X.indices[k]))
         else:
             index = tuple(int(i) for i in np.argwhere(bad)[0])
+        fix = (
+            "Replace infinite values (NaN marks a missing value)."
+            if missing
+            else "This learner cannot take missing values: impute them (or use lightgbm_tree, "
+            "which routes them natively) and replace infinite values."
+        )
         raise InvalidParameterError(
-            f"contexts must be finite; index {index} has {float(values[bad][0])!r}. "
-            f"Impute or drop rows with NaN or inf features."
+            f"contexts must be finite{' or NaN' if missing else ''}; index {index} has "
+            f"{float(values[bad][0])!r}. {fix}"
         )
 
 
 def prepare_inputs(
-    owner: str, contexts: Any, n_actions: Any, init_scores: Any, *, dtype: Any = None
+    owner: str,
+    contexts: Any,
+    n_actions: Any,
+    init_scores: Any,
+    *,
+    dtype: Any = None,
+    missing: bool = False,
 ) -> tuple[Any, int]:
     """Validate ``prepare``'s arguments; return (contexts as :func:`as_contexts`, K)."""
     check_scalar(n_actions, "n_actions", owner, kind=numbers.Integral, low=2)
-    X = as_contexts(contexts, dtype=dtype)
+    X = as_contexts(contexts, dtype=dtype, missing=missing)
     shape = (X.shape[0], int(n_actions))
     if init_scores is not None and np.shape(init_scores) != shape:
         raise InvalidParameterError(

@@ -39,7 +39,8 @@ def catalogue_scores(
     """Scores (m, K') of contexts ``X`` (m, d) against the catalogue ``action_features``
     (K', d_a), -inf outside ``candidates`` (m, K') (None: every item is a candidate)."""
     phi = schema.phi(action_features, owner)
-    X = as_contexts(X, getattr(ensemble, "n_features", None))
+    # NaN stays: the only ensemble with score_pairs, LightGBM's, routes missing values
+    X = as_contexts(X, getattr(ensemble, "n_features", None), missing=True)
     m, k = X.shape[0], phi.shape[0]
     mask = None if candidates is None else serving_mask(candidates, (m, k), owner)
     view = SlotView.from_candidates(mask, m, k)

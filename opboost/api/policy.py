@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opboost.api.exploration import ExplorationMixin
 from opboost.api.files import json_params, write_atomic
 from opboost.api.learner import Ensemble
 from opboost.api.numeric import one_hot
@@ -33,7 +34,7 @@ from opboost.api.policy_save import (
     save_directory,
 )
 from opboost.api.serving import mask_scores, serving_mask, top_k
-from opboost.api.tabular import action_ids_of, encode_frame
+from opboost.api.tabular_frames import action_ids_of, encode_frame
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -89,13 +90,18 @@ def _with_digest(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-class Policy:
+class Policy(ExplorationMixin):
     """A fitted ensemble policy over ``n_actions`` actions.
 
     ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
     adds objective, estimator, base learner parameters, opboost version and n_rounds, and
-    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular`): a DataFrame ``X`` is
+    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular_frames`): a DataFrame ``X`` is
     then encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
+
+    Deployed with exploration: ``sample(X, epsilon=..., temperature=..., random_state=...)``
+    gives actions and their exact propensities, ``action_distribution`` the whole (m, K)
+    distribution, ``sample_slate`` slates with per-position propensities
+    (:mod:`opboost.api.exploration`).
     """
 
     def __init__(
@@ -108,6 +114,26 @@ class Policy:
     @property
     def n_rounds(self) -> int:
         return int(self.ensemble.n_rounds)
+
+    @property
+    def n_features_in_(self) -> int:
+        """The number of context columns of the fit (AttributeError if not recorded)."""
+        if "n_features" not in self.metadata:
+            raise AttributeError(f"This {type(self).__name__} records no n_features_in_.")
+        return int(self.metadata["n_features"])
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The context column names of the fit, when it knew them (a DataFrame's, a schema's
+        or ``fit(..., feature_names=...)``), as scikit-learn's attribute of the same name;
+        AttributeError otherwise. A DataFrame ``X`` is then matched by column name."""
+        names = self.metadata.get("feature_names")
+        if names is None:
+            raise AttributeError(
+                f"This {type(self).__name__} has no feature_names_in_: it was fitted without "
+                f"column names."
+            )
+        return np.asarray(names, dtype=object)
 
     @property
     def action_schema(self) -> ActionSchema | None:

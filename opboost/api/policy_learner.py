@@ -15,13 +15,15 @@ import numpy as np
 
 from opboost.api.component import Component
 from opboost.api.data import LoggedBandit
+from opboost.api.exploration import ExplorationMixin
 from opboost.api.serving import mask_scores, serving_mask
 
 __all__ = ["PolicyLearner"]
 
 
-class PolicyLearner(Component, ABC):
-    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``.
+class PolicyLearner(ExplorationMixin, Component, ABC):
+    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``;
+    deployed with exploration by ``sample`` (:class:`~opboost.api.exploration.ExplorationMixin`).
 
     ``predict`` and ``predict_proba`` take ``candidates=`` (each row's eligible actions) and
     never serve an action outside them; a learner fitted on logs with candidate sets must

@@ -7,8 +7,8 @@ a missing value, or at prediction time a category never seen at fit, becomes -1,
 LightGBM reads as its missing category), and the action ids become indices 0..K-1 of the
 action catalogue. :class:`TabularSchema` records the column names, the categories and the
 action ids; a fitted policy saves it in its JSON metadata (key ``"schema"``) and encodes a
-DataFrame with it at prediction time (:func:`encode_frame`), so the policy can answer with
-the original action ids (:func:`action_ids_of`).
+DataFrame with it at prediction time, so the policy can answer with the original action ids
+(:mod:`opboost.api.tabular_frames`).
 
 Base learners see the codes as numbers. One that can split on categorical columns natively
 takes a ``categorical_features`` parameter (context column indices, None by default); the
@@ -31,12 +31,10 @@ __all__ = [
     "MISSING_CODE",
     "ActionCatalogueWarning",
     "TabularSchema",
-    "action_ids_of",
-    "attach_schema",
+    "action_indices",
     "check_same_schema",
     "check_schema",
     "dataframe_fields",
-    "encode_frame",
     "frame_schema",
     "use_categorical_features",
 ]
@@ -60,10 +58,11 @@ def _scalar(value: Any) -> Any:
 class TabularSchema:
     """The table a LoggedBandit came from (JSON-serialisable with :meth:`to_dict`).
 
-    ``columns``: the context columns in order. ``categories``: for each categorical column,
-    its categories; code c of that column is ``categories[column][c]`` (-1: missing or
-    unknown). ``action_ids``: the action catalogue, id of action index a; None when the
-    actions are the integers 0..K-1 themselves.
+    ``columns``: the context columns in order; () when the contexts were not a table with
+    named columns (an array given with action ids: a DataFrame is then read by position).
+    ``categories``: for each categorical column, its categories; code c of that column is
+    ``categories[column][c]`` (-1: missing or unknown). ``action_ids``: the action
+    catalogue, id of action index a; None when the actions are the integers 0..K-1 themselves.
     """
 
     columns: tuple[Any, ...]
@@ -113,7 +112,10 @@ class TabularSchema:
     def encode(self, df: Any, owner: str) -> np.ndarray:
         """The float (m, d) contexts of DataFrame ``df`` (columns matched by name); a missing
         column, or a column whose kind (categorical or numeric) differs from the schema's,
-        raises ValueError naming it."""
+        raises ValueError naming it (a column of missing values only takes the schema's).
+        Without ``columns`` the DataFrame's columns are read by position, as numbers."""
+        if not self.columns:
+            return np.asarray(df.to_numpy(dtype=np.float64, na_value=np.nan))
         missing = [c for c in self.columns if c not in df.columns]
         if missing:
             raise ValueError(
@@ -123,7 +125,10 @@ class TabularSchema:
         out = np.empty((len(df), len(self.columns)))
         for j, column in enumerate(self.columns):
             series = df[column]
-            categorical = _kind(series, column, owner) == "categorical"
+            if series.isna().all():  # only missing values: the kind it had at fit
+                categorical = column in self.categories
+            else:
+                categorical = _kind(series, column, owner) == "categorical"
             if categorical != (column in self.categories):
                 was = "categorical" if column in self.categories else "numeric"
                 now = "categorical" if categorical else "numeric"
@@ -145,7 +150,8 @@ def check_schema(schema: Any, n_features: int, n_actions: int) -> None:
     if not isinstance(schema, TabularSchema):
         raise ValueError(f"LoggedBandit: schema must be a TabularSchema. Got {schema!r}.")
     ids = schema.action_ids
-    if len(schema.columns) != n_features or (ids is not None and len(ids) != n_actions):
+    named = len(schema.columns) in (0, n_features)  # (): contexts without column names
+    if not named or (ids is not None and len(ids) != n_actions):
         raise ValueError(
             f"LoggedBandit: schema has {len(schema.columns)} columns and "
             f"{'no' if ids is None else len(ids)} action ids, but the logs have {n_features} "
@@ -196,14 +202,16 @@ def _kind(series: Any, column: Any, owner: str) -> str:
 
 
 def _numeric(series: Any, column: Any, owner: str) -> np.ndarray:
+    """A numeric column as floats; a missing value (NaN, None, pd.NA) stays NaN, which
+    LightGBM learners route as missing; an infinite value is a ValueError naming its row."""
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
+    bad = np.isinf(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{owner}: numeric context column {column!r} must be finite; {_row(series, i)} "
-            f"has {float(values[i])!r}. Impute or drop the rows, or make the column a category "
-            f"(missing values then form LightGBM's missing category)."
+            f"{owner}: numeric context column {column!r} must be finite or missing (NaN); "
+            f"{_row(series, i)} has {float(values[i])!r}. Replace the infinite values "
+            f"(with NaN, a missing value, for instance) or drop the rows."
         )
     return values
 
@@ -280,6 +288,19 @@ def _check_ids(catalogue: Sequence[Any], owner: str) -> None:
                 f"{owner}: actions= has {value!r} ({type(value).__name__}) at position "
                 f"{position}; action ids must be strings or finite numbers."
             )
+
+
+def action_indices(
+    ids: Any, actions: Any, owner: str, column: Any = "action"
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """(action indices (n,), catalogue) of the logged action ``ids`` (n,): their indices in
+    the catalogue ``actions`` (every action id), else in the sorted ids seen (with an
+    :class:`ActionCatalogueWarning`); an id outside the catalogue is a ValueError naming it."""
+    import pandas as pd
+
+    series = ids if isinstance(ids, pd.Series) else pd.Series(_objects(list(ids)), name=column)
+    catalogue = _catalogue(series, actions, owner)
+    return _action_indices(series, catalogue, owner), catalogue
 
 
 def _action_indices(series: Any, catalogue: Sequence[Any], owner: str) -> np.ndarray:
@@ -367,28 +388,3 @@ def use_categorical_features(learner: Any, schema: TabularSchema | None) -> None
     params = learner.get_params(deep=False)
     if "categorical_features" in params and params["categorical_features"] is None:
         learner.set_params(categorical_features=list(schema.categorical_features))
-
-
-def attach_schema(policy: Any, schema: TabularSchema | None) -> None:
-    """Record ``schema`` in the policy's metadata (saved with it)."""
-    if schema is not None:
-        policy.metadata["schema"] = schema.to_dict()
-
-
-def _schema(metadata: Mapping[str, Any]) -> TabularSchema | None:
-    obj = metadata.get("schema")
-    return None if obj is None else TabularSchema.from_dict(obj)
-
-
-def encode_frame(metadata: Mapping[str, Any], X: Any, owner: str) -> Any:
-    """``X`` encoded with the schema in ``metadata`` when it is a DataFrame (a missing column
-    or a column of another kind is an error naming it); anything else as it is."""
-    if "schema" not in metadata or getattr(X, "columns", None) is None:
-        return X
-    return _schema(metadata).encode(X, owner)
-
-
-def action_ids_of(metadata: Mapping[str, Any], actions: np.ndarray) -> np.ndarray:
-    """The action ids of action indices ``actions`` (the indices without a catalogue)."""
-    schema = _schema(metadata)
-    return np.asarray(actions) if schema is None else schema.ids(actions)

@@ -37,14 +37,10 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving import mask_scores, serving_mask
+from opboost.api.tabular_frames import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.validation import check_fitted, check_random_state
-from opboost.booster_checks import (
-    check_data,
-    check_X,
-    feature_names_of,
-    record_features,
-    split_holdout,
-)
+from opboost.booster_checks import check_data, split_holdout
+from opboost.booster_inputs import check_X, feature_names_of, record_features
 
 __all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
 
@@ -269,6 +265,8 @@ class PolicyChoice(PolicyLearner):
         metadata = getattr(self.policy_, "metadata", None)
         if isinstance(metadata, dict):
             metadata["choice"] = record
+            attach_schema(self.policy_, data.schema)  # any candidate: encodings and action ids
+            attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
         return self
 
     # --- prediction ------------------------------------------------------------------------
@@ -283,13 +281,25 @@ class PolicyChoice(PolicyLearner):
         owner = "PolicyChoice.decision_function"
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
 
-    def predict(self, X: Any, *, candidates: Any = None) -> np.ndarray:
+    def predict(self, X: Any, *, candidates: Any = None, return_ids: bool = False) -> np.ndarray:
         """The chosen policy's actions, shape (m,): with ``candidates``, each row's
-        best-scoring candidate (a constant policy's action where it is one)."""
+        best-scoring candidate (a constant policy's action where it is one); ``return_ids``:
+        the action ids of the logs' catalogue (``LoggedBandit.from_dataframe(...,
+        actions=...)``) instead of indices."""
         check_fitted(self, "policy_")
         if candidates is not None:
-            return self.decision_function(X, candidates=candidates).argmax(axis=1)
-        return np.asarray(self.policy_.predict(check_X(self, X, "predict")))
+            actions = self.decision_function(X, candidates=candidates).argmax(axis=1)
+        else:
+            actions = np.asarray(self.policy_.predict(check_X(self, X, "predict")))
+        if not return_ids:
+            return actions
+        metadata = getattr(self.policy_, "metadata", None)
+        if not isinstance(metadata, dict):
+            raise InvalidParameterError(
+                f"PolicyChoice.predict: the chosen {type(self.policy_).__name__} records no "
+                f"action ids (no metadata); call predict without return_ids."
+            )
+        return action_ids_of(metadata, actions)
 
     def save(self, path: Any) -> Any:
         """Save the chosen policy (with every candidate's scores in its metadata)."""

@@ -19,6 +19,9 @@ A config has four parts::
     base_learner = { name = "lightgbm_tree", num_leaves = 15 }
     callbacks = [{ name = "early_stopping", patience = 10 }]
 
+An optional ``[deployment]`` section (batch_size, n_batches, epsilon, temperature) makes the
+config a deployment study (:mod:`opboost.compose.config_deployment`).
+
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner = { name = ..., ... }``, contextual-bandit feedback) or a reference policy
 (``baseline = "logging"``, "uniform", "best_constant" or "reward_regression", with optional
@@ -47,6 +50,7 @@ from opboost.compose.config_algorithms import (
     resolved_component,
 )
 from opboost.compose.config_checks import check_keys, check_type, suggest
+from opboost.compose.config_deployment import DEPLOYMENT_DEFAULTS, parse_deployment
 from opboost.compose.config_overrides import apply_overrides, blame_override, parse_set_value
 from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
 
@@ -109,6 +113,8 @@ class ExperimentConfig:
     algorithms: tuple[AlgorithmSpec, ...]
     #: The TOML as read (before defaults), for re-parsing in worker processes.
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: ``[deployment]`` with its defaults (a deployment study), or None.
+    deployment: dict[str, Any] | None = None
 
     def algorithm(self, label: str | None) -> AlgorithmSpec:
         """The algorithm called ``label`` (the only one when None)."""
@@ -211,7 +217,13 @@ def _section(raw: dict, name: str, defaults: dict[str, Any], file: str) -> dict[
 
 def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentConfig:
     """Validate a config already read into a dict (``file`` is used in messages)."""
-    check_keys(raw, ("data", "simulation", "experiment", "algorithms"), file, "", "the config")
+    check_keys(
+        raw,
+        ("data", "simulation", "experiment", "deployment", "algorithms"),
+        file,
+        "",
+        "the config",
+    )
     if "data" not in raw:
         raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
     data = parse_component(raw["data"], "dataset", file, "data")
@@ -255,6 +267,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 key=f"algorithms[{algo.index}].search",
             )
         _check_stopping_metrics(algo, simulation, file)
+    deployment = _deployment(raw, specs, file)
     labels = [a.label for a in specs]
     for label in labels:
         if labels.count(label) > 1:
@@ -263,7 +276,35 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 file=file,
                 key="algorithms",
             )
-    return ExperimentConfig(file, data, simulation, experiment, specs, raw=raw)
+    return ExperimentConfig(
+        file, data, simulation, experiment, specs, raw=raw, deployment=deployment
+    )
+
+
+def _deployment(raw: dict, specs: tuple[AlgorithmSpec, ...], file: str) -> dict[str, Any] | None:
+    """``[deployment]`` with its defaults, or None; an algorithm's deployment table needs the
+    section, and an online learner plays the stream once (``n_passes = 1``)."""
+    if "deployment" not in raw:
+        for algo in specs:
+            if algo.deployment:
+                raise ConfigError(
+                    "an algorithm's deployment table needs a [deployment] section (batch_size, "
+                    "n_batches, epsilon, temperature) that makes the config a deployment study.",
+                    file=file,
+                    key=f"algorithms[{algo.index}].deployment",
+                )
+        return None
+    section = {**DEPLOYMENT_DEFAULTS, **parse_deployment(raw["deployment"], file)}
+    for algo in specs:
+        if algo.family == "online" and algo.n_passes != 1:
+            raise ConfigError(
+                f"a deployment study plays one stream once; online learners take n_passes = 1 "
+                f"(the stream is [deployment] batch_size x n_batches interactions). Got "
+                f"{algo.n_passes}.",
+                file=file,
+                key=f"algorithms[{algo.index}].n_passes",
+            )
+    return section
 
 
 def _check_stopping_metrics(algo: Any, simulation: dict[str, Any], file: str) -> None:
@@ -291,12 +332,15 @@ def _check_stopping_metrics(algo: Any, simulation: dict[str, Any], file: str) ->
 
 def resolved_config(config: ExperimentConfig) -> dict[str, Any]:
     """The config with every default filled in (None values omitted: TOML has no null)."""
-    return {
+    out = {
         "data": resolved_component(config.data),
         "simulation": dict(config.simulation),
         "experiment": {**config.experiment, "seeds": list(config.experiment["seeds"])},
-        "algorithms": [resolved_algorithm(algo) for algo in config.algorithms],
     }
+    if config.deployment is not None:
+        out["deployment"] = dict(config.deployment)
+    out["algorithms"] = [resolved_algorithm(algo) for algo in config.algorithms]
+    return out
 
 
 def dumps_resolved(config: ExperimentConfig) -> str:

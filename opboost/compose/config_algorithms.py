@@ -24,6 +24,7 @@ from opboost.compose.config_checks import (
     suggest,
     validate_component,
 )
+from opboost.compose.config_deployment import parse_algorithm_deployment
 from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
 from opboost.registry import UnknownComponentError, get_registry
 
@@ -66,6 +67,7 @@ _BOOSTER_MANAGED = {
     "estimator_params",
     "base_learner_params",
     "random_state",
+    "verbose",
 }
 _ONLINE_MANAGED = {"n_actions", "random_state"}
 _POLICY_MANAGED = {"random_state"}
@@ -203,7 +205,10 @@ def _offline(table: dict, label: str, index: int, file: str, key: str) -> Algori
         if param in _BOOSTER_MANAGED:
             raise ConfigError(
                 f"set {param!r} with its own table (objective, estimator, base_learner) or, "
-                f"for random_state, through [experiment] seeds.",
+                f"for random_state, through [experiment] seeds."
+                if param != "verbose"
+                else "a study's boosters are silent (the study shows a progress bar of its "
+                "trials); drop 'verbose'.",
                 file=file,
                 key=f"{key}.booster.{param}",
             )
@@ -244,6 +249,7 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         raise ConfigError(
             f"must be a non-empty string. Got {label!r}.", file=file, key=f"{key}.label"
         )
+    original, table = table, {k: v for k, v in table.items() if k != "deployment"}
     if "online_learner" in table:
         spec = _online(table, label, index, file, key)
     elif "policy_learner" in table:
@@ -272,6 +278,9 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
         )
     else:
         spec = _offline(table, label, index, file, key)
+    deployment = parse_algorithm_deployment(original, spec.family, spec.baseline, file, key)
+    if deployment:  # a deployment study's own settings (config_deployment), kept in raw
+        spec = replace(spec, deployment=deployment, raw=original)
     if search and "search" in table:
         from opboost.compose.search import parse_search
 
@@ -316,6 +325,8 @@ def resolved_algorithm(algo: AlgorithmSpec) -> dict[str, Any]:
             row[part] = resolved_component(getattr(algo, part))
         if algo.callbacks:
             row["callbacks"] = [resolved_component(cb) for cb in algo.callbacks]
+    if algo.deployment:
+        row["deployment"] = dict(algo.deployment)
     if algo.search is not None:
         row["search"] = algo.search.to_dict()
     return row

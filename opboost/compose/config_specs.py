@@ -45,6 +45,8 @@ class AlgorithmSpec:
     #: The algorithm's TOML table as written (search candidates are re-parsed from it).
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     index: int = 0
+    #: Its own deployment settings in a deployment study (batch_size, epsilon, temperature).
+    deployment: dict[str, Any] = field(default_factory=dict)
 
     def make_booster(self, random_state: Any = None) -> Any:
         """The configured :class:`opboost.Booster` (offline algorithms)."""
@@ -58,6 +60,7 @@ class AlgorithmSpec:
             base_learner=self.base_learner.name,
             base_learner_params=self.base_learner.params,
             random_state=random_state,
+            verbose=0,  # the study shows its trials' progress
             **self.booster,
         )
 

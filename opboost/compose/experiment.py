@@ -6,11 +6,12 @@ every algorithm of that seed) and an algorithm of the config:
 offline
     fit the :class:`~opboost.booster.Booster` on the logged training rows (``eval_data`` = the
     logged validation rows when there are any); score the argmax policy (and the softmax
-    policy) on test; test reward after every boosting round from the ensemble's staged scores.
+    policy) on test; test reward at the start (round 0) and after every boosting round from
+    the ensemble's staged scores; ``info["start"]`` says which start ran (:func:`start_of`).
     When a ``Booster(validation_fraction=..., safe=True)`` falls back to its best constant
     action, the trial records ``fallback = "constant"``, the constant policy's metrics, the
     action and the selection report in ``info``, and a flat ``test_reward_round`` curve at the
-    constant's test reward (one value per round run).
+    constant's test reward (rounds 0 to the last round run).
 online
     stream the logged training rows, in an order seeded by the trial seed, through
     :func:`opboost.online.run_bandit` (labels hidden); progressive reward per interaction;
@@ -19,6 +20,9 @@ online
 baseline
     logging policy (stochastic), uniform, best constant action (chosen on the logged
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
+
+In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
+instead (:mod:`opboost.compose.trial_deployment`).
 
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
@@ -41,18 +45,28 @@ from opboost.compose.trial_data import TrialData, dense
 from opboost.registry import get_registry
 from opboost.simulation.supervised import expected_reward
 
-__all__ = ["TrialResult", "greedy_probs", "run_trial", "staged_rewards"]
+__all__ = [
+    "TrialResult",
+    "best_constant",
+    "greedy_probs",
+    "run_trial",
+    "score_policy",
+    "staged_rewards",
+    "start_of",
+]
 
 
 @dataclass
 class TrialResult:
     """The outcome of one trial, JSON-serialisable with :meth:`to_dict`.
 
-    ``metrics``: scalar results (``test_reward`` always). ``curves``: lists of equal length per
-    x-axis (``round`` with ``test_reward_round``, ``alpha``, ``gradient_norm``, ...;
-    ``step`` with ``progressive_reward``; ``eval_step`` with ``test_reward_step``).
-    ``info``: sizes, rounds, stop reason (offline with selection: ``selection``, the booster's
-    ``selection_`` report; after a fallback ``action``). ``timings``: seconds (excluded from
+    ``metrics``: scalar results (``test_reward`` always). ``curves``: lists aligned by position
+    with their x-axis: ``round`` (0 is the start) with ``test_reward_round`` (up to the
+    policy's last round: the best one under early stopping), ``alpha``, ``gradient_norm``, ...
+    (None at round 0); ``step`` with ``progressive_reward``; ``eval_step`` with
+    ``test_reward_step``. ``info``: sizes, rounds, stop reason, offline ``start``
+    (:func:`start_of`; with selection ``selection``, the booster's ``selection_`` report; after
+    a fallback ``action``). ``timings``: seconds (excluded from
     comparisons). ``fallback``: the offline booster's ``fallback_`` ("constant" when its safe
     selection fell back to the best constant action), else None.
     """
@@ -86,26 +100,49 @@ def greedy_probs(probs: np.ndarray) -> np.ndarray:
 
 
 def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
-    """True reward of the argmax policy after each boosting round, (n_rounds,), or None.
+    """True reward of the argmax policy at the start (round 0) and after each boosting round,
+    (rounds + 1,), or None when the policy has no ensemble or the ensemble exposes no stages.
 
-    Uses the ensemble's ``staged_decision_function(X)``; the final staged scores are checked
-    against ``decision_function``. None when the policy has no ensemble or the ensemble
-    exposes no rounds; [] for a policy of no rounds, such as a
-    :class:`~opboost.policy.ConstantPolicy` (the safe fallback).
+    The ensemble's ``staged_decision_function(X)`` yields the start's members first (a reward
+    model's trees, a warm start's members), then one stage per boosting round: the last
+    ``metadata["n_rounds"]`` stages are the rounds and the stage before them is round 0 (F_0 = 0
+    without a start, where ``predict``'s argmax plays action 0). The last value is the
+    policy's own (``decision_function``, which the final stage must match, or None); a policy of
+    no stages, such as a :class:`~opboost.policy.ConstantPolicy`, gives that one value.
     """
     ensemble = getattr(policy, "ensemble", None)
-    if ensemble is None:
-        return None
-    k = policy.n_actions
-    stages = _stages(ensemble, X)
+    stages = None if ensemble is None else _stages(ensemble, X)
     if stages is None:
         return None
-    out, scores = [], np.zeros((X.shape[0], k))
+    k = policy.n_actions
+
+    def value(scores: np.ndarray) -> float:
+        return expected_reward(one_hot(np.argmax(scores, axis=1), k), y, reward)
+
+    final = policy.decision_function(X)
+    scores = np.zeros((X.shape[0], k))
+    out = [value(scores)]  # F = 0, before any member
     for scores in stages:
-        out.append(expected_reward(one_hot(np.argmax(scores, axis=1), k), y, reward))
-    if out and not np.allclose(scores, policy.decision_function(X), atol=1e-6):
+        out.append(value(scores))
+    if len(out) > 1 and not np.allclose(scores, final, atol=1e-6):
         return None
-    return out
+    rounds = int(policy.metadata.get("n_rounds", policy.n_rounds))
+    out[-1] = value(final)
+    return out[max(0, len(out) - rounds - 1) :]
+
+
+def start_of(metadata: dict[str, Any]) -> str:
+    """Which F_0 the fit of a policy with ``metadata`` started from: "none", "best_constant",
+    "logging", "reward_model/trees" or "reward_model/linear+trees" (the base learner's own
+    reward model, the family chosen on held-out logs) or "reward_model/distilled" (members
+    distilled from a cross-fitted reward model, for other learners)."""
+    start = metadata.get("warm_start")
+    if start is None:
+        return "none"
+    if start == "reward_model":
+        family = (metadata.get("reward_start") or {}).get("family")
+        return f"reward_model/{family or 'distilled'}"
+    return str(start)
 
 
 def _stages(ensemble: Any, X: Any):
@@ -149,12 +186,14 @@ def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> 
     selection = getattr(booster, "selection_", None)
     if selection is not None:
         result.info["selection"] = dict(selection)
+    result.info["start"] = start_of(policy.metadata)
     result.fallback = getattr(booster, "fallback_", None)
-    curves = {"round": list(range(1, booster.n_rounds_ + 1))}
-    curves.update({key: [float(v) for v in val] for key, val in booster.history_.items()})
+    # round 0 is the start: the per-round history begins at round 1
+    curves = {"round": list(range(booster.n_rounds_ + 1))}
+    curves.update({key: [None, *map(float, val)] for key, val in booster.history_.items()})
     if result.fallback is not None:  # the deployed policy is the constant after every round
         result.info["action"] = int(policy.action)
-        curves["test_reward_round"] = [result.metrics["test_reward"]] * booster.n_rounds_
+        curves["test_reward_round"] = [result.metrics["test_reward"]] * (booster.n_rounds_ + 1)
     else:
         staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
         if staged is not None:
@@ -240,13 +279,8 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
             return np.full((X.shape[0], k), 1.0 / k)
 
     elif name == "best_constant":
-        estimator = make("estimator", algo.params.get("estimator", "snips"))
-        n = len(data.logged)
-        values = [
-            estimator.estimate_value(data.logged, one_hot(np.full(n, a), k)) for a in range(k)
-        ]
-        best = int(np.argmax(values))
-        result.info.update(action=best, logged_values=[float(v) for v in values])
+        best, values = best_constant(data.logged, algo.params.get("estimator", "snips"))
+        result.info.update(action=best, logged_values=values)
 
         def probs_fn(X: Any) -> np.ndarray:
             return one_hot(np.full(X.shape[0], best), k)
@@ -255,7 +289,17 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
         model = make("policy_learner", "reward_regression", **algo.params, random_state=seed)
         probs_fn = model.fit(data.logged).predict_proba
     result.timings["fit_seconds"] = time.perf_counter() - start
-    _score(probs_fn, data, result)
+    score_policy(probs_fn, data, result)
+
+
+def best_constant(logs: Any, estimator: str) -> tuple[int, list[float]]:
+    """The constant action with the best ``estimator`` value on ``logs``, and every action's
+    value (the ``best_constant`` baseline)."""
+    from opboost.registry import make
+
+    scorer, n, k = make("estimator", estimator), len(logs), logs.n_actions
+    values = [float(scorer.estimate_value(logs, one_hot(np.full(n, a), k))) for a in range(k)]
+    return int(np.argmax(values)), values
 
 
 def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
@@ -266,10 +310,10 @@ def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> N
     start = time.perf_counter()
     model = spec.build(**extra).fit(data.logged)
     result.timings["fit_seconds"] = time.perf_counter() - start
-    _score(model.predict_proba, data, result)
+    score_policy(model.predict_proba, data, result)
 
 
-def _score(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
+def score_policy(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
     """True test reward (and validation metrics) of the policy ``probs_fn(X) -> (m, K)``."""
     result.metrics["test_reward"] = expected_reward(probs_fn(data.X_test), data.y_test, data.reward)
     result.metrics.update(_validation_metrics(data, probs_fn))
@@ -297,7 +341,11 @@ def run_trial(
     result.info.update(data.sizes())
     start = time.perf_counter()
     with threadpool_limits(limits=1):
-        if algorithm.family == "offline":
+        if getattr(config, "deployment", None) is not None:  # a deployment study
+            from opboost.compose.trial_deployment import run_deployment_trial
+
+            run_deployment_trial(config, algorithm, data, result)
+        elif algorithm.family == "offline":
             _run_offline(algorithm, data, seed, result)
         elif algorithm.family == "online":
             _run_online(algorithm, data, seed, config, result)

@@ -92,7 +92,11 @@ def final_rewards(
 
 
 def plot_study(
-    reported: dict[str, list[dict[str, Any]]], families: dict[str, str], out: Path
+    reported: dict[str, list[dict[str, Any]]],
+    families: dict[str, str],
+    out: Path,
+    *,
+    confidence: float = 0.95,
 ) -> list[Path]:
     """Write the study's PNG plots into ``out``; return their paths.
 
@@ -101,7 +105,9 @@ def plot_study(
     forward after it stops (:func:`mean_curve`; noted under the plot). A plot is drawn only
     when it has data: ``offline_*`` with offline learners' curves,
     ``online_progressive_reward.png`` and ``offline_vs_online.png`` with online learners;
-    ``test_reward.png`` (every algorithm's final test reward) always. Curves differ in line
+    ``test_reward.png`` (every algorithm's final test reward) always; in a deployment study
+    ``deployment_cumulative_reward.png`` and ``deployment_cumulative_regret.png`` (against
+    interactions, with ``confidence`` intervals over seeds). Curves differ in line
     style and marker, and are slightly transparent, so none hides another; legends sit below
     the axes.
     """
@@ -114,7 +120,39 @@ def plot_study(
     written = _offline_curves(plt, reported, by_family.get("offline", []), out)
     written += _online_curve(plt, reported, online, out)
     written += _offline_vs_online(plt, reported, families, online, out)
+    written += _deployment_curves(plt, reported, families, out, confidence)
     written += _test_rewards(plt, reported, families, out)
+    return written
+
+
+def _deployment_curves(
+    plt: Any, reported: dict, families: dict[str, str], out: Path, confidence: float
+) -> list[Path]:
+    """deployment_cumulative_reward.png and deployment_cumulative_regret.png: every
+    algorithm's curve against interactions on the stream, its interval over seeds shaded."""
+    from opboost.compose.report_deployment import DEPLOYMENT_CURVES, family_label, interval_curve
+
+    written = []
+    for key, title in DEPLOYMENT_CURVES.items():
+        found = {label: interval_curve(ts, key, confidence) for label, ts in reported.items()}
+        found = {label: curve for label, curve in found.items() if len(curve[0])}
+        if not found:
+            continue
+        fig, ax = _figure(plt, 7.5, 5.2)
+        for i, (label, (xs, mean, low, high)) in enumerate(found.items()):
+            line, marker = _STYLES[i % len(_STYLES)]
+            name = f"{label} ({family_label(reported[label], families.get(label, '?'))})"
+            (drawn,) = ax.plot(
+                xs, mean, linestyle=line, marker=marker, markersize=4, alpha=0.85, label=name
+            )
+            ax.fill_between(xs, low, high, color=drawn.get_color(), alpha=0.15, linewidth=0)
+        ax.set_xlabel("interactions on the stream")
+        ax.set_ylabel(title.split(" (")[0])
+        ax.grid(alpha=0.3)
+        _title(ax, f"Deployment: {title} (mean over seeds)")
+        note = f"Shaded: the {confidence:.0%} Student-t interval over seeds."
+        _legend(fig, ax, note)
+        written.append(_save(plt, fig, out / f"deployment_{key}.png"))
     return written
 
 
@@ -128,7 +166,8 @@ def _offline_curves(plt: Any, reported: dict, labels: list[str], out: Path) -> l
         found = _curves(reported, labels, "round", y_key)
         if found:
             caption = f"Offline learners: {title} per round (mean over seeds)"
-            written.append(_curve_panel(plt, found, "boosting round", title, caption, out / name))
+            xlabel = "boosting round (0: the start)"
+            written.append(_curve_panel(plt, found, xlabel, title, caption, out / name))
     return written
 
 

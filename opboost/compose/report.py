@@ -34,6 +34,7 @@ __all__ = [
     "markdown_table",
     "summarise",
     "text_table",
+    "trial_starts",
 ]
 
 #: Metrics shown in tables, in order, with their column titles.
@@ -42,6 +43,7 @@ TABLE_METRICS: dict[str, str] = {
     "valid_reward": "validation reward",
     "valid_snips": "validation SNIPS",
     "progressive_reward": "progressive reward",
+    "stream_reward": "stream reward",
 }
 
 
@@ -111,9 +113,12 @@ def markdown_table(
     fallbacks: dict[str, int] | None = None,
     n_trials: dict[str, int] | None = None,
     failed: dict[str, int] | None = None,
+    starts: dict[str, str] | None = None,
 ) -> str:
     """A Markdown table: one row per algorithm, mean ± half-width of the interval.
 
+    ``starts`` ({label: the start its offline fits ran from}, see :func:`trial_starts`) adds
+    a ``start`` column after ``family`` (``—`` for the other algorithms).
     ``fallbacks`` ({label: fallback trials}, see :func:`fallback_counts`) adds a
     ``fallbacks`` column, "k/n" with n from ``n_trials`` (default: the test reward's n), when
     any count is positive. ``failed`` ({label: failed trials}) adds a ``failed`` column when
@@ -122,7 +127,12 @@ def markdown_table(
     metrics = _metrics_present(summary)
     bold = {m: _bold(summary, m) for m in metrics}
     show_fallbacks = bool(fallbacks) and any(fallbacks.values())
-    head = ["algorithm", "family", *(TABLE_METRICS[m] for m in metrics)]
+    head = [
+        "algorithm",
+        "family",
+        *(["start"] if starts else []),
+        *(TABLE_METRICS[m] for m in metrics),
+    ]
     if show_fallbacks:
         head.append("fallbacks")
     show_failed = bool(failed) and any(failed.values())
@@ -133,6 +143,8 @@ def markdown_table(
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, stats in summary.items():
         cells = [label, families.get(label, "")]
+        if starts:
+            cells.append(starts.get(label, "—"))
         for m in metrics:
             text = _cell(stats.get(m))
             cells.append(f"**{text}**" if label in bold[m] else text)
@@ -150,6 +162,12 @@ def markdown_table(
         f"Mean over {n} seeds ± half-width of the {confidence:.0%} Student-t interval; bold: "
         f"the best mean and every entry whose interval overlaps it."
     )
+    if starts:
+        lines.append(
+            "start: where the offline fits began boosting (F_0): none (F_0 = 0, London et al.'s "
+            "algorithm), reward_model/<family> (the base learner's reward model), "
+            "best_constant, logging."
+        )
     if show_fallbacks:
         lines.append(
             "fallbacks: trials whose Booster(safe=True) fell back to the best constant action "
@@ -178,6 +196,17 @@ def failed_trials_markdown(trials: Sequence[dict[str, Any]]) -> str:
         "reuses every finished trial). Tracebacks are in results.json."
     )
     return "\n".join(lines) + "\n"
+
+
+def trial_starts(reported: dict[str, Sequence[dict[str, Any]]]) -> dict[str, str]:
+    """{label: the start(s) its ``reported`` offline trials ran from (``info["start"]``,
+    e.g. "reward_model/trees" or "none"; several joined by ", ")} for the labels with one."""
+    out = {}
+    for label, trials in reported.items():
+        starts = sorted({str(t["info"]["start"]) for t in trials if "start" in t["info"]})
+        if starts:
+            out[label] = ", ".join(starts)
+    return out
 
 
 def _fallback_cell(

@@ -63,7 +63,14 @@ from opboost.compose.study_errors import (
 )
 from opboost.compose.study_lock import LOCK_NAME, StudyLock
 from opboost.compose.study_outputs import reported_trials, write_outputs, write_partial_outputs
-from opboost.compose.study_results import FORMAT, assemble, comparable, plugins, versions
+from opboost.compose.study_results import (
+    FORMAT,
+    assemble,
+    comparable,
+    plugins,
+    trial_versions,
+    versions,
+)
 from opboost.compose.study_run import StudyRun
 from opboost.compose.trial_plan import (
     TrialKey,
@@ -136,7 +143,8 @@ def study_plan(
         clear_dataset_cache()
         digest = data_hash(load_dataset(config.data, data_dir))
         prints = {key: fingerprint(config, key, digest) for key in keys}
-        done, stale = load_stored_trials(trial_dir, keys, prints, digest, versions())
+        current = trial_versions(config, keys, versions())
+        done, stale = load_stored_trials(trial_dir, keys, prints, digest, current)
         timings = stored_timings(trial_dir)
     to_run = [k for k in keys if k not in done]
     per_label = {label: sum(v) / len(v) for label, v in timings.items() if v}

@@ -111,7 +111,8 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
 
         shown = {label: ts for label, ts in reported.items() if ts}
         families = {k: v for k, v in results["families"].items() if k in shown}
-        return plot_study(shown, families, out)
+        confidence = results["config"]["experiment"]["confidence"]
+        return plot_study(shown, families, out, confidence=confidence)
 
     attempt("results.json", json_out)
     attempt("results.csv", csv_out)
@@ -139,7 +140,7 @@ def write_partial_outputs(results: dict[str, Any], out: Path) -> list[Path]:
 
 
 def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
-    from opboost.compose.report import failed_trials_markdown, markdown_table
+    from opboost.compose.report import failed_trials_markdown, markdown_table, trial_starts
 
     seconds = {
         label: sum(t["timings"].get("total_seconds", 0.0) for t in ts) / len(ts)
@@ -159,6 +160,7 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
         fallbacks=results.get("fallbacks"),
         n_trials={label: len(ts) for label, ts in reported.items()},
         failed=failed_counts,
+        starts=trial_starts(reported),
     )
     header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
     header += f"; seeds: {results['seeds']}.\n\n"
@@ -169,4 +171,8 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
             f"or was interrupted; re-run the same command to resume).\n\n"
         )
     failures = [t for t in results["trials"] if t.get("failed")]
+    if "deployment" in results["config"]:
+        from opboost.compose.report_deployment import deployment_markdown
+
+        table += deployment_markdown(reported, results["families"], confidence)
     return header + table + (failed_trials_markdown(failures) if failures else "")

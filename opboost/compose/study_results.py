@@ -10,9 +10,19 @@ from opboost.api.exceptions import OpboostError
 from opboost.compose.config import ExperimentConfig, resolved_config
 from opboost.compose.trial_plan import TrialKey
 
-__all__ = ["FORMAT", "assemble", "comparable", "plugins", "versions"]
+__all__ = [
+    "FORMAT",
+    "PLUGIN_PREFIX",
+    "assemble",
+    "comparable",
+    "plugins",
+    "trial_versions",
+    "versions",
+]
 
 FORMAT = "opboost-study-1"
+#: How :func:`versions` names an installed plugin distribution.
+PLUGIN_PREFIX = "plugin "
 
 
 def versions() -> dict[str, str]:
@@ -31,9 +41,37 @@ def versions() -> dict[str, str]:
 
         for info in get_registry().plugins:
             if not info.builtin:
-                out[f"plugin {info.distribution}"] = info.version
+                out[f"{PLUGIN_PREFIX}{info.distribution}"] = info.version
     except OpboostError:  # pragma: no cover - a broken plugin already failed the config
         pass
+    return out
+
+
+def trial_versions(
+    config: ExperimentConfig, keys: list[TrialKey], current: dict[str, str]
+) -> dict[TrialKey, dict[str, str]]:
+    """{key: the entries of ``current`` (:func:`versions`) its numbers depend on}: Python,
+    opboost and the numerical libraries, and only the plugin distributions that provide a
+    component the trial names (:func:`opboost.compose.trial_plan.trial_names`: its
+    algorithm, search candidate or data set). Installing or upgrading another plugin leaves
+    the trial's stored record valid."""
+    from opboost.compose.trial_plan import trial_names
+    from opboost.registry import get_registry
+
+    provides = {}  # distribution -> names of its components
+    for info in get_registry().plugins:
+        if not info.builtin:
+            names = {n for kind_names in info.components.values() for n in kind_names}
+            provides.setdefault(info.distribution, set()).update(names)
+    out = {}
+    for key in keys:
+        names = trial_names(config, key)
+        used = {dist for dist, provided in provides.items() if provided & names}
+        out[key] = {
+            name: version
+            for name, version in current.items()
+            if not name.startswith(PLUGIN_PREFIX) or name[len(PLUGIN_PREFIX) :] in used
+        }
     return out
 
 

@@ -18,7 +18,7 @@ from opboost.compose.study_outputs import (
     write_partial_outputs,
     write_trial_record,
 )
-from opboost.compose.study_results import assemble, plugins, versions
+from opboost.compose.study_results import assemble, plugins, trial_versions, versions
 from opboost.compose.study_workers import (
     clear_trial_data,
     failure_entry,
@@ -52,6 +52,7 @@ class StudyRun:
         self.keys = plan_trials(config)
         self.names = trial_filenames(self.keys)
         self.prints = {key: fingerprint(config, key, self.digest) for key in self.keys}
+        self.trial_versions = trial_versions(config, self.keys, self.current)
         self.trial_dir = None if out is None else Path(out) / "trials"
         self.done: dict[TrialKey, dict] = {}
         self.stale: dict[str, list[str]] = {}
@@ -73,7 +74,7 @@ class StudyRun:
                 ) from exc
             remove_leftover_temporaries(Path(self.out), trial_dir)
             self.done, self.stale = load_stored_trials(
-                trial_dir, self.keys, self.prints, self.digest, self.current, self.names
+                trial_dir, self.keys, self.prints, self.digest, self.trial_versions, self.names
             )
             for reason, files in self.stale.items():
                 shown = ", ".join(files[:10]) + (
@@ -112,7 +113,7 @@ class StudyRun:
             record = {
                 "fingerprint": self.prints[key],
                 "data_hash": self.digest,
-                "versions": self.current,
+                "versions": self.trial_versions[key],
                 "result": result,
             }
             path = self.trial_dir / self.names[key]

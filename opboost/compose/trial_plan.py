@@ -16,6 +16,7 @@ __all__ = [
     "label_slug",
     "plan_trials",
     "trial_filenames",
+    "trial_names",
     "trial_overrides",
 ]
 
@@ -98,10 +99,32 @@ def trial_overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[
     return parse_algorithm(table, algo.index, config.file, search=False), overrides
 
 
+def trial_names(config: ExperimentConfig, key: TrialKey) -> set[str]:
+    """Every string of a trial's resolved algorithm, search candidate and data set spec: the
+    registry names of the components it uses (among other text)."""
+    resolved = resolved_config(config)
+    row = resolved["algorithms"][config.algorithm(key.label).index]
+    _, overrides = trial_overrides(config, key)
+    names: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            names.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk([resolved["data"], row, overrides])
+    return names
+
+
 def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") -> str:
     """Hash of everything a trial's numbers depend on: the data set's spec and contents
     (``data_digest``, see :func:`opboost.compose.trial_data.data_hash`), simulation, algorithm,
-    seed."""
+    seed, and in a deployment study its ``[deployment]`` section."""
     resolved = resolved_config(config)
     algo = config.algorithm(key.label)
     row = resolved["algorithms"][algo.index]
@@ -117,4 +140,6 @@ def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") 
         "seed": key.seed,
         "candidate": key.candidate,
     }
+    if "deployment" in resolved:  # a deployment study's stream and exploration
+        spec["deployment"] = resolved["deployment"]
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()

@@ -69,8 +69,9 @@ def _record_problem(obj: Any, key: TrialKey) -> str | None:
             return f"'result.{name}' is not a JSON object"
     if not all(v is None or _number(v) for v in result["metrics"].values()):
         return "'result.metrics' has a value that is not a number"
-    if not all(_number(v) for v in result["timings"].values()):
-        return "'result.timings' has a value that is not a number"
+    timings = result["timings"].values()
+    if not all(_number(v) or (isinstance(v, list) and all(map(_number, v))) for v in timings):
+        return "'result.timings' has a value that is not a number (or a list of numbers)"
     for name, curve in result["curves"].items():
         if not isinstance(curve, list) or not all(v is None or _number(v) for v in curve):
             return f"'result.curves.{name}' is not a list of numbers"
@@ -84,13 +85,16 @@ def load_stored_trials(
     keys: list[TrialKey],
     prints: dict[TrialKey, str],
     digest: str,
-    current: dict[str, str],
+    current: dict[TrialKey, dict[str, str]],
     names: dict[TrialKey, str] | None = None,
 ) -> tuple[dict[TrialKey, dict], dict[str, list[str]]]:
     """Stored trials still valid, and {reason: [file, ...]} of stored trials to re-run.
 
-    A file that is not valid JSON, or valid JSON of another shape than a trial record, is
-    listed under :data:`MALFORMED` as ``"<file> (<what is wrong>)"``: its trial is re-run.
+    ``current`` gives each trial's library versions (:func:`opboost.compose.study_results.
+    trial_versions`): a stored trial is re-run when one of those changed, not when a version
+    it does not depend on (an unrelated plugin's) did. A file that is not valid JSON, or valid
+    JSON of another shape than a trial record, is listed under :data:`MALFORMED` as
+    ``"<file> (<what is wrong>)"``: its trial is re-run.
     """
     names = names or trial_filenames(keys)
     done: dict[TrialKey, dict] = {}
@@ -118,11 +122,11 @@ def load_stored_trials(
         elif stored_print != prints[key]:
             reason = "the config, the data set or its contents changed"
         else:
-            old = obj.get("versions") or {}
+            old, now = obj.get("versions") or {}, current[key]
             changed = [
-                f"{name} {old.get(name, '?')} -> {current.get(name, '?')}"
-                for name in sorted(set(old) | set(current))
-                if old.get(name) != current.get(name)
+                f"{name} {old.get(name, '?')} -> {version}"
+                for name, version in sorted(now.items())
+                if old.get(name) != version
             ]
             if not changed:
                 done[key] = result

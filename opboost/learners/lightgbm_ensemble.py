@@ -86,7 +86,7 @@ class LightGBMEnsemble(Ensemble):
                 "through its Policy with the catalogue, policy.decision_function(X, "
                 "action_features=..., candidates=...)."
             )
-        X = as_contexts(X, self.n_features)
+        X = as_contexts(X, self.n_features, missing=True)
         m, K = X.shape[0], self.n_actions
         n_trees = self.booster.num_trees()
         if n_trees == 0:
@@ -149,7 +149,7 @@ class LightGBMEnsemble(Ensemble):
         linear tree, as a reward-model start has, is predicted as itself)."""
         if self.action_design == PAIRS_DESIGN:
             raise NotImplementedError("staged scores of a pairs ensemble are not available.")
-        X = as_contexts(X, self.n_features)
+        X = as_contexts(X, self.n_features, missing=True)
         m, K = X.shape[0], self.n_actions
         n_trees = self.booster.num_trees()
         if n_trees == 0:

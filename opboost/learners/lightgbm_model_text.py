@@ -67,17 +67,28 @@ def _int(value: str, what: str, low: int = -_INT32 - 1, high: int = _INT32) -> i
     return int(value)
 
 
-def _numbers(value: str, what: str, *, integer: bool, sep: str | None = " ") -> list:
-    """The space-separated numbers of a model line (empty -> []), all finite."""
+#: How LightGBM writes an infinite split threshold (a split of the missing values, NaN, from
+#: every number: ``x <= inf``).
+_INFINITE = ("inf", "-inf")
+
+
+def _numbers(
+    value: str, what: str, *, integer: bool, sep: str | None = " ", infinite: bool = False
+) -> list:
+    """The space-separated numbers of a model line (empty -> []), all finite (or, with
+    ``infinite``, "inf" and "-inf" too)."""
     tokens = value.split(sep) if value.strip() else []
     out: list = []
     for i, token in enumerate(tokens):
         if integer:
             out.append(_int(token, f"{what}[{i}]"))
+        elif infinite and token in _INFINITE:
+            out.append(float(token))
         else:
             number = float(token) if FLOAT_RE.fullmatch(token) else math.nan
             if not math.isfinite(number):
-                raise ValueError(f"{what}[{i}] must be a finite number; got {token[:40]!r}")
+                kind = "a finite number or inf" if infinite else "a finite number"
+                raise ValueError(f"{what}[{i}] must be {kind}; got {token[:40]!r}")
             out.append(number)
     return out
 
@@ -123,7 +134,8 @@ def _check_tree(block: str, index: int, n_features: int) -> None:
             if required and n_nodes > 0:
                 raise ValueError(f"{where}: missing {name}")
             continue
-        values = _numbers(kv[name], f"{where}: {name}", integer=integer)
+        infinite = name == "threshold"  # numerical splits of missing values: x <= inf
+        values = _numbers(kv[name], f"{where}: {name}", integer=integer, infinite=infinite)
         expected = n_leaves if per_leaf else n_nodes
         # LightGBM writes a one-leaf tree's optional leaf arrays empty and does not read them.
         optional_empty = n_nodes == 0 and per_leaf and not required and not values
@@ -207,7 +219,7 @@ def _check_categorical(kv: dict, arrays: dict, n_cat: int, n_nodes: int, where: 
     thresholds = arrays["threshold"]
     for node in categorical:
         t = thresholds[node]
-        if t != int(t) or not 0 <= t < n_cat:
+        if not math.isfinite(t) or t != int(t) or not 0 <= t < n_cat:
             raise ValueError(
                 f"{where}: threshold[{node}]={t} of a categorical split must index "
                 f"0 .. {n_cat - 1} (num_cat)"

@@ -42,7 +42,7 @@ class PairRounds:
     def prepare_pairs(self, pairs: PairRows, *, random_state: Any = None) -> None:
         """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
         on them); problems and predictions are then (n, C) slot matrices."""
-        X = as_contexts(pairs.contexts)
+        X = as_contexts(pairs.contexts, missing=True)
         self._seed = learner_seed(self.random_state, random_state)
         self._context_categorical = categorical_columns(self.categorical_features, X.shape[1])
         pairs = PairRows(
@@ -116,7 +116,7 @@ class PairRounds:
                 "LightGBMTree.start_from_pair_rewards: call it right after prepare_pairs, "
                 "before rounds."
             )
-        X, actions = as_contexts(pairs.contexts), np.asarray(actions)
+        X, actions = as_contexts(pairs.contexts, missing=True), np.asarray(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
         n, view, phi = X.shape[0], self._view, pairs.action_features
         keep = np.ones(n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)

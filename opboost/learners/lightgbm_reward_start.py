@@ -122,9 +122,11 @@ def linear_family_problem(X: Any, n_actions: int, categorical: Any) -> str | Non
     if categorical != "auto" and len(categorical) >= X.shape[1]:
         return "no numeric context column"
     values = X.data if sp.issparse(X) else X
-    if not np.isfinite(values).all():
-        return "missing or infinite context values"
-    largest = float(np.abs(values).max(initial=0.0))
+    if np.isinf(values).any():
+        return "infinite context values"
+    if not len(_linear_columns(X, categorical)):
+        return "every numeric context column has missing values"
+    largest = float(np.nanmax(np.abs(values), initial=0.0))
     if largest > MAX_LINEAR_VALUE:
         return (
             f"context values up to {largest:.3g}, above {MAX_LINEAR_VALUE:.0e} (squares overflow)"
@@ -132,10 +134,19 @@ def linear_family_problem(X: Any, n_actions: int, categorical: Any) -> str | Non
     return None
 
 
-def _numeric_columns(n_features: int, categorical: Any) -> np.ndarray:
-    """The context columns the linear family reads: all but the categorical ones (codes)."""
+def _has_missing(X: Any) -> bool:
+    """Whether the (finite or NaN) contexts ``X`` hold a NaN: one pass, no temporary."""
+    return bool(np.isnan((X.data if sp.issparse(X) else X).sum()))
+
+
+def _linear_columns(X: Any, categorical: Any) -> np.ndarray:
+    """The context columns the linear family reads: the numeric ones (not the categorical
+    codes) without missing values (NaN), which only the trees route."""
     skip = set() if categorical == "auto" else set(categorical)
-    return np.array([j for j in range(n_features) if j not in skip], dtype=np.intp)
+    if _has_missing(X):
+        missing = X.indices[np.isnan(X.data)] if sp.issparse(X) else np.isnan(X).any(axis=0)
+        skip.update((missing if sp.issparse(X) else np.flatnonzero(missing)).tolist())
+    return np.array([j for j in range(X.shape[1]) if j not in skip], dtype=np.intp)
 
 
 def _binning(pairs: lgb.Dataset, params: dict) -> dict:
@@ -431,13 +442,14 @@ def _stopped_trees(params, data: _Rows, train, held) -> tuple[lgb.Booster, int, 
 def _fit_linear(X, actions, rewards, n_actions, categorical, rows, num_threads) -> LinearRewards:
     """The linear family on the ``rows`` (mask) and the numeric columns of ``X``, with
     weights (d, K) that are exactly 0 on the categorical columns."""
-    columns = _numeric_columns(X.shape[1], categorical)
+    columns = _linear_columns(X, categorical)
     part = X[rows][:, columns]
     with threadpool_limits(limits=num_threads or None):  # BLAS threads as LightGBM's
         fitted = fit_linear_rewards(part, actions[rows], rewards[rows], n_actions)
     weights = np.zeros((X.shape[1], n_actions))
     weights[columns] = fitted.weights
-    return LinearRewards(weights, fitted.intercepts, fitted.alphas)
+    read = columns if _has_missing(X) else None  # NaN * 0 is NaN: read only these
+    return LinearRewards(weights, fitted.intercepts, fitted.alphas, read)
 
 
 def _finish(trees, scores, linear, X, n_actions, params, report) -> RewardModel:

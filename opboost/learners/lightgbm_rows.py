@@ -84,7 +84,7 @@ def context_rows_cache(n_features: int, n_actions: int, design: str) -> Designed
     (a LoggedBandit's), so an in-place edit of writable contexts is never served stale."""
 
     def rows(X: Any) -> Any:
-        return design_rows(as_contexts(X, n_features), n_actions, design)
+        return design_rows(as_contexts(X, n_features, missing=True), n_actions, design)
 
     return DesignedRowsCache(rows, _read_only)
 

@@ -108,6 +108,7 @@ class LightGBMTree(PairRounds, BaseLearner):
     reduction: ClassVar[str] = "regression"
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
     supports_pairs: ClassVar[bool] = True
+    accepts_missing: ClassVar[bool] = True  # NaN: LightGBM's missing value, routed per split
     _parameter_constraints: ClassVar[dict] = {
         **LIGHTGBM_TREE_CONSTRAINTS,
         "categorical_features": CATEGORICAL_FEATURES,
@@ -187,7 +188,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         ``init_scores`` (n, K) is accepted for the contract and only checked: the trees fit
         the targets each round carries, whatever the current scores are.
         """
-        X, K = prepare_inputs(type(self).__name__, contexts, n_actions, init_scores)
+        X, K = prepare_inputs(type(self).__name__, contexts, n_actions, init_scores, missing=True)
         n, d = X.shape
         seed = learner_seed(self.random_state, random_state)
         params = self._lgb_params(seed)
@@ -350,7 +351,7 @@ class LightGBMTree(PairRounds, BaseLearner):
             raise InvalidParameterError(
                 "LightGBMTree.start_from_rewards: call it right after prepare, before rounds."
             )
-        X = as_contexts(contexts, self.n_features_)
+        X = as_contexts(contexts, self.n_features_, missing=True)
         categorical = categorical_columns(self.categorical_features, self.n_features_)
         design = (self.n_actions_, self.action_design, categorical)
         model = fit_reward_model(

@@ -41,15 +41,20 @@ class Ridge:
 @dataclass(frozen=True)
 class LinearRewards:
     """q(x, a) = intercepts[a] + x @ weights[:, a]; ``weights`` (d, K), ``intercepts`` (K,);
-    ``alphas`` (K + 1,): the shared penalty, then each action's (NaN: no ridge of its own)."""
+    ``alphas`` (K + 1,): the shared penalty, then each action's (NaN: no ridge of its own).
+    ``columns``: the context columns read, when not all (the others, which may hold missing
+    values, have weight 0); None: every column."""
 
     weights: np.ndarray
     intercepts: np.ndarray
     alphas: np.ndarray
+    columns: np.ndarray | None = None
 
     def predict(self, X: Any) -> np.ndarray:
         """q on every (row, action) pair of the contexts ``X`` (m, d): (m, K)."""
-        return times(X, self.weights) + self.intercepts
+        if self.columns is None:
+            return times(X, self.weights) + self.intercepts
+        return times(X[:, self.columns], self.weights[self.columns]) + self.intercepts
 
 
 def _dense(X: Any) -> np.ndarray:

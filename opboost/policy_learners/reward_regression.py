@@ -20,7 +20,7 @@ from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving import mask_scores, serving_mask
 from opboost.api.slots import SlotView
-from opboost.api.tabular import attach_schema
+from opboost.api.tabular_frames import attach_schema
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]

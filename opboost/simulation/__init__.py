@@ -1,6 +1,7 @@
 """Simulation: supervised data turned into bandit logs and streams, a catalogue of items with
 features and candidate sets (``simulate_catalogue``), label-hiding environments, the online
-runners and the data set loaders. Algorithms never import it.
+runners, deployments retrained in batches (``run_batched``, ``run_online``) and the data set
+loaders. Algorithms never import it.
 
 Submodules load lazily, so ``import opboost.simulation`` stays light.
 """
@@ -12,16 +13,21 @@ from opboost.api.lazy import lazy_attributes
 __all__ = [
     "BanditEnvironment",
     "BanditRunResult",
+    "DeploymentResult",
+    "DeploymentStream",
     "HiddenLabelError",
     "LossEnvironment",
     "LossRunResult",
     "SimulatedBandit",
     "SimulatedCatalogue",
     "SoftmaxLoggingPolicy",
+    "deployment_stream",
     "expected_reward",
     "reward_table",
     "run_bandit",
+    "run_batched",
     "run_loss_feedback",
+    "run_online",
     "simulate_catalogue",
     "supervised_to_bandit",
 ]
@@ -29,16 +35,21 @@ __all__ = [
 _LAZY: dict[str, tuple[str, str]] = {
     "BanditEnvironment": ("opboost.simulation.environment", "BanditEnvironment"),
     "BanditRunResult": ("opboost.simulation.results", "BanditRunResult"),
+    "DeploymentResult": ("opboost.simulation.deployment", "DeploymentResult"),
+    "DeploymentStream": ("opboost.simulation.deployment", "DeploymentStream"),
     "HiddenLabelError": ("opboost.api.exceptions", "HiddenLabelError"),
     "LossEnvironment": ("opboost.simulation.loss_environment", "LossEnvironment"),
     "LossRunResult": ("opboost.simulation.loss_runner", "LossRunResult"),
     "SimulatedBandit": ("opboost.simulation.supervised", "SimulatedBandit"),
     "SimulatedCatalogue": ("opboost.simulation.items", "SimulatedCatalogue"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
+    "deployment_stream": ("opboost.simulation.deployment", "deployment_stream"),
     "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
     "reward_table": ("opboost.simulation.supervised", "reward_table"),
     "run_bandit": ("opboost.simulation.runners", "run_bandit"),
+    "run_batched": ("opboost.simulation.deployment", "run_batched"),
     "run_loss_feedback": ("opboost.simulation.loss_runner", "run_loss_feedback"),
+    "run_online": ("opboost.simulation.deployment", "run_online"),
     "simulate_catalogue": ("opboost.simulation.items", "simulate_catalogue"),
     "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
 }

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.bandit import BanditLearner
+from opboost.api.data_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_scalar
 from opboost.simulation.environment import BanditEnvironment
@@ -76,6 +77,14 @@ def run_bandit(
         raise InvalidParameterError(
             f"run_bandit: the learner has n_actions={learner.n_actions} but the data have "
             f"{env.n_actions} actions; build it with n_actions={env.n_actions}."
+        )
+    missing = first_missing(X)
+    if missing is not None:
+        raise InvalidParameterError(
+            f"run_bandit: X has a missing value (NaN) at row {missing[0]}, column {missing[1]}, "
+            f"and online learner {learner.name!r} cannot take missing values; impute them "
+            f"first (sklearn.impute.SimpleImputer, for instance), or learn offline with "
+            f"Booster(base_learner='lightgbm_tree'), which routes them natively."
         )
     predict_one, learn_one, answer = learner.predict_one, learner.learn_one, env.reward
     greedy_one, greedy = learner.greedy_action_one, []

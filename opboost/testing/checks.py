@@ -114,6 +114,32 @@ def check_estimator_values(cls: type[Component]) -> None:
     assert interval.low <= interval.value <= interval.high
 
 
+def check_estimator_policy_forms(cls: type[Component]) -> None:
+    """The evaluated policy may be an (n,) integer array of actions (what ``predict``
+    returns) or an (n, K) matrix of probabilities: both forms of a deterministic policy give
+    the same round values, and so do (n, K) probabilities as they are."""
+    data = _small_logged()
+    kwargs = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    actions = np.random.default_rng(1).integers(0, data.n_actions, len(data))
+    one_hot = np.eye(data.n_actions)[actions]
+    forms = {}
+    for name, policy in (("(n,) actions", actions), ("(n, K) one-hot rows", one_hot)):
+        try:
+            forms[name] = np.asarray(_instance(cls, **kwargs).round_values(data, policy))
+        except Exception as exc:
+            raise AssertionError(
+                f"{cls.__name__}.round_values failed on the policy given as {name} "
+                f"({type(exc).__name__}: {exc}); read action_probs with "
+                f"opboost.api.estimator.check_action_probs, which takes (n,) actions, (n, K) "
+                f"probabilities and obp's (n, K, L)."
+            ) from exc
+    np.testing.assert_allclose(
+        forms["(n,) actions"],
+        forms["(n, K) one-hot rows"],
+        err_msg=f"{cls.__name__}: (n,) actions and their one-hot rows give other values",
+    )
+
+
 def check_estimator_coefficients(cls: type[Component]) -> None:
     """Training estimators give finite coefficients: per row (n,) with the sign of the reward,
     or per action (n, K) whose value (1/n) sum_i <pi_i, Gamma_i> is the estimator's own
@@ -322,7 +348,11 @@ def check_bundled_dataset_loads(cls: type[Component]) -> None:
 
 
 _BY_KIND: dict[str, tuple[Check, ...]] = {
-    "estimator": (check_estimator_values, check_estimator_coefficients),
+    "estimator": (
+        check_estimator_values,
+        check_estimator_policy_forms,
+        check_estimator_coefficients,
+    ),
     "base_learner": (check_base_learner_round_and_save,),
     "online_learner": (
         check_online_learner_protocol,

@@ -17,24 +17,39 @@ needs real data, another machine or minutes; it runs only with ``OPBOOST_DOCS_SL
 (``OPBOOST_DOCS_SLOW=1 OPBOOST_DATA=/path/to/datasets python -m pytest tests/docs``), and a
 block preceded by ``<!-- docs-test: skip (why) -->`` is never run (installation commands,
 which the test run itself depends on). A failure names the document and the block's line.
+
+What a Python block says it prints is checked too (tests/docs/expected_output.py): an
+expectation comment ``print(x)  # -> 0.93 (±0.02)`` (or ``# -> ...`` lines right after the
+statement), and an output block, a ``text`` block after the Python block preceded by
+
+    <!-- docs-test: output ±0.02 -->
+
+A comment that shows a number on a ``print`` statement must be such an expectation (numbers
+shown are checked or not shown). A ``toml`` block preceded by
+``<!-- docs-test: same-as examples/quickstart.toml -->`` must hold the same TOML as the file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from expected_output import PRELUDE, expectations, mismatch, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 MARK = re.compile(r"<!-- docs-test: (?P<kind>slow|skip)\b[^>]*-->\s*$")
 SETUP = re.compile(r"<!-- docs-test setup\n(?P<code>.*?)-->", re.S)
+OUTPUT = re.compile(r"<!-- docs-test: output(?:\s+(?:±|\+-)(?P<tol>[0-9.eE+-]+))?\s*-->\s*$")
+SAME_AS = re.compile(r"<!-- docs-test: same-as (?P<path>\S+)\s*-->\s*$")
 SLOW = os.environ.get("OPBOOST_DOCS_SLOW") == "1"
 PYTHON = ("python", "py")
 SHELL = ("bash", "sh", "shell", "console")
@@ -53,20 +68,41 @@ class Block:
         return f"{self.document.relative_to(ROOT)}:{self.line}"
 
 
-def blocks(document: Path) -> list[Block]:
-    """The fenced Python and shell blocks of ``document``, with their markers."""
+def fenced(document: Path) -> list[tuple[int, str, str, str]]:
+    """(line, language, body, the line before the fence) of every fenced block."""
     text = document.read_text(encoding="utf-8")
     out = []
     for match in FENCE.finditer(text):
-        lang = match.group("lang").lower()
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        line = text[: match.start()].count("\n") + 1
+        out.append((line, match.group("lang").lower(), match.group("body"), before))
+    return out
+
+
+def blocks(document: Path) -> list[Block]:
+    """The fenced Python and shell blocks of ``document``, with their markers."""
+    out = []
+    for line, lang, body, before in fenced(document):
         if lang not in PYTHON + SHELL:
             continue
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         mark = MARK.search(before)
-        line = text[: match.start()].count("\n") + 1
-        out.append(
-            Block(document, line, lang, match.group("body"), mark.group("kind") if mark else None)
-        )
+        out.append(Block(document, line, lang, body, mark.group("kind") if mark else None))
+    return out
+
+
+def output_blocks(document: Path) -> dict[int, tuple[int, str, float]]:
+    """{line of a Python block: (line, text, tolerance) of its output block}."""
+    out, python = {}, None
+    for line, lang, body, before in fenced(document):
+        if lang in PYTHON:
+            python = line
+        found = OUTPUT.search(before)
+        if found is None:
+            continue
+        if lang != "text" or python is None:
+            raise ValueError(f"{document.name}:{line}: an output marker needs a text block "
+                             f"after a Python block")  # fmt: skip
+        out[python] = (line, body, float(found.group("tol") or 0.0))
     return out
 
 
@@ -107,25 +143,60 @@ def test_python_blocks_run(document: Path, tmp_path: Path) -> None:
     setups = [(m.start(), m.group("code")) for m in SETUP.finditer(text)]
     runnable = [b for b in blocks(document) if b.lang in PYTHON and _runs(b)]
     steps = sorted(
-        [(pos, f"__docs_block__ = 'setup before line {_line(text, pos)}'\n{code}")
+        [(pos, f"__docs_block__ = 'setup before line {_line(text, pos)}'\n{code}", None)
          for pos, code in setups]
-        + [(_offset(text, b.line), f"__docs_block__ = {b.where!r}\n{b.code}") for b in runnable]
+        + [(_offset(text, b.line), f"__docs_block__ = {b.where!r}\n{b.code}", b)
+           for b in runnable]
     )  # fmt: skip
-    parts = [step for _, step in steps]
+    parts, starts = [PRELUDE], {}  # starts: block -> code line of its first line
+    for _, step, block in steps:
+        if block is not None:  # after the lines before it and its __docs_block__ line
+            starts[block] = sum(part.count("\n") + 1 for part in parts) + 2
+        parts.append(step)
     code = "\n".join(parts)
     _link_repo_folders(tmp_path)
+    env = dict(_env(), OPBOOST_DOCS_OUTPUT=str(tmp_path / "printed.json"))
     # -c rather than a script file: Dask's LocalCluster (docs/dask.md) spawns workers that
     # would re-run a script's top level
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,
-        env=_env(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=900,
     )
     if result.returncode != 0:
         pytest.fail(f"{_failing_block(code, result.stderr)} failed:\n{result.stderr[-3000:]}")
+    printed = json.loads((tmp_path / "printed.json").read_text())
+    problems = _printed_problems(document, starts, printed)
+    assert not problems, "the docs show other output than their blocks print:\n" + "\n".join(
+        problems
+    )
+
+
+def _printed_problems(document: Path, starts: dict, printed: list) -> list[str]:
+    """Each expectation comment and output block of the document's ``starts`` blocks (block
+    -> its first line in the code run) that ``printed`` ([code line, text], ...) contradicts."""
+
+    def between(first: int, last: int) -> str:
+        return "".join(t for line, t in printed if line is not None and first <= line <= last)
+
+    problems, outputs = [], output_blocks(document)
+    for block, start in starts.items():
+        shift = start - 1  # block line i is code line i + shift
+        for want in expectations(block.code):
+            got = between(want.first + shift, want.last + shift)
+            problem = mismatch(want.text, got, want.tolerance)
+            if problem:
+                problems.append(f"{block.where} (+{want.line}): {problem}")
+        if block.line in outputs:
+            line, text, tolerance = outputs[block.line]
+            got = between(start, start + block.code.count("\n"))
+            problem = mismatch(text, got, tolerance)
+            if problem:
+                problems.append(f"{document.relative_to(ROOT)}:{line} (output block): {problem}")
+    return problems
 
 
 def _failing_block(code: str, stderr: str) -> str:
@@ -181,3 +252,38 @@ def test_every_block_is_counted(record_property) -> None:
             counts["python" if block.lang in PYTHON else "shell"] += 1
     record_property("docs_blocks", counts)
     assert counts["python"] + counts["shell"] > 0
+
+
+def test_numbers_in_print_comments_are_checked() -> None:
+    """A comment showing a number that a print statement prints is an expectation comment
+    (``# -> ...``), which the block's run checks: the docs show no unchecked printed number."""
+    unchecked = [
+        f"{b.where} (+{line})"
+        for b in ALL
+        if b.lang in PYTHON
+        for line in unchecked_numbers(b.code)
+    ]
+    assert not unchecked, (
+        "comments showing printed numbers that no test checks (write them as '# -> TEXT', "
+        "see tests/docs/expected_output.py): " + ", ".join(unchecked)
+    )
+
+
+SAME_AS_BLOCKS = [
+    (d, line, body, SAME_AS.search(before).group("path"))
+    for d in DOCUMENTS
+    for line, lang, body, before in fenced(d)
+    if lang == "toml" and SAME_AS.search(before)
+]
+
+
+@pytest.mark.parametrize(
+    ("document", "line", "body", "path"),
+    SAME_AS_BLOCKS,
+    ids=[f"{d.relative_to(ROOT)}:{line}" for d, line, _, _ in SAME_AS_BLOCKS],
+)
+def test_toml_excerpts_are_the_files(document: Path, line: int, body: str, path: str) -> None:
+    """A TOML block marked ``same-as FILE`` holds the file's TOML (comments aside)."""
+    assert tomllib.loads(body) == tomllib.loads((ROOT / path).read_text(encoding="utf-8")), (
+        f"{document.relative_to(ROOT)}:{line} differs from {path}"
+    )

@@ -103,3 +103,34 @@ def _half_ips() -> type:
         name = "half_ips"
 
     return HalfIPS
+
+
+def test_estimator_checks_catch_an_estimator_that_reads_only_probabilities():
+    """docs/plugins.md's SwitchIPS as it was (indexing action_probs as (n, K)) crashed on
+    the (n,) actions predict returns; the estimator checks now call round_values with both
+    forms and name the fix."""
+    from typing import ClassVar
+
+    import numpy as np
+
+    from opboost.api.estimator import Estimator
+
+    class OldSwitchIPS(Estimator):
+        name: ClassVar[str] = "old_switch_ips"
+        _parameter_constraints: ClassVar[dict] = {"tau": []}
+
+        def __init__(self, *, tau: float = 20.0):
+            self.tau = tau
+
+        def round_values(self, data, action_probs):
+            w = action_probs[np.arange(len(data)), data.actions] / data.propensities
+            return np.where(w <= self.tau, w * data.rewards, 0.0)
+
+    with pytest.raises(
+        AssertionError,
+        match=r"OldSwitchIPS\.round_values failed on the policy given as \(n,\) actions "
+        r"\(IndexError: .*\); read action_probs with opboost\.api\.estimator\."
+        r"check_action_probs",
+    ):
+        checks.check_estimator_policy_forms(OldSwitchIPS)
+    assert checks.check_estimator_policy_forms in checks.all_checks(OldSwitchIPS)

@@ -7,13 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from policy_tables import ACTION_IDS, CATEGORIES
 
 import opboost
 from opboost.api.data import LoggedBandit
-
-#: The catalogue of :func:`tabular_policy` (string action ids) and its categorical column.
-ACTION_IDS = ["red", "green", "blue"]
-CATEGORIES = ["a", "b", "c"]
 
 
 @pytest.fixture(scope="session")

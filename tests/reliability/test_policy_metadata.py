@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ACTION_IDS, CATEGORIES
+from policy_tables import ACTION_IDS, CATEGORIES
 
 from opboost.api.policy import manifest_digest
 from opboost.policy import load_policy

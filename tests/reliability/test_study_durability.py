@@ -363,6 +363,73 @@ def test_changed_data_contents_rerun_trials(plugin, tmp_path, monkeypatch, capsy
     assert "library versions changed (numpy 0.0.1 ->" in capsys.readouterr().err
 
 
+UNRELATED = """
+from typing import ClassVar
+
+from opboost.api.hookspecs import hookimpl
+from opboost_durability_test_plugin import Exploding
+
+
+class Unrelated(Exploding):
+    name: ClassVar[str] = "unrelated_test"
+
+
+@hookimpl
+def opboost_register_policy_learners():
+    return [Unrelated]
+"""
+
+
+def test_only_the_plugins_a_trial_uses_can_rerun_it(plugin, tmp_path, monkeypatch, capsys):
+    """Installing a plugin that no stored trial uses re-runs none of them: a trial records
+    only the plugins whose components it names (here the data set's), and a trial that uses
+    the new plugin records it too; a change of a plugin a trial uses still re-runs it."""
+    from opboost.compose.study import versions
+    from opboost.registry import reset_registry
+
+    raw = raw_config()
+    assert study(raw, tmp_path / "out", plots=False)["timings"]["trials_run"] == 4
+    installed = tmp_path / "site"
+    info = installed / "opboost_unrelated_test-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (installed / "opboost_unrelated_test_plugin.py").write_text(UNRELATED)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: opboost-unrelated-test\nVersion: 0.1.0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[opboost]\nunrelated_test = opboost_unrelated_test_plugin\n"
+    )
+    monkeypatch.syspath_prepend(str(installed))
+    reset_registry()
+    assert versions()["plugin opboost-unrelated-test"] == "0.1.0"
+    capsys.readouterr()
+    again = study(raw, tmp_path / "out", plots=False)
+    assert again["timings"]["trials_run"] == 0 and again["timings"]["trials_resumed"] == 4
+    assert "re-running" not in capsys.readouterr().err
+    record = json.loads((tmp_path / "out" / "trials" / "uniform__s0.json").read_text())
+    assert record["versions"]["plugin opboost-durability-test"] == "1.0"
+    assert not [name for name in record["versions"] if name.startswith("plugin opboost-unrel")]
+
+    raw = raw_config(
+        {"label": "new", "policy_learner": {"name": "unrelated_test", "explode": False}}
+    )
+    grown = study(raw, tmp_path / "out", plots=False)
+    assert grown["timings"]["trials_run"] == 2 and grown["timings"]["trials_resumed"] == 4
+    record = json.loads((tmp_path / "out" / "trials" / "new__s0.json").read_text())
+    assert record["versions"]["plugin opboost-unrelated-test"] == "0.1.0"
+
+    path = tmp_path / "out" / "trials" / "constant__s1.json"
+    old = json.loads(path.read_text())
+    old["versions"]["plugin opboost-durability-test"] = "0.9"
+    path.write_text(json.dumps(old))
+    capsys.readouterr()
+    assert study(raw, tmp_path / "out", plots=False)["timings"]["trials_run"] == 1
+    assert (
+        "because library versions changed (plugin opboost-durability-test 0.9 -> 1.0): "
+        "constant__s1.json." in capsys.readouterr().err
+    )
+
+
 # --- 6. worker processes die with the study --------------------------------------------------
 
 

@@ -310,3 +310,28 @@ def test_offline_algorithm_without_objective_uses_the_booster_default():
     raw["algorithms"][1]["objective"] = {"name": "auto", "variance_penalty": 0.3}
     booster = parse_config(raw, file="c.toml").algorithms[1].make_booster(0)
     assert booster.get_params()["objective_params"] == {"variance_penalty": 0.3}
+
+
+def test_shipped_labels_that_name_the_papers_algorithms_run_them():
+    """In examples/, an offline algorithm labelled BOPL or BOPL-S is London et al.'s algorithm
+    as published, boosting from F_0 = 0, unless its label says it starts from the reward model
+    (or is Booster()'s default)."""
+    from pathlib import Path
+
+    from opboost.resolve import effective_warm_start
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    checked = []
+    for path in sorted(root.rglob("*.toml")):
+        for algo in load_config(path).algorithms:
+            label = algo.label.lower()
+            if algo.family != "offline" or "bopl" not in label:
+                continue
+            if any(word in label for word in ("reward model", "reward-model", "default")):
+                continue
+            booster = algo.make_booster(random_state=0)
+            learner = booster.resolve_components()[2]
+            start, _ = effective_warm_start(booster, learner, can_start=True)
+            assert start is None, f"{path.relative_to(root)}: {algo.label!r} starts from {start}"
+            checked.append(algo.label)
+    assert len(checked) > 20

@@ -22,9 +22,7 @@ FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
 
 
 def _bilinear_world(seed: int = 0, n: int = 1500):
-    return simulate_catalogue(
-        n, 60, 6, 4, 3, random_state=seed, reward_scale=3.0, logging_beta=0.3
-    )
+    return simulate_catalogue(n, 60, 6, 4, 3, random_state=seed, reward_scale=3.0, logging_beta=0.3)
 
 
 def _pairs(logs) -> PairRows:
@@ -163,8 +161,12 @@ def test_the_served_interaction_is_the_bilinear_formula():
     [
         {"context_columns": [0], "item_columns": [], "item_categories": [], "weights": [[1.0]]},
         {"context_columns": [-1], "item_columns": [0], "item_categories": [], "weights": []},
-        {"context_columns": [0], "item_columns": [0], "item_categories": [],
-         "weights": [[1.0, float("nan")], [0.0, 0.0]]},
+        {
+            "context_columns": [0],
+            "item_columns": [0],
+            "item_categories": [],
+            "weights": [[1.0, float("nan")], [0.0, 0.0]],
+        },
         "not a record",
     ],
 )

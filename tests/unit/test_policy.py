@@ -234,7 +234,8 @@ def test_constant_policy_interface():
     np.testing.assert_array_equal(policy.predict_proba(X), np.eye(3)[[1, 1, 1, 1]])
     np.testing.assert_array_equal(policy.decision_function(X).argmax(1), [1, 1, 1, 1])
     assert policy.predict(X).dtype == np.int64 and policy.n_rounds == 0
-    assert staged_rewards(policy, X, np.array([0, 1, 2, 1]), "multiclass") == []
+    # no rounds: round 0 is the policy itself (action 1, right on rows 1 and 3)
+    assert staged_rewards(policy, X, np.array([0, 1, 2, 1]), "multiclass") == [0.5]
 
 
 def _write_constant(path, text, *, n_actions=4, metadata=None):

@@ -194,12 +194,19 @@ def test_few_logs_fit_reward_regressions_trees_on_every_row():
     assert model.report["trees"] == model.trees.num_trees() > 1
 
 
-def test_linear_family_is_skipped_with_the_reason_for_missing_values():
+def test_linear_family_leaves_out_columns_with_missing_values():
+    """A NaN in column 2 keeps that column out of the linear model (weight 0, never read:
+    q stays finite) while the other columns still carry it; the trees route the NaN."""
     X, actions, rewards, _ = _logs("linear")
     X[3, 2] = np.nan
     model = fit_reward_model(X, actions, rewards, 5, "stacked", "auto", seed=0, num_threads=1)
+    assert model.report["family"] == "linear+trees" and model.report["linear_skipped"] is None
+    assert np.all(model.linear.weights[2] == 0.0) and np.any(model.linear.weights[0] != 0.0)
+    assert np.all(np.isfinite(model.q)) and np.all(np.isfinite(model.linear.predict(X)))
+    X[:, :] = np.nan  # no column left
+    model = fit_reward_model(X, actions, rewards, 5, "stacked", "auto", seed=0, num_threads=1)
     assert model.report["family"] == "trees" and "holdout_mse" not in model.report
-    assert model.report["linear_skipped"] == "missing or infinite context values"
+    assert model.report["linear_skipped"] == "every numeric context column has missing values"
 
 
 def test_categorical_columns_stay_out_of_the_linear_model():

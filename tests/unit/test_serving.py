@@ -127,7 +127,7 @@ def test_small_predict_leaves_lightgbm_default_threads_unchanged(ensemble):
         default.value = before
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_non_finite_contexts_still_rejected(ensemble, bad, sparse):
     X = _contexts(3, 5) + 1.0

@@ -15,6 +15,7 @@ from opboost.compose.experiment import run_trial
 from opboost.compose.study import comparable, plan_trials, run_study
 from opboost.compose.trial_data import prepare_trial
 
+LGB = {"name": "lightgbm_tree", "num_leaves": 4, "min_data_in_leaf": 5}
 RAW = {
     "data": {"name": "wine"},
     "simulation": {"log_fraction": 0.15, "logging_C": 0.01, "valid_fraction": 0.25},
@@ -91,7 +92,8 @@ def test_trial_numbers_are_consistent(study):
         assert 0.0 <= t["metrics"]["test_reward"] <= 1.0
         if t["label"] == "BOPL-S":
             assert t["curves"]["test_reward_round"][-1] == t["metrics"]["test_reward"]
-            assert len(t["curves"]["round"]) == t["info"]["n_rounds"]
+            assert t["curves"]["round"] == list(range(t["info"]["n_rounds"] + 1))
+            assert len(t["curves"]["test_reward_round"]) == len(t["curves"]["round"])
         if t["label"] == "banditron":
             assert t["info"]["n_interactions"] == 2 * t["info"]["n_logged"]
             assert t["curves"]["eval_step"][-1] == t["info"]["n_interactions"]
@@ -205,8 +207,9 @@ def test_study_records_fallback_trials(action_only_registry, tmp_path):
         assert not safe["info"]["selection"]["beats_constant"]
         reward = safe["metrics"]["test_reward"]
         assert reward == trials["constant", seed]["metrics"]["test_reward"]  # also action 2
-        assert safe["curves"]["test_reward_round"] == [reward] * safe["info"]["n_rounds"]
-        assert len(safe["curves"]["round"]) == safe["info"]["n_rounds"] > 0
+        rounds = safe["info"]["n_rounds"]
+        assert rounds > 0 and safe["curves"]["round"] == list(range(rounds + 1))
+        assert safe["curves"]["test_reward_round"] == [reward] * (rounds + 1)
     assert results["fallbacks"] == {"safe": 2, "plain": 0}
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["fallbacks"] == {"safe": 2, "plain": 0}
@@ -217,7 +220,8 @@ def test_study_records_fallback_trials(action_only_registry, tmp_path):
     assert marks == {("safe", "constant"), ("plain", ""), ("constant", "")}
     md = (tmp_path / "results.md").read_text()
     assert "| fallbacks | seconds / trial |" in md
-    assert "| safe | offline |" in md and " 2/2 |" in md and " 0/2 |" in md
+    assert "| safe | offline | reward_model/trees |" in md and " 2/2 |" in md and " 0/2 |" in md
+    assert "| constant | baseline | — |" in md
     assert "fell back to the best constant action" in md
     assert (tmp_path / "offline_test_reward.png").is_file()
 
@@ -237,3 +241,92 @@ def test_cli_run_prints_the_fallback(action_only_registry, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "  action                  2\n" in out
     assert "  fallback                constant\n" in out
+
+
+#: Offline trials of every kind of start, on wine (4 rounds; the last stops early).
+STARTS = {
+    "data": {"name": "wine"},
+    "simulation": {"log_fraction": 0.15, "logging_C": 0.01, "valid_fraction": 0.25},
+    "experiment": {"seeds": [0]},
+    "algorithms": [
+        {"label": "default", "booster": {"n_rounds": 4}, "base_learner": LGB},
+        {"label": "F0=0", "booster": {"n_rounds": 4, "warm_start": "none"}, "base_learner": LGB},
+        {
+            "label": "per-action constant",
+            "booster": {"n_rounds": 4, "warm_start": "best_constant"},
+            "base_learner": {**LGB, "action_design": "per_action"},
+        },
+        {
+            "label": "sklearn logging",
+            "booster": {"n_rounds": 4, "warm_start": "logging"},
+            "base_learner": {"name": "sklearn_tree", "max_depth": 3},
+        },
+        {
+            "label": "distilled",
+            "booster": {"n_rounds": 4, "warm_start": "reward_model"},
+            "base_learner": {"name": "sklearn_tree", "max_depth": 3},
+        },
+        {  # the training risk falls every round, so its maximum is round 1: stops at round 2
+            "label": "stopped",
+            "objective": "bopl",
+            "booster": {"n_rounds": 4},
+            "base_learner": LGB,
+            "callbacks": [
+                {
+                    "name": "early_stopping",
+                    "metric": "train_objective",
+                    "mode": "max",
+                    "patience": 1,
+                }
+            ],
+        },
+    ],
+}
+STARTED = {
+    "default": "reward_model/trees",
+    "F0=0": "none",
+    "per-action constant": "best_constant",
+    "sklearn logging": "logging",
+    "distilled": "reward_model/distilled",
+    "stopped": "reward_model/trees",
+}
+
+
+def test_curves_have_one_point_per_round_from_the_start():
+    """Whatever the start (a reward model's 100+ trees, warm-start members, K trees a round,
+    none), round 0 is the start and test_reward_round[t] is the test reward of the same fit
+    stopped after t rounds; other curves are aligned with round (None at round 0). With early
+    stopping the test-reward curve ends at the policy's best round; info["start"] says which
+    start ran."""
+    config = parse_config(copy.deepcopy(STARTS), file="starts.toml")
+    data = prepare_trial(config.data, config.simulation, 0)
+    for algo in config.algorithms:
+        result = run_trial(config, algo, data)
+        curves, rounds = result.curves, result.info["n_rounds"]
+        assert result.info["start"] == STARTED[algo.label]
+        assert curves["round"] == list(range(rounds + 1))
+        for name in ("alpha", "gradient_norm", "train_objective", "eval_snips_argmax"):
+            assert len(curves[name]) == rounds + 1 and curves[name][0] is None
+        rewards = curves["test_reward_round"]
+        assert rewards[-1] == result.metrics["test_reward"]
+        if algo.label == "stopped":
+            assert rounds == 2 and len(rewards) == 2  # the policy keeps round 1
+            continue
+        assert rounds == 4 and len(rewards) == 5
+        for t in (1, 2):  # the same fit with t rounds: per-round seeds do not depend on T
+            shorter = parse_config(copy.deepcopy(STARTS), file="starts.toml").algorithm(algo.label)
+            shorter.booster["n_rounds"] = t
+            assert run_trial(config, shorter, data).metrics["test_reward"] == rewards[t]
+
+
+def test_plotted_curve_ends_at_the_table_value(study):
+    """The plotted mean test-reward curve ends at the table's mean test reward, at the last
+    round run."""
+    from opboost.compose.plots import mean_curve
+    from opboost.compose.study import reported_trials
+
+    _, _, results = study
+    trials = reported_trials(results)["BOPL-S"]
+    xs, ys, stops = mean_curve(trials, "round", "test_reward_round")
+    assert xs[0] == 0 and xs[-1] == 4 and stops == []
+    assert ys[-1] == pytest.approx(results["summary"]["BOPL-S"]["test_reward"]["mean"])

@@ -107,10 +107,11 @@ def test_integer_ids_without_n_actions_warn():
             id="id-not-in-catalogue",
         ),
         pytest.param(
-            {"age": [1.0, np.nan, 2.0, 3.0]},
+            {"age": [1.0, np.inf, 2.0, 3.0]},
             {},
-            r"numeric context column 'age' must be finite; row 1 \(index 1\) has nan",
-            id="nan-in-numeric",
+            r"numeric context column 'age' must be finite or missing \(NaN\); row 1 \(index 1\) "
+            r"has inf\. Replace the infinite values",
+            id="inf-in-numeric",
         ),
         pytest.param(
             {"device": pd.Series(["ios", 1, 2.5, "ios"], dtype=object)},

@@ -1,0 +1,223 @@
+"""Closing the loop: a supervised-to-bandit stream played by policies that are deployed,
+logged and retrained in batches, or by online learners that update after every interaction.
+
+:func:`deployment_stream` fixes the stream of one trial: ``batch_size * n_batches`` labelled
+rows in a seeded order (fresh permutations when the stream is longer than the data) and one
+uniform per interaction, the common random number every deployed policy draws its action
+from at that interaction (so two policies with the same distribution play the same action).
+
+:func:`run_batched` plays it as teams deploy an off-policy learner: batch 0 is logged by the
+logging policy; after each batch the learner is refitted on ALL the logs so far (each row
+with the propensity of the policy that logged it) and deployed, with its exploration, for the
+next batch; after the last batch it is refitted once more (its final policy). Without a
+learner the logging policy plays every batch. :func:`run_online` plays the same rows, in the
+same order, with an online bandit learner through a :class:`BanditEnvironment`. Learners see
+only the reward of the action played; the labels give each interaction's reward and the best
+reward of its row, for the cumulative reward and regret.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from opboost.api.bandit import BanditLearner
+from opboost.api.data import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.exploration import check_exploration, draw
+from opboost.api.validation import check_random_state, check_scalar
+from opboost.simulation.environment import BanditEnvironment
+from opboost.simulation.supervised import reward_table
+
+__all__ = [
+    "DeploymentResult",
+    "DeploymentStream",
+    "deployment_stream",
+    "run_batched",
+    "run_online",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class DeploymentStream:
+    """The interactions of one deployment trial, in order.
+
+    ``contexts`` (L, d) and hidden ``labels`` of the stream's rows (``rows``: their indices
+    in the data given), ``reward`` their structure, ``uniforms`` (L,) the common random
+    numbers of the draws; the stream's batches are ``batch_size`` interactions each.
+    """
+
+    contexts: Any
+    labels: Any
+    reward: Any
+    n_actions: int
+    batch_size: int
+    rows: np.ndarray
+    uniforms: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def batch_ends(self, batch_size: int | None = None) -> list[int]:
+        """Interactions at the end of each batch of ``batch_size`` (default: the stream's);
+        the last batch ends with the stream."""
+        size = self.batch_size if batch_size is None else batch_size
+        return [*range(size, len(self), size), len(self)]
+
+    def table(self) -> np.ndarray:
+        """(L, K) expected reward of every action at every interaction (the labels')."""
+        return reward_table(self.labels, self.reward, self.n_actions)
+
+
+def deployment_stream(
+    X: Any,
+    y: Any,
+    *,
+    n_actions: int,
+    batch_size: int,
+    n_batches: int,
+    reward: Any = "multiclass",
+    random_state: Any = None,
+) -> DeploymentStream:
+    """The stream of ``batch_size * n_batches`` interactions over the labelled rows (X, y):
+    seeded permutations of the rows, concatenated until the stream is long enough (a row
+    recurs only after every row was played), and one seeded uniform per interaction."""
+    owner = "deployment_stream"
+    check_scalar(batch_size, "batch_size", owner, kind=int, low=1)
+    check_scalar(n_batches, "n_batches", owner, kind=int, low=1)
+    n = X.shape[0]
+    if n < 1:
+        raise InvalidParameterError(f"{owner}: X has no rows to stream.")
+    rng = check_random_state(random_state)
+    length = batch_size * n_batches
+    order = np.concatenate([rng.permutation(n) for _ in range(-(-length // n))])[:length]
+    labels = y[order]
+    reward_table(labels[:1], reward, n_actions)  # checks the labels' form early
+    return DeploymentStream(
+        contexts=X[order],
+        labels=labels,
+        reward=reward,
+        n_actions=int(n_actions),
+        batch_size=int(batch_size),
+        rows=order,
+        uniforms=rng.random(length),
+    )
+
+
+@dataclass
+class DeploymentResult:
+    """One policy's (or learner's) play of a stream.
+
+    ``rewards`` (L,) the reward of every interaction, ``best`` (L,) the best reward of its row;
+    ``batch_ends`` the interactions after which the learner was refitted (batched) or the
+    stream's batch ends (online); ``fit_seconds`` one per refit; ``policy`` the final fitted
+    policy (batched: refitted on every log), the online learner, or None when the logging
+    policy played throughout; ``logs`` every logged interaction (batched)."""
+
+    rewards: np.ndarray
+    best: np.ndarray
+    batch_ends: list[int]
+    fit_seconds: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    policy: Any = None
+    logs: LoggedBandit | None = None
+
+    def cumulative_reward(self, at: list[int]) -> list[float]:
+        """Reward collected up to each interaction count in ``at``."""
+        total = np.cumsum(self.rewards)
+        return [float(total[t - 1]) for t in at]
+
+    def cumulative_regret(self, at: list[int]) -> list[float]:
+        """Best reward minus collected reward, summed up to each count in ``at``."""
+        total = np.cumsum(self.best - self.rewards)
+        return [float(total[t - 1]) for t in at]
+
+
+def run_batched(
+    stream: DeploymentStream,
+    fit: Callable[[LoggedBandit], Any] | None,
+    *,
+    logging_policy: Callable[[Any], np.ndarray],
+    epsilon: float = 0.0,
+    temperature: float | None = None,
+    batch_size: int | None = None,
+) -> DeploymentResult:
+    """Play ``stream`` in batches of ``batch_size`` (default: the stream's).
+
+    ``logging_policy(X) -> (m, K)`` distributions logs batch 0. ``fit(logs)`` returns a fitted
+    policy with ``action_distribution`` (:class:`~opboost.api.exploration.ExplorationMixin`:
+    a Booster, a Policy, a PolicyLearner); it is called after every batch on all the logs so
+    far, and each fitted policy plays the next batch with ``epsilon``/``temperature``
+    exploration. ``fit=None``: the logging policy plays every batch."""
+    epsilon, temperature = check_exploration(epsilon, temperature, "run_batched")
+    size = stream.batch_size if batch_size is None else batch_size
+    check_scalar(size, "batch_size", "run_batched", kind=int, low=1)
+    table, ends = stream.table(), stream.batch_ends(size)
+    steps = np.arange(len(stream))
+    k = stream.n_actions
+    actions = np.zeros(len(stream), dtype=np.int64)
+    probs = np.zeros((len(stream), k))
+    result = DeploymentResult(np.zeros(len(stream)), table.max(axis=1), ends)
+    policy, start, began = None, 0, time.perf_counter()
+    for end in ends:
+        X = stream.contexts[start:end]
+        if policy is None:
+            dist = np.asarray(logging_policy(X), dtype=np.float64)
+        else:
+            dist = policy.action_distribution(X, epsilon=epsilon, temperature=temperature)
+        probs[start:end] = dist
+        actions[start:end] = draw(dist, stream.uniforms[start:end])[0]
+        result.rewards[start:end] = table[steps[start:end], actions[start:end]]
+        start = end
+        if fit is None:
+            continue
+        logs = LoggedBandit(
+            stream.contexts[:end],
+            actions[:end],
+            probs[steps[:end], actions[:end]],
+            result.rewards[:end],
+            k,
+            logging_probs=probs[:end],
+        )
+        fitted = time.perf_counter()
+        policy = fit(logs)
+        result.fit_seconds.append(time.perf_counter() - fitted)
+        result.logs = logs
+    result.seconds, result.policy = time.perf_counter() - began, policy
+    if fit is None:
+        result.logs = LoggedBandit(
+            stream.contexts, actions, probs[steps, actions], result.rewards, k, logging_probs=probs
+        )
+    return result
+
+
+def run_online(stream: DeploymentStream, learner: BanditLearner) -> DeploymentResult:
+    """Play ``stream`` with an online bandit learner (predict, then learn from the reward of
+    the action played, at every interaction), through a :class:`BanditEnvironment` that hides
+    the labels; the learner is used as given (pass a fresh one)."""
+    if not isinstance(learner, BanditLearner):
+        raise InvalidParameterError(
+            f"run_online: learner must be a BanditLearner (feedback='bandit'). Got "
+            f"{type(learner).__name__}."
+        )
+    X = stream.contexts
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    env = BanditEnvironment(
+        X, stream.labels, reward=stream.reward, n_actions=stream.n_actions, shuffle=False
+    )
+    predict_one, learn_one, answer = learner.predict_one, learner.learn_one, env.reward
+    began = time.perf_counter()
+    for _, x in env:
+        action = predict_one(x)
+        learn_one(x, action, answer(action))
+    seconds = time.perf_counter() - began
+    history = env.history()
+    best = history["reward_table"].max(axis=1)
+    return DeploymentResult(
+        history["rewards"], best, stream.batch_ends(), seconds=seconds, policy=learner
+    )
