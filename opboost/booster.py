@@ -33,7 +33,12 @@ from opboost.booster_checks import (
 )
 from opboost.booster_inputs import check_X, fit_logs, record_features
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
-from opboost.resolve import COMPONENT_KINDS, effective_warm_start, resolve_components
+from opboost.resolve import (
+    COMPONENT_KINDS,
+    effective_rounds,
+    effective_warm_start,
+    resolve_components,
+)
 
 __all__ = ["Booster"]
 
@@ -50,7 +55,9 @@ class Booster(ExplorationMixin, BaseEstimator):
         (doubly robust: per-action coefficients from a cross-fitted LightGBM reward model),
         "dm" (the reward model alone) or an instance.
     base_learner : "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
-    n_rounds : T >= 1, the maximum number of boosting rounds.
+    n_rounds : T >= 1, the maximum number of boosting rounds, or "auto" (default): 100, but 0
+        after a reward-model start on candidate pairs (item features, candidate sets), where
+        the rounds only overfit the logs (docs/defaults.md, "Catalogue logs").
     reward_shift : delta added to every reward before the coefficients (r <- r + delta).
     base_learner_params, estimator_params, objective_params : parameters for components
         given by name (or set on a clone of an instance).
@@ -112,7 +119,7 @@ class Booster(ExplorationMixin, BaseEstimator):
         objective: Any = "auto",
         estimator: Any = "ips",
         base_learner: Any = "lightgbm_tree",
-        n_rounds: int = 100,
+        n_rounds: int | str = "auto",
         reward_shift: float = 0.0,
         base_learner_params: Mapping | None = None,
         estimator_params: Mapping | None = None,
@@ -245,7 +252,9 @@ class Booster(ExplorationMixin, BaseEstimator):
         components = self.resolve_components(can_start=can_start, pairs=pairs)
         check_missing(components[2], data, "data")
         check_missing(components[2], eval_data, "eval_data")
-        call_hook(callbacks, "on_prepare", round_env(None, self, self.n_rounds, float("nan")))
+        start, _ = effective_warm_start(self, components[2], can_start=can_start, pairs=pairs)
+        rounds = effective_rounds(self, start, pairs=pairs)
+        call_hook(callbacks, "on_prepare", round_env(None, self, rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
         holdout = None
@@ -261,9 +270,9 @@ class Booster(ExplorationMixin, BaseEstimator):
                 record_features(self, int(logs.n_features), feature_names)
         else:
             fit, holdout = self._in_memory(data, eval_data, components, callbacks, pairs)
-        call_hook(callbacks, "on_fit_start", round_env(fit, self, self.n_rounds, float("nan")))
+        call_hook(callbacks, "on_fit_start", round_env(fit, self, rounds, float("nan")))
         step = self._step_settings()
-        run_rounds(fit, self.n_rounds, step, callbacks, owner=self, on_best=fit.keep_best)
+        run_rounds(fit, rounds, step, callbacks, owner=self, on_best=fit.keep_best)
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
@@ -275,7 +284,7 @@ class Booster(ExplorationMixin, BaseEstimator):
         attach_schema(self.policy_, schema)
         attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
         alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
-        call_hook(callbacks, "on_fit_end", round_env(fit, self, self.n_rounds, alpha))
+        call_hook(callbacks, "on_fit_end", round_env(fit, self, rounds, alpha))
         return self
 
     def _in_memory(self, data, eval_data, components, callbacks, pairs):

@@ -61,7 +61,8 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "estimator": _component("estimator"),
     "base_learner": _component("base_learner"),
     "n_rounds": [
-        Interval(Integral, 1, None, fix="use a positive number of boosting rounds such as 100")
+        Interval(Integral, 1, None, fix="use a positive number of boosting rounds such as 100"),
+        Options(("auto",)),
     ],
     "reward_shift": [
         Interval(

@@ -11,8 +11,10 @@ from opboost.api.exceptions import InvalidParameterError
 
 __all__ = [
     "AUTO_OBJECTIVES",
+    "AUTO_ROUNDS",
     "COMPONENT_KINDS",
     "auto_objective",
+    "effective_rounds",
     "offers_start",
     "resolve",
     "resolve_components",
@@ -127,6 +129,20 @@ def resolve_components(
             f"warm_start='none' or a learner such as 'lightgbm_tree'."
         )
     return objective, estimator, learner
+
+
+#: Rounds of ``n_rounds="auto"`` (the Booster's default), but after a reward-model start on
+#: candidate pairs, where the rounds only overfit the logs (docs/defaults.md, "Catalogue logs").
+AUTO_ROUNDS = 100
+
+
+def effective_rounds(booster: Any, warm_start: str | None, *, pairs: bool) -> int:
+    """The rounds a fit of ``booster`` runs at most: ``n_rounds``, or for "auto"
+    :data:`AUTO_ROUNDS`, 0 when the fit on candidate ``pairs`` starts from the learner's
+    reward model (``warm_start`` as :func:`effective_warm_start` resolved it)."""
+    if booster.n_rounds != "auto":
+        return int(booster.n_rounds)
+    return 0 if pairs and warm_start == "reward_model" else AUTO_ROUNDS
 
 
 #: ``warm_start_prob`` when left None, per start: measured in docs/defaults.md.

@@ -37,6 +37,16 @@ class PairInteraction:
     item_categories: tuple[tuple[int, int], ...]
     weights: np.ndarray
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PairInteraction):
+            return NotImplemented
+        same = (self.context_columns, self.item_columns, self.item_categories) == (
+            other.context_columns, other.item_columns, other.item_categories,
+        )  # fmt: skip
+        return same and np.array_equal(self.weights, other.weights)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable weights
+
     @property
     def n_item_terms(self) -> int:
         """Columns of phi~ (without the trailing 1)."""
@@ -94,7 +104,9 @@ class PairInteraction:
             cats = tuple((_index(c), _index(n)) for c, n in obj["item_categories"])
             weights = np.asarray(obj["weights"], dtype=np.float64)
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f"malformed 'interaction' record in policy metadata: {obj!r}")
+            raise ValueError(
+                f"malformed 'interaction' record in policy metadata: {obj!r}"
+            ) from None
         record = cls(context, items, cats, weights)
         shape = (len(context) + 1, record.n_item_terms + 1)
         if weights.shape != shape or not np.all(np.isfinite(weights)):

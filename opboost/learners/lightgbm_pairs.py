@@ -24,7 +24,6 @@ from opboost.api.pairs import PairRows, pair_features
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_reward_start import fit_pair_reward_model, merge_in_front
-from opboost.learners.pair_bilinear import fit_interaction, interaction_layout
 from opboost.learners.lightgbm_rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
@@ -32,6 +31,7 @@ from opboost.learners.lightgbm_rows import (
     categorical_columns,
     pairs_dataset,
 )
+from opboost.learners.pair_bilinear import fit_interaction, interaction_layout
 
 __all__ = ["PairRounds"]
 
@@ -40,8 +40,9 @@ class PairRounds:
     """Mixin of ``LightGBMTree``: its state and rounds when fitted on candidate pairs."""
 
     def prepare_pairs(self, pairs: PairRows, *, random_state: Any = None) -> None:
-        """Build the Dataset of the candidate pairs [x_i; phi(a)] (P rows, one tree per round
-        on them); problems and predictions are then (n, C) slot matrices."""
+        """Get ready to boost on the candidate pairs [x_i; phi(a)] (P rows, one tree per round
+        on them; their Dataset is built when first needed, after any reward-model start has
+        chosen the columns); problems and predictions are then (n, C) slot matrices."""
         X = as_contexts(pairs.contexts, missing=True)
         self._seed = learner_seed(self.random_state, random_state)
         self._context_categorical = categorical_columns(self.categorical_features, X.shape[1])
@@ -49,8 +50,8 @@ class PairRounds:
             X, pairs.action_features, pairs.view, pairs.categorical, pairs.interaction,
             pairs.interaction_values,
         )  # fmt: skip
-        self._prepare_pair_booster(pairs)
-        self._prepared_pairs = pairs
+        self.booster_ = None
+        self._use_pairs(pairs)
         view = pairs.view
         P, C = view.n_pairs, view.n_slots
         self.n_actions_, self.n_features_, self.n_rows_ = C, X.shape[1], X.shape[0]
@@ -65,12 +66,18 @@ class PairRounds:
         self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
         self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
 
-    def _prepare_pair_booster(self, pairs: PairRows) -> None:
-        """The Dataset of ``pairs`` and an empty LightGBM Booster on it (again when the start
-        adds the interaction column)."""
+    def _use_pairs(self, pairs: PairRows) -> None:
+        """Boost on ``pairs`` (its columns: the interaction column when the start adds one)."""
+        self._prepared_pairs = pairs
+        self._pair_meta = (pairs.view.n_actions, pairs.n_item_columns)
+        d, categorical = pairs.contexts.shape[1], self._context_categorical
+        context = [] if categorical == "auto" else list(categorical)
+        self._pair_categorical = [*context, *(d + j for j in pairs.categorical)]
+
+    def _build_pair_booster(self) -> lgb.Booster:
+        """The Dataset of the prepared pairs and an empty LightGBM Booster on it."""
         params = self._lgb_params(self._seed)
-        categorical = self._context_categorical
-        dataset = pairs_dataset(pairs, params, categorical)
+        dataset = pairs_dataset(self._prepared_pairs, params, self._context_categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
         self.histogram_layout_ = (
@@ -78,10 +85,7 @@ class PairRounds:
         )
         self.booster_ = lgb.Booster(params, dataset)
         self._empty_text = self.booster_.model_to_string()
-        self._pair_meta = (pairs.view.n_actions, pairs.n_item_columns)
-        d = pairs.contexts.shape[1]
-        context = [] if categorical == "auto" else list(categorical)
-        self._pair_categorical = [*context, *(d + j for j in pairs.categorical)]
+        return self.booster_
 
     def offers_pair_reward_start(self) -> bool:
         """True for regression trees: a reward model on [x; phi(a)] is a LightGBM model of
@@ -110,8 +114,7 @@ class PairRounds:
         ``pair_interaction_`` and its cross-fitted column on every pair of ``pairs`` in
         ``pair_interaction_values_`` (P,) (both None without one). Call right after
         ``prepare_pairs``."""
-        booster = self._check_prepared()
-        if self._view is None or booster.num_trees() or self.n_rounds_:
+        if getattr(self, "_view", None) is None or self.booster_ is not None or self.n_rounds_:
             raise InvalidParameterError(
                 "LightGBMTree.start_from_pair_rewards: call it right after prepare_pairs, "
                 "before rounds."
@@ -127,14 +130,15 @@ class PairRounds:
         layout = interaction_layout(X, phi, self._context_categorical, pairs.categorical)
         fitted = None
         if not isinstance(layout, str):
-            fitted = fit_interaction(layout, X, phi, actions, rewards, fold)
+            fitted = fit_interaction(layout, X, phi, actions, rewards, fold, self.num_threads)
         start, column, values = None, None, None
         if fitted is not None:  # the design gains the interaction column
             values = fitted.pair_values(pairs, fold)
             own = values[keep[pairs.view.rows]]
             prepared = prepared.with_interaction(fitted.interaction, own)
-            self._prepare_pair_booster(prepared)
-            booster, start, column = self.booster_, (fitted.logged, own), prepared.width - 1
+            self._use_pairs(prepared)
+            start, column = (fitted.logged, own), prepared.width - 1
+        booster = self._check_prepared()  # the Dataset of the pairs, built once
         logged = pair_features(X, phi[actions])
         if fitted is not None:
             logged = pair_features(logged, fitted.logged[:, None])

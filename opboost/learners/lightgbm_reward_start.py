@@ -42,10 +42,10 @@ from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 
 __all__ = [
-    "REWARD_MODEL_PARAMS",
-    "RewardModel",
     "PAIR_MODEL_PARAMS",
+    "REWARD_MODEL_PARAMS",
     "PairRewardModel",
+    "RewardModel",
     "choose_family",
     "fit_pair_reward_model",
     "fit_reward_model",

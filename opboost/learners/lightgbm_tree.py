@@ -365,6 +365,8 @@ class LightGBMTree(PairRounds, BaseLearner):
     # ----------------------------------------------------------------------------- helpers
     def _check_prepared(self) -> lgb.Booster:
         booster = getattr(self, "booster_", None)
+        if booster is None and getattr(self, "_view", None) is not None:
+            booster = self._build_pair_booster()  # candidate pairs: built on first use
         if booster is None:
             raise InvalidParameterError(
                 "LightGBMTree: call prepare(contexts, n_actions) before fitting rounds."

@@ -149,13 +149,21 @@ def test_auto_objective_follows_the_start(synthetic_log, params, expected):
     )
 
 
-def test_auto_objective_is_bopl_s_on_candidate_logs():
-    """Logs with candidate sets and item features have no reward-model start: BOPL-S."""
+def test_candidate_logs_start_from_the_pair_reward_model_and_auto_rounds_stop_there():
+    """Logs with candidate sets and item features start from the learner's reward model on
+    [x; phi(a)]: n_rounds="auto" runs no round after it (docs/defaults.md, "Catalogue logs"),
+    while an explicit n_rounds boosts from it with POEM ("auto" objective)."""
     from opboost.simulation import simulate_catalogue
 
     sim = simulate_catalogue(200, 20, 5, 3, 2, random_state=0, reward_scale=3.0)
-    booster = Booster(**_SMALL, base_learner_params=_FAST_TREES).fit(sim.logged)
-    assert booster.policy_.metadata["objective"] == "bopl_s"
+    auto = Booster(random_state=0, base_learner_params=_FAST_TREES).fit(sim.logged)
+    assert auto.n_rounds_ == 0 and auto.reward_start_["cross_fitted"]
+    assert auto.policy_.metadata["warm_start"] == "reward_model"
+    boosted = Booster(**_SMALL, base_learner_params=_FAST_TREES).fit(sim.logged)
+    assert boosted.n_rounds_ == 3 and boosted.policy_.metadata["objective"] == "poem"
+    bopl_s = Booster(**_SMALL, warm_start="none", base_learner_params=_FAST_TREES)
+    assert bopl_s.fit(sim.logged).policy_.metadata["objective"] == "bopl_s"
+    assert bopl_s.n_rounds_ == 3  # F_0 = 0: "auto" rounds would be 100
 
 
 def test_auto_objective_names_its_choice_when_params_do_not_fit(synthetic_log):

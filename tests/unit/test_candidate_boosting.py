@@ -73,6 +73,8 @@ def test_the_learner_rows_are_the_candidate_pairs_only(sim):
     view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
     learner = LightGBMTree(**FAST)
     learner.prepare_pairs(PairRows(data.contexts, data.action_features, view), random_state=0)
+    assert learner.booster_ is None  # built when first needed (a start may add a column)
+    assert learner.ensemble().n_rounds == 0
     train = learner.booster_.train_set
     assert train.num_data() == 600 * 5
     assert train.num_feature() == data.n_features + data.action_features.shape[1]
@@ -288,8 +290,10 @@ def test_a_pairs_ensemble_with_a_wrong_header_is_refused(fitted):
 
     header, body = fitted.policy_.ensemble.dumps().split("\n", 1)
     meta = json.loads(header)
-    assert meta["action_design"] == "pairs" and meta["n_action_features"] == 2
-    for bad in (3, 0):
+    # the 2 item features and the start's interaction column (a bilinear world)
+    assert fitted.reward_start_["family"] == "bilinear+trees"
+    assert meta["action_design"] == "pairs" and meta["n_action_features"] == 3
+    for bad in (4, 0):
         text = json.dumps({**meta, "n_action_features": bad}) + "\n" + body
         with pytest.raises(ValueError, match="Corrupted lightgbm_text_v1"):
             LightGBMEnsemble.loads(text)
