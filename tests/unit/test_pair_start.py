@@ -186,3 +186,49 @@ def test_the_temperature_ignores_padded_slots():
     top = np.mean([1.0 / np.exp((row[:c] - row[:c].max()) / tau).sum()
                    for row, c in zip(q, counts, strict=True)])  # fmt: skip
     assert top == pytest.approx(0.6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["bopl", "bopl_s", "poem", "snips"])
+def test_rows_of_zero_coefficients_are_inert_exactly_where_the_objective_says(name):
+    """``Objective.inert_zero_rows``: BOPL, BOPL-S and POEM give the rows whose coefficient
+    is 0 zero weight (hence zero gradient) whatever F; SNIPS, whose normaliser weighs every
+    row, does not claim it (and does weigh them)."""
+    from opboost.registry import make
+
+    rng = np.random.default_rng(0)
+    sim = _bilinear_world(n=300)
+    logs = SlotView.from_candidates(
+        sim.logged.candidates, len(sim.logged), sim.logged.n_actions
+    ).slot_logs(sim.logged)
+    objective = make("objective", name)
+    coef = logs.rewards / logs.propensities
+    zero = coef == 0
+    assert zero.any() and not zero.all()
+    scores = rng.normal(scale=3.0, size=(len(logs), logs.n_actions))
+    state = objective.round_state(scores, logs, coef)
+    problem = objective.problem_at(state, "regression")
+    inert = bool(np.all(problem.weights[zero] == 0))
+    assert objective.inert_zero_rows == inert
+
+
+def test_the_rounds_learn_on_the_rows_that_carry_a_gradient_only(monkeypatch):
+    """Under IPS with 0/1 rewards (BOPL, BOPL-S, POEM) only the clicked rows' candidate pairs
+    are the learner's rows, and the rounds still lower the training risk."""
+    from opboost.fit.slots import SlotFit
+
+    logs = _bilinear_world().logged
+    seen = {}
+    original = SlotFit.begin
+
+    def record(self):
+        original(self)
+        seen["active"] = self.active
+        seen["rows"] = self.learner.booster_.train_set.num_data()
+
+    monkeypatch.setattr(SlotFit, "begin", record)
+    booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(logs)
+    clicked = logs.rewards != 0
+    np.testing.assert_array_equal(seen["active"], clicked)
+    assert seen["rows"] == np.diff(logs.candidates.indptr)[clicked].sum()
+    objective = booster.history_["train_objective"]
+    assert objective[-1] < objective[0]
