@@ -34,10 +34,11 @@ from opboost.booster_checks import (
 from opboost.booster_inputs import check_X, fit_logs, record_features
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import (
-    COMPONENT_KINDS,
     effective_rounds,
     effective_warm_start,
     resolve_components,
+    set_component_params,
+    split_component_params,
 )
 
 __all__ = ["Booster"]
@@ -381,25 +382,10 @@ class Booster(ExplorationMixin, BaseEstimator):
         work in ``GridSearchCV`` grids and ``Pipeline`` (``booster__base_learner__...``).
         ``get_params`` reports them inside ``<component>_params`` (the only source of truth, so
         ``clone`` copies them)."""
-        nested: dict[str, dict[str, Any]] = {}
-        plain: dict[str, Any] = {}
-        for key, value in params.items():
-            component, sep, sub = key.partition("__")
-            if sep and component in COMPONENT_KINDS:
-                nested.setdefault(component, {})[sub] = value
-            else:
-                plain[key] = value
+        plain, nested = split_component_params(params)
         if plain:
             super().set_params(**plain)
-        for component, values in nested.items():
-            name = f"{component}_params"
-            current = getattr(self, name)
-            if current is not None and not isinstance(current, Mapping):
-                raise InvalidParameterError(
-                    f"The {name!r} parameter of Booster must be a dict or None to take "
-                    f"{component}__<param> settings. Got {current!r} instead."
-                )
-            setattr(self, name, {**dict(current or {}), **values})
+        set_component_params(self, nested)
         return self
 
     def save(self, path: Any) -> Any:

@@ -54,6 +54,7 @@ def _estimator_names() -> list[str]:
 
 
 _PARAMS_DICT = [InstanceOf(Mapping, "a dict"), None]
+_ROUNDS_FIX = "use a positive number of boosting rounds such as 100, or 'auto'"
 
 #: The Booster's ``_parameter_constraints`` (:mod:`opboost.api.constraints`).
 BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
@@ -61,8 +62,8 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "estimator": _component("estimator"),
     "base_learner": _component("base_learner"),
     "n_rounds": [
-        Interval(Integral, 1, None, fix="use a positive number of boosting rounds such as 100"),
-        Options(("auto",)),
+        Interval(Integral, 1, None, fix=_ROUNDS_FIX),
+        Options(("auto",), fix=_ROUNDS_FIX),
     ],
     "reward_shift": [
         Interval(

@@ -3,6 +3,7 @@ together. Core meets the algorithms only here, and only by name."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sklearn.base import clone
@@ -18,6 +19,8 @@ __all__ = [
     "offers_start",
     "resolve",
     "resolve_components",
+    "set_component_params",
+    "split_component_params",
 ]
 
 #: The Booster parameters that name a component, and the component kind of each.
@@ -32,6 +35,34 @@ COMPONENT_KINDS = {
 #: base learner's own reward model with one training coefficient per row: measured in
 #: docs/defaults.md ("The default objective follows the start").
 AUTO_OBJECTIVES = {True: "poem", False: "bopl_s"}
+
+
+def split_component_params(params: dict[str, Any]) -> tuple[dict, dict[str, dict]]:
+    """(plain parameters, {component: {param: value}}) of ``set_params``' keywords, where
+    ``<component>__<param>`` (component: objective, estimator, base_learner) is nested."""
+    nested: dict[str, dict[str, Any]] = {}
+    plain: dict[str, Any] = {}
+    for key, value in params.items():
+        component, sep, sub = key.partition("__")
+        if sep and component in COMPONENT_KINDS:
+            nested.setdefault(component, {})[sub] = value
+        else:
+            plain[key] = value
+    return plain, nested
+
+
+def set_component_params(booster: Any, nested: dict[str, dict[str, Any]]) -> None:
+    """Merge ``nested`` (:func:`split_component_params`) into new ``<component>_params``
+    dicts of ``booster``."""
+    for component, values in nested.items():
+        name = f"{component}_params"
+        current = getattr(booster, name)
+        if current is not None and not isinstance(current, Mapping):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of Booster must be a dict or None to take "
+                f"{component}__<param> settings. Got {current!r} instead."
+            )
+        setattr(booster, name, {**dict(current or {}), **values})
 
 
 def resolve(booster: Any, param: str, spec: Any = None) -> Any:

@@ -20,10 +20,11 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
-from opboost.api.pairs import PairRows, pair_features
+from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
-from opboost.learners.lightgbm_reward_start import fit_pair_reward_model, merge_in_front
+from opboost.learners.lightgbm_pair_start import fit_pair_start
+from opboost.learners.lightgbm_reward_start import merge_in_front
 from opboost.learners.lightgbm_rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
@@ -31,7 +32,6 @@ from opboost.learners.lightgbm_rows import (
     categorical_columns,
     pairs_dataset,
 )
-from opboost.learners.pair_bilinear import fit_interaction, interaction_layout
 
 __all__ = ["PairRounds"]
 
@@ -102,11 +102,10 @@ class PairRounds:
         rows: np.ndarray | None = None,
     ) -> np.ndarray:
         """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs of every row
-        of ``pairs``: LightGBM trees on [x_i; phi(a_i)] -> r_i, on each half of the rows,
-        stopped on the other (:func:`~opboost.learners.lightgbm_reward_start.
-        fit_pair_reward_model`); when a bilinear model of x and phi(a) clearly predicts the
-        rewards (:mod:`~opboost.learners.pair_bilinear`), its score becomes one more column of
-        every pair and the trees fit its residuals ("bilinear+trees"). Scaled, in front of
+        of ``pairs`` (:mod:`~opboost.learners.lightgbm_pair_start`: LightGBM trees on
+        [x_i; phi(a_i)] -> r_i on each half of the rows, stopped on the other, or, when it is
+        clearly better on the held-out halves, a bilinear model of x and phi(a) as one more
+        column of every pair and the trees on its residuals: "bilinear+trees"). Scaled, in front of
         the ensemble; returns F_0 on the prepared pairs (``rows`` (n,) bool: the rows of
         ``pairs`` that ``prepare_pairs`` received; None: all) as a slot matrix (0 in padded
         slots). Records what was fitted in ``reward_start_``, the cross-fitted q of the
@@ -120,47 +119,28 @@ class PairRounds:
                 "before rounds."
             )
         X, actions = as_contexts(pairs.contexts, missing=True), np.asarray(actions)
-        rewards = np.asarray(rewards, dtype=np.float64)
-        n, view, phi = X.shape[0], self._view, pairs.action_features
+        n, view = X.shape[0], self._view
         keep = np.ones(n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
-        fold = np.zeros(n, dtype=bool)
-        fold[np.random.default_rng(self._seed).permutation(n)[: n // 2]] = True
-        pairs = PairRows(X, phi, pairs.view, pairs.categorical)
-        prepared = self._prepared_pairs
-        layout = interaction_layout(X, phi, self._context_categorical, pairs.categorical)
-        fitted = None
-        if not isinstance(layout, str):
-            fitted = fit_interaction(layout, X, phi, actions, rewards, fold, self.num_threads)
-        start, column, values = None, None, None
-        if fitted is not None:  # the design gains the interaction column
-            values = fitted.pair_values(pairs, fold)
-            own = values[keep[pairs.view.rows]]
-            prepared = prepared.with_interaction(fitted.interaction, own)
-            self._use_pairs(prepared)
-            start, column = (fitted.logged, own), prepared.width - 1
-        booster = self._check_prepared()  # the Dataset of the pairs, built once
-        logged = pair_features(X, phi[actions])
-        if fitted is not None:
-            logged = pair_features(logged, fitted.logged[:, None])
-        model = fit_pair_reward_model(
-            logged, rewards, self._pair_categorical, self._seed, self.num_threads,
-            booster.train_set, fold, fold[keep][view.rows], start,
+        pairs = PairRows(X, pairs.action_features, pairs.view, pairs.categorical)
+        start = fit_pair_start(
+            pairs, actions, np.asarray(rewards, dtype=np.float64), self._prepared_pairs, keep,
+            self._context_categorical, self._seed, self.num_threads,
         )  # fmt: skip
-        factor = float(scale(view.scatter(model.q, np.nan)))
-        merge_in_front(booster, model.start_model(factor, column))
-        family = "trees" if fitted is None else "bilinear+trees"
-        skipped = layout if isinstance(layout, str) else None
-        if skipped is None and fitted is None:
-            skipped = "no clear gain over the mean reward on the other half"
-        trees = int(sum(model.report["fold_trees"]))
-        self.reward_start_ = {
-            **model.report, "family": family, "bilinear_skipped": skipped, "trees": trees,
-            "scale": factor,
-        }  # fmt: skip
-        self.pair_interaction_ = None if fitted is None else fitted.interaction
+        interaction, values = start.interaction, start.pair_values
+        if interaction is not None:  # the design gains the interaction column
+            own = values[keep[pairs.view.rows]]
+            interaction = interaction.interaction
+            self._use_pairs(self._prepared_pairs.with_interaction(interaction, own))
+        factor = float(scale(view.scatter(start.q, np.nan)))
+        booster = self._check_prepared()  # the Dataset of the pairs, built once
+        merge_in_front(booster, start.start_model(factor))
+        self.reward_start_ = {**start.report, "scale": factor}
+        self.pair_interaction_ = (
+            None if start.interaction is None else start.interaction.interaction
+        )
         self.pair_interaction_values_ = values
-        self.pair_reward_predictions_ = view.scatter(model.q_cross, 0.0)
-        return view.scatter(model.q * factor, 0.0)
+        self.pair_reward_predictions_ = view.scatter(start.q_cross, 0.0)
+        return view.scatter(start.q * factor, 0.0)
 
     def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
         """fit_round on candidate pairs: the valid slots' targets and weights, one tree."""

@@ -37,20 +37,20 @@ from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
 from opboost.learners.lightgbm_layout import fetch_scores
-from opboost.learners.lightgbm_linear_tree import column_tree_model, linear_tree_model
+from opboost.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 
 __all__ = [
-    "PAIR_MODEL_PARAMS",
     "REWARD_MODEL_PARAMS",
-    "PairRewardModel",
+    "LoggedRows",
     "RewardModel",
+    "binning_params",
     "choose_family",
-    "fit_pair_reward_model",
     "fit_reward_model",
     "merge_in_front",
     "scale_leaves",
+    "thread_params",
 ]
 
 #: LightGBM settings of the "trees" reward model (those of ``RewardRegression``'s defaults).
@@ -149,7 +149,7 @@ def _linear_columns(X: Any, categorical: Any) -> np.ndarray:
     return np.array([j for j in range(X.shape[1]) if j not in skip], dtype=np.intp)
 
 
-def _binning(pairs: lgb.Dataset, params: dict) -> dict:
+def binning_params(pairs: lgb.Dataset, params: dict) -> dict:
     """The Dataset parameters of ``pairs`` but its categorical columns (set per Dataset): a
     Dataset binned as ``pairs`` takes them (LightGBM warns on any other); with the thread
     count of ``params``: a Dataset built without one resets LightGBM's process-wide OpenMP
@@ -157,17 +157,17 @@ def _binning(pairs: lgb.Dataset, params: dict) -> dict:
     (a 10k-row catalogue start took 50 s instead of 2)."""
     aliases = _ConfigAliases.get("categorical_feature")
     binning = {k: v for k, v in pairs.get_params().items() if k not in aliases}
-    return {**binning, **_threads(params)}
+    return {**binning, **thread_params(params)}
 
 
-def _threads(params: dict) -> dict:
+def thread_params(params: dict) -> dict:
     # A predict without num_threads resets LightGBM's process-wide OpenMP threads to every
     # core, and the policy's rounds that follow would then spin on a busy machine.
     return {"num_threads": params["num_threads"]} if params.get("num_threads") else {}
 
 
 @dataclass
-class _Rows:
+class LoggedRows:
     """The designed logged rows [x_i; a_i] (n, .), their rewards (n,), the scores the trees
     start from (n,) or None (LightGBM starts from the mean reward), the categorical columns
     and the policy's Dataset of every designed pair (n*K rows, or None): its bins are the
@@ -191,7 +191,7 @@ class _Rows:
             reference=self.pairs,
             feature_name=[f"Column_{j}" for j in range(rows.shape[1])],
             categorical_feature=self.categorical,
-            params=params if self.pairs is None else _binning(self.pairs, params),
+            params=params if self.pairs is None else binning_params(self.pairs, params),
             free_raw_data=mask is None,
         )
 
@@ -200,7 +200,7 @@ class _Rows:
         return self.rows[mask], self.rewards[mask], start
 
 
-def _reward_trees(params: dict, data: _Rows) -> tuple[lgb.Booster, np.ndarray | None]:
+def _reward_trees(params: dict, data: LoggedRows) -> tuple[lgb.Booster, np.ndarray | None]:
     """LightGBM trees on every logged row, from ``data.start`` (None: the mean reward), and
     their scores on the policy's pairs ((n*K,), None without ``data.pairs``): LightGBM adds
     each new tree to the scores of its validation data on the binned rows, far cheaper than
@@ -238,18 +238,18 @@ class _HeldOutStop:
             raise lgb.callback.EarlyStopException(*self.best)
 
 
-def _held_out_fit(params, data: _Rows, train, held, target: float | None = None) -> tuple:
+def _held_out_fit(params, data: LoggedRows, train, held, target: float | None = None) -> tuple:
     """LightGBM trees on the ``train`` rows, stopped on the squared error of the ``held``
     rows (:class:`_HeldOutStop`): (best number of trees, held-out errors (n_held,))."""
     fit_set = data.dataset(train, params)
     rows, rewards, start = data.part(held)
     held_set = lgb.Dataset(
-        rows, rewards, init_score=start, reference=fit_set, params=_binning(fit_set, params)
+        rows, rewards, init_score=start, reference=fit_set, params=binning_params(fit_set, params)
     )
     stop = _HeldOutStop(target)
     model = lgb.train(params, fit_set, valid_sets=[held_set], callbacks=[stop])
     best = stop.best[0] + 1  # LightGBM leaves best_iteration 0 when no stop was raised
-    predicted = model.predict(rows, num_iteration=best, **_threads(params))
+    predicted = model.predict(rows, num_iteration=best, **thread_params(params))
     return best, rewards - (0.0 if start is None else start) - predicted
 
 
@@ -298,7 +298,7 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
     n, d = X.shape
     onehot = design == "stacked_onehot"
     context_columns = [] if categorical == "auto" else list(categorical)
-    data = _Rows(
+    data = LoggedRows(
         action_rows(X, actions, n_actions, action_encoding="onehot" if onehot else "index"),
         np.asarray(rewards, dtype=np.float64),
         None,
@@ -337,108 +337,6 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
     return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
 
 
-#: LightGBM settings of the cross-fitted reward model of a fit on candidate pairs: each fold's
-#: trees at learning rate 0.1, at most this many, stopped after :data:`STOPPING_ROUNDS` without
-#: a lower squared error on the other fold (docs/defaults.md, "Catalogue logs").
-PAIR_MODEL_PARAMS: dict[str, Any] = {**SELECTION_PARAMS, "num_iterations": 1000}
-
-
-@dataclass
-class PairRewardModel:
-    """The cross-fitted reward model of a fit on candidate pairs: two LightGBM models, each
-    fitted on one half of the logged rows and stopped on the other. ``q`` (P,): their mean on
-    every candidate pair (the start); ``q_cross`` (P,): each pair scored by the model that
-    did not see its row (cross-fitted, for doubly robust coefficients); ``report``: what was
-    fitted (JSON-ready)."""
-
-    folds: list[lgb.Booster]
-    q: np.ndarray
-    q_cross: np.ndarray
-    report: dict[str, Any]
-
-    def start_model(self, factor: float, column: int | None = None) -> lgb.Booster:
-        """One model of ``factor`` q: each fold's trees with leaves scaled by factor / 2, and
-        in front of them, when the trees started from the designed ``column`` (the
-        interaction column), a linear tree adding factor times that column."""
-        first, *rest = (scale_leaves(m, factor / len(self.folds)) for m in self.folds)
-        for model in rest:
-            merge_in_front(first, model)
-        if column is not None:
-            header = first.model_to_string(num_iteration=1)
-            merge_in_front(first, column_tree_model(column, header, factor))
-        return first
-
-
-def fit_pair_reward_model(
-    rows: Any,
-    rewards: np.ndarray,
-    categorical: list,
-    seed: int,
-    num_threads: int,
-    pairs: lgb.Dataset,
-    fold: np.ndarray,
-    pair_fold: np.ndarray,
-    start: tuple[np.ndarray, np.ndarray] | None = None,
-) -> PairRewardModel:
-    """The reward model of a fit on candidate pairs, cross-fitted on two seeded halves of the
-    logged pairs ``rows`` [x_i; phi(a_i)] (n, d + d_a) -> ``rewards`` (n,): on each half,
-    LightGBM least squares (:data:`PAIR_MODEL_PARAMS`), stopped on the squared error of the
-    other half. Every Dataset is binned as ``pairs``, the policy's Dataset of the P candidate
-    pairs (pair order), and each model's scores on it are read from LightGBM's validation
-    scores (no predict). ``categorical``: the categorical columns of the pairs; ``fold`` (n,)
-    bool the first half, ``pair_fold`` (P,) the half of each pair's row. ``start``: (the
-    logged rows' scores (n,), the pairs' (P,)) the trees start from (LightGBM's init scores:
-    the trees fit the residuals), added to ``q`` and ``q_cross``.
-
-    The mean of the two models beat ``RewardRegression``'s 200 trees on every simulated
-    catalogue measured (its own trees stop where the held-out error does, and the two halves
-    average out part of each other's noise) at about its cost; docs/defaults.md."""
-    logged_start, pair_start = (None, 0.0) if start is None else start
-    rewards = np.asarray(rewards, dtype=np.float64)
-    data = _Rows(rows, rewards, logged_start, list(categorical), pairs)
-    params = dict(PAIR_MODEL_PARAMS, seed=seed, num_threads=num_threads)
-    models, scores, trees = [], [], []
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "categorical_.* in param dict is overridden")
-        for train in (fold, ~fold):
-            model, count, score = _stopped_trees(params, data, train, ~train)
-            models.append(model)
-            scores.append(score)
-            trees.append(count)
-    q = 0.5 * (scores[0] + scores[1]) + pair_start
-    q_cross = np.where(pair_fold, scores[1], scores[0]) + pair_start
-    report = {"design": "pairs", "cross_fitted": True, "fold_trees": trees}
-    return PairRewardModel(models, q, q_cross, report)
-
-
-def _stopped_trees(params, data: _Rows, train, held) -> tuple[lgb.Booster, int, np.ndarray]:
-    """LightGBM trees on the ``train`` rows, stopped after :data:`STOPPING_ROUNDS` without a
-    lower squared error on the ``held`` rows and rolled back to the best: (model, its number
-    of trees, its scores on ``data.pairs`` (P,))."""
-    fit_set = data.dataset(train, params)
-    rows, rewards, start = data.part(held)
-    held_set = lgb.Dataset(
-        rows, rewards, init_score=start, reference=fit_set, params=_binning(fit_set, params)
-    )
-    model = lgb.Booster(dict(params, metric="l2"), fit_set)
-    model.add_valid(held_set, "held")
-    model.add_valid(data.pairs, "pairs")
-    best, best_error = 0, np.inf
-    for iteration in range(params["num_iterations"]):
-        if model.update():  # no split possible: nothing more to learn
-            break
-        error = model.eval_valid()[0][2]
-        if error < best_error:
-            best, best_error = iteration + 1, error
-        elif iteration + 1 - best >= STOPPING_ROUNDS:
-            break
-    for _ in range(model.current_iteration() - max(best, 1)):
-        model.rollback_one_iter()  # the validation scores roll back with the trees
-    scores = np.empty(data.pairs.num_data())
-    fetch_scores(model, scores, data_idx=2)
-    return model, model.current_iteration(), scores
-
-
 def _fit_linear(X, actions, rewards, n_actions, categorical, rows, num_threads) -> LinearRewards:
     """The linear family on the ``rows`` (mask) and the numeric columns of ``X``, with
     weights (d, K) that are exactly 0 on the categorical columns."""
@@ -465,7 +363,7 @@ def _finish(trees, scores, linear, X, n_actions, params, report) -> RewardModel:
             part = X[start : start + _PREDICT_CHUNK]
             pairs = design_rows(part, n_actions, report["design"])
             q[start : start + part.shape[0]] = np.asarray(
-                trees.predict(pairs, raw_score=True, **_threads(params))
+                trees.predict(pairs, raw_score=True, **thread_params(params))
             ).reshape(-1, n_actions)
     if linear is not None:
         q += linear.predict(X)

@@ -140,8 +140,8 @@ def test_a_method_that_cannot_serve_a_catalogue_is_a_note():
     result = peers.run_dataset(source, methods, [0])
     assert np.isnan(result["rewards"]["no_items"]).all() and not result["errors"]
     assert peers.method_notes(result) == [
-        "> no_items: n/a, policy learner _NoItems's predict takes no candidates, "
-        "action_features: it cannot serve a catalogue."
+        "> no_items: n/a, policy learner _NoItems's predict takes no action_features: it "
+        "cannot serve a catalogue."
     ]
     rows = peers.compare(result["rewards"], result["seconds"], "default", ["no_items"])
     assert peers.table(rows, "default", 1)[-1] == "| no_items | n/a | – | – | – |"

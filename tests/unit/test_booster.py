@@ -112,14 +112,15 @@ def test_init_only_stores_parameters():
 
 
 def test_default_components():
-    """Defaults: the objective that follows the start ("auto"), IPS, lightgbm_tree, 100 rounds."""
+    """Defaults: the objective that follows the start ("auto"), IPS, lightgbm_tree, and the
+    rounds that follow the logs ("auto": 100, none after a start on candidate pairs)."""
     params = Booster().get_params()
     assert (
         params["objective"],
         params["estimator"],
         params["base_learner"],
         params["n_rounds"],
-    ) == ("auto", "ips", "lightgbm_tree", 100)
+    ) == ("auto", "ips", "lightgbm_tree", "auto")
 
 
 _SMALL = {"n_rounds": 3, "random_state": 0}

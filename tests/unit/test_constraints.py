@@ -160,10 +160,10 @@ def test_check_params_without_a_key_path():
 # --- the Booster -----------------------------------------------------------------------------
 
 
-def test_booster_n_rounds_zero_message_is_unchanged(synthetic_log):
+def test_booster_n_rounds_zero_message_names_the_fix(synthetic_log):
     expected = (
         "The 'n_rounds' parameter of Booster must be an int >= 1. Got 0 instead; use a "
-        "positive number of boosting rounds such as 100."
+        "positive number of boosting rounds such as 100, or 'auto'."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
         Booster(n_rounds=0).fit(synthetic_log.data)

@@ -237,7 +237,7 @@ def test_a_held_out_fit_that_never_stalls_keeps_every_tree():
     """A held-out fit whose error falls at every tree runs to its last tree and reports all of
     them, with the held-out errors of that model (LightGBM's best_iteration stays 0 when no
     stop is raised; reading it gave one tree's errors and chose the wrong family)."""
-    from opboost.learners.lightgbm_reward_start import SELECTION_PARAMS, _held_out_fit, _Rows
+    from opboost.learners.lightgbm_reward_start import SELECTION_PARAMS, LoggedRows, _held_out_fit
 
     rng = np.random.default_rng(0)
     n = 4000
@@ -245,7 +245,7 @@ def test_a_held_out_fit_that_never_stalls_keeps_every_tree():
     rewards = np.sin(6 * X[:, 0]) + X[:, 1] ** 2  # smooth: every tree helps a little
     held = np.zeros(n, dtype=bool)
     held[rng.permutation(n)[:800]] = True
-    data = _Rows(X, rewards, None, [])
+    data = LoggedRows(X, rewards, None, [])
     params = dict(SELECTION_PARAMS, num_iterations=40, seed=0, num_threads=1)
     count, errors = _held_out_fit(params, data, ~held, held)
     assert count == 40
