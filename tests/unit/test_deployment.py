@@ -290,11 +290,11 @@ def test_stored_trials_may_hold_lists_of_seconds_in_timings(tmp_path):
     record = {"fingerprint": "f", "data_hash": "d", "versions": {}, "result": result}
     path = tmp_path / key.filename
     path.write_text(json.dumps(record))
-    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {})
+    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {key: {}})
     assert done == {key: result} and stale == {}
     result["timings"]["batch_fit_seconds"] = [0.25, "x"]
     path.write_text(json.dumps(record))
-    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {})
+    done, stale = load_stored_trials(tmp_path, [key], {key: "f"}, "d", {key: {}})
     assert done == {} and stale == {
         MALFORMED: [
             "B__s0.json ('result.timings' has a value that is not a number (or a list of numbers))"
