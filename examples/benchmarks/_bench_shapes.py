@@ -139,6 +139,11 @@ CATALOGUES: dict[str, CatalogueSpec] = {
         options=_BILINEAR,
         new_items=False,
     ),
+    "catalogue_nonlinear": CatalogueSpec(
+        "a context x item reward no bilinear model fits (cosine of x^T W phi)",
+        **_SIZES,
+        options={**_BILINEAR, "reward_scale": 2.0, "interaction": "cosine"},
+    ),
     "catalogue_popular": CatalogueSpec(
         "item popularity dominating, low click rate",
         **{**_SIZES, "n_candidates": 30},

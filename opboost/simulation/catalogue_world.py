@@ -36,6 +36,11 @@ class CatalogueWorld:
     category_bias: tuple[np.ndarray, ...] = ()
     context_categories: tuple[int, ...] = ()
     position_bias: np.ndarray | None = None
+    #: "bilinear" (x^T W phi as it is) or "cosine": c cos(pi x^T W phi / c), c the
+    #: ``reward_scale``, an interaction no bilinear model fits (each item's best contexts
+    #: lie in bands)
+    interaction: str = "bilinear"
+    reward_scale: float = 1.0
 
     @property
     def n_numeric(self) -> int:
@@ -63,9 +68,9 @@ class CatalogueWorld:
         features = np.asarray(item_features, dtype=np.float64)
         numeric = features[..., : self.n_numeric] if self.category_bias else features
         if features.ndim == 2:
-            scores = xw @ numeric.T + numeric @ self.reward_bias
+            scores = self._shaped(xw @ numeric.T) + numeric @ self.reward_bias
         else:
-            scores = np.einsum("md,mcd->mc", xw, numeric) + numeric @ self.reward_bias
+            scores = self._shaped(np.einsum("md,mcd->mc", xw, numeric)) + numeric @ self.reward_bias
         for j, (weights, bias) in enumerate(
             zip(self.category_weights, self.category_bias, strict=True)
         ):
@@ -76,6 +81,13 @@ class CatalogueWorld:
             else:
                 scores += np.take_along_axis(xu, codes, axis=1) + bias[codes]
         return scores
+
+    def _shaped(self, bilinear: np.ndarray) -> np.ndarray:
+        """The interaction term of the score from x^T W phi (see ``interaction``)."""
+        if self.interaction == "bilinear":
+            return bilinear
+        c = max(self.reward_scale, 1e-12)
+        return c * np.cos(np.pi * bilinear / c)
 
     def position_factor(self, positions: np.ndarray | None) -> np.ndarray | float:
         """(n, 1) examination probabilities e_p of rows at ``positions``; 1.0 without."""

@@ -183,6 +183,7 @@ def simulate_catalogue(
     item_categories: Sequence[int] = (),
     context_categories: Sequence[int] = (),
     position_bias: Sequence[float] | None = None,
+    interaction: str = "bilinear",
 ) -> SimulatedCatalogue:
     """Simulate ``n`` logged rows of a catalogue of ``n_items`` items with features.
 
@@ -206,6 +207,9 @@ def simulate_catalogue(
         to ``d_x``; empty: Gaussian contexts.
     position_bias : examination probabilities in (0, 1] of positions 0..P-1; None: no
         positions.
+    interaction : "bilinear" (default): the score's context x item term is x^T W phi;
+        "cosine": c cos(pi x^T W phi / c) with c = ``reward_scale``, a world no bilinear model
+        (Vowpal Wabbit's ``-q``) fits.
 
     Returns a :class:`SimulatedCatalogue`; the module docstring has the model.
     """
@@ -239,6 +243,11 @@ def simulate_catalogue(
             f"pass d_x={sum(context_cats)}."
         )
     bias = None if position_bias is None else position_bias_array(position_bias, owner)
+    if interaction not in ("bilinear", "cosine"):
+        raise InvalidParameterError(
+            f"The 'interaction' parameter of {owner} must be 'bilinear' or 'cosine'. Got "
+            f"{interaction!r} instead."
+        )
     rng = check_random_state(random_state)
     features = rng.normal(size=(n_items, d_item))
     weights = rng.normal(scale=reward_scale / np.sqrt(d_x * d_item), size=(d_x, d_item))
@@ -263,6 +272,8 @@ def simulate_catalogue(
         category_bias=category_bias,
         context_categories=context_cats,
         position_bias=bias,
+        interaction=interaction,
+        reward_scale=float(reward_scale),
     )
     return _sample_rows(world, world.item_features, 0, n_items, n, n_candidates, rng)
 
