@@ -411,3 +411,22 @@ def test_bad_options(params, message):
     with pytest.raises(InvalidParameterError) as info:
         _sim(**params)
     assert str(info.value) == message
+
+
+def test_a_cosine_world_shares_the_draws_and_bends_the_interaction():
+    """interaction="cosine" keeps every draw of the bilinear world (items, weights, contexts)
+    and scores c cos(pi x^T W phi / c) + b^T phi instead of x^T W phi + b^T phi."""
+
+    kw = {"random_state": 3, "reward_scale": 2.0}
+    plain = simulate_catalogue(50, 20, 4, 3, 2, **kw)
+    bent = simulate_catalogue(50, 20, 4, 3, 2, interaction="cosine", **kw)
+    np.testing.assert_array_equal(bent.logged.contexts, plain.logged.contexts)
+    np.testing.assert_array_equal(bent.candidate_items, plain.candidate_items)
+    world = bent.world
+    x, phi = bent.logged.contexts, bent.item_features[bent.candidate_items]
+    u = np.einsum("md,de,mce->mc", x, world.reward_weights, phi)
+    expected = expit(2.0 * np.cos(np.pi * u / 2.0) + phi @ world.reward_bias)
+    np.testing.assert_allclose(bent.candidate_means, expected, rtol=1e-12)
+    assert not np.allclose(bent.candidate_means, plain.candidate_means)
+    with pytest.raises(InvalidParameterError, match="must be 'bilinear' or 'cosine'. Got 'sin'"):
+        simulate_catalogue(50, 20, 4, 3, 2, interaction="sin", **kw)
