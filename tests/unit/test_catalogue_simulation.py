@@ -428,5 +428,5 @@ def test_a_cosine_world_shares_the_draws_and_bends_the_interaction():
     expected = expit(2.0 * np.cos(np.pi * u / 2.0) + phi @ world.reward_bias)
     np.testing.assert_allclose(bent.candidate_means, expected, rtol=1e-12)
     assert not np.allclose(bent.candidate_means, plain.candidate_means)
-    with pytest.raises(InvalidParameterError, match="must be 'bilinear' or 'cosine'. Got 'sin'"):
+    with pytest.raises(InvalidParameterError, match=r"must be 'bilinear' or 'cosine'\. Got 'sin'"):
         simulate_catalogue(50, 20, 4, 3, 2, interaction="sin", **kw)
