@@ -45,6 +45,7 @@ class PairRounds:
         params = self._lgb_params(learner_seed(self.random_state, random_state))
         categorical = categorical_columns(self.categorical_features, d)
         pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
+        self._set_threads(params, view.n_pairs, pairs.width)
         dataset = pairs_dataset(pairs, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, PAIRS_DESIGN, params)] = True

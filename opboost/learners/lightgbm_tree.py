@@ -42,6 +42,7 @@ from opboost.api.learner_toolkit import (
     wls_gradients,
 )
 from opboost.api.pairs import PairRows
+from opboost.api.threads import AUTO, lightgbm_threads
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import (
     fetch_scores,
@@ -82,10 +83,14 @@ class LightGBMTree(PairRounds, BaseLearner):
     Parameters
     ----------
     num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
-    feature_fraction, max_bin, num_threads : the LightGBM parameters of the same names.
-        By default the weights are rescaled to mean 1 over the nonzero entries each round (the
-        weighted least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
+    feature_fraction, max_bin : the LightGBM parameters of the same names. By default the
+        weights are rescaled to mean 1 over the nonzero entries each round (the weighted
+        least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
+    num_threads : LightGBM's threads. "auto" (default): chosen for each fit by the size of
+        the designed data and the cores free for it (:func:`opboost.api.threads.
+        lightgbm_threads`; one thread for small logs), for the rounds and the reward-model
+        start alike; an int is used as it is (0: LightGBM's default, every core).
     hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
         ``min_child_weight`` in London et al.'s Table 5.
@@ -99,8 +104,9 @@ class LightGBMTree(PairRounds, BaseLearner):
         ``histogram_layout``); may not set the
         objective, learning rate, boosting type, number of classes or a named parameter.
 
-    After ``prepare``: ``booster_`` (the LightGBM Booster) and ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise", the layout the fit uses); after
+    After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
+    ("force_row_wise" or "force_col_wise", the layout the fit uses) and ``num_threads_``
+    (the rounds' LightGBM threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 
@@ -123,7 +129,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         lambda_l2: float = 0.0,
         feature_fraction: float = 1.0,
         max_bin: int = 255,
-        num_threads: int = 0,
+        num_threads: int | str = AUTO,
         hessian_units: str = "mean",
         action_design: str = "stacked",
         random_state: Any = None,
@@ -165,8 +171,11 @@ class LightGBMTree(PairRounds, BaseLearner):
             "lambda_l2": self.lambda_l2,
             "feature_fraction": self.feature_fraction,
             "max_bin": self.max_bin,
-            "num_threads": self.num_threads,
+            "num_threads": self.num_threads,  # "auto" is resolved by _set_threads
             "seed": seed,
+            # the same trees whatever the thread count (LightGBM sums the root's gradients
+            # in one order)
+            "deterministic": True,
             # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
             # weighted means (lambda_l2 still applies).
             "cat_l2": 0.0,
@@ -194,6 +203,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         design = self.action_design
         per_iter = 1
         categorical = categorical_columns(self.categorical_features, d)
+        columns = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d}[design]
+        self._set_threads(params, n if design == "per_action" else n * K, columns)
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
@@ -299,7 +310,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         last = booster.num_trees() // self._per_iter - 1 - (1 if self._pending else 0)
         # Pass num_threads: a predict without it resets LightGBM's OpenMP threads to all
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
-        threads = {"num_threads": self.num_threads} if self.num_threads else {}
+        threads = {"num_threads": self.num_threads_}
         if isinstance(X, PairRows):  # other rows' candidate pairs: an (n', C') slot matrix
             return self._predict_pairs_round(booster, X, last, threads)
         rows = self._designed.rows(X)
@@ -362,6 +373,12 @@ class LightGBMTree(PairRounds, BaseLearner):
         return model.q * factor
 
     # ----------------------------------------------------------------------------- helpers
+    def _set_threads(self, params: dict[str, Any], rows: int, columns: int) -> None:
+        """``params["num_threads"]`` and ``num_threads_`` for a fit on ``rows`` designed rows
+        of ``columns`` features (``num_threads`` as given, or chosen by the work)."""
+        self.num_threads_ = lightgbm_threads(rows * columns, self.num_threads)
+        params["num_threads"] = self.num_threads_
+
     def _check_prepared(self) -> lgb.Booster:
         booster = getattr(self, "booster_", None)
         if booster is None:
