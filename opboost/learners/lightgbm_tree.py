@@ -15,9 +15,9 @@ Action designs (how f(x, a) is featurised):
                       ``num_class=K``), so each round adds K trees.
 
 Per round the new tree's outputs on the training rows are the change of LightGBM's cached
-training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` scales the new leaves
-(``set_leaf_output`` leaves the cached scores alone, so the next change is again exactly the
-next tree); the final model is an ordinary LightGBM model of F(x) = sum_t alpha_t f_t(x).
+training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` records alpha; the leaves
+are scaled when the model is read (``lightgbm_commits``); the final model is an ordinary
+LightGBM model of F(x) = sum_t alpha_t f_t(x).
 ``start_from_rewards`` puts a LightGBM reward model's trees in front (``lightgbm_reward_start``).
 
 :class:`LightGBMEnsemble` serialises as one JSON header line followed by LightGBM's model text
@@ -43,12 +43,12 @@ from opboost.api.learner_toolkit import (
 )
 from opboost.api.pairs import PairRows
 from opboost.api.threads import AUTO, lightgbm_threads
+from opboost.learners.lightgbm_commits import CommittedRounds
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import (
     fetch_scores,
     fit_layout,
     score_change,
-    set_round_leaves,
     update_one_iter,
 )
 from opboost.learners.lightgbm_pairs import PairRounds
@@ -77,7 +77,7 @@ __all__ = [
 ]
 
 
-class LightGBMTree(PairRounds, BaseLearner):
+class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
     Parameters
@@ -171,11 +171,9 @@ class LightGBMTree(PairRounds, BaseLearner):
             "lambda_l2": self.lambda_l2,
             "feature_fraction": self.feature_fraction,
             "max_bin": self.max_bin,
-            "num_threads": self.num_threads,  # "auto" is resolved by _set_threads
+            "num_threads": self.num_threads,  # "auto" resolved by prepare(_pairs)
             "seed": seed,
-            # the same trees whatever the thread count (LightGBM sums the root's gradients
-            # in one order)
-            "deterministic": True,
+            "deterministic": True,  # the same trees at any thread count
             # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
             # weighted means (lambda_l2 still applies).
             "cat_l2": 0.0,
@@ -203,8 +201,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         design = self.action_design
         per_iter = 1
         categorical = categorical_columns(self.categorical_features, d)
-        columns = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d}[design]
-        self._set_threads(params, n if design == "per_action" else n * K, columns)
+        work = n * {"stacked": K * (d + 1), "stacked_onehot": K * (d + K), "per_action": d}[design]
+        self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
@@ -228,6 +226,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         self._scores = np.zeros(n * K)  # LightGBM's cached training scores, its layout
         self._next = None if per_iter == 1 else np.empty(n * K)  # class-major: fetched here
         self._pending = 0  # trees of a fitted but uncommitted round
+        self._unscaled: list[tuple[int, float]] = []  # committed (first tree, alpha), unscaled
         self._last_alpha = 1.0
         self._designed = context_rows_cache(d, K, design)
         self.n_rounds_ = 0
@@ -274,19 +273,15 @@ class LightGBMTree(PairRounds, BaseLearner):
         if alpha == 0.0:
             self._discard_pending()
             return
-        first = booster.num_trees() - self._pending
-        set_round_leaves(booster, first, self._per_iter, lambda v: self._committed_leaf(v, alpha))
+        self._commit_leaves(booster.num_trees() - self._pending, alpha)  # scaled when read
         self._pending = 0
         self._last_alpha = alpha
         self.n_rounds_ += 1
 
-    def _committed_leaf(self, value: float, alpha: float) -> float:
-        """The committed output of a leaf the round's tree fitted as ``value``."""
-        return alpha * value
-
     def ensemble(self) -> LightGBMEnsemble:
         """A detached copy of the committed rounds (an uncommitted round is left out)."""
         booster = self._check_prepared()
+        self._scale_committed()
         iterations = booster.num_trees() // self._per_iter - (1 if self._pending else 0)
         if iterations > 0:
             text = booster.model_to_string(num_iteration=iterations)
@@ -312,12 +307,13 @@ class LightGBMTree(PairRounds, BaseLearner):
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
         threads = {"num_threads": self.num_threads_}
         if isinstance(X, PairRows):  # other rows' candidate pairs: an (n', C') slot matrix
+            self._scale_committed()
             return self._predict_pairs_round(booster, X, last, threads)
         rows = self._designed.rows(X)
         out = booster.predict(
             rows, start_iteration=last, num_iteration=1, raw_score=True, **threads
         )
-        return np.asarray(out).reshape(-1, self.n_actions_) / self._last_alpha
+        return self._last_round_outputs(np.asarray(out).reshape(-1, self.n_actions_))
 
     def warm_start(self, ensemble: Ensemble) -> None:
         """Continue from ``ensemble``'s rounds (resuming a checkpointed fit); after prepare."""
@@ -373,12 +369,6 @@ class LightGBMTree(PairRounds, BaseLearner):
         return model.q * factor
 
     # ----------------------------------------------------------------------------- helpers
-    def _set_threads(self, params: dict[str, Any], rows: int, columns: int) -> None:
-        """``params["num_threads"]`` and ``num_threads_`` for a fit on ``rows`` designed rows
-        of ``columns`` features (``num_threads`` as given, or chosen by the work)."""
-        self.num_threads_ = lightgbm_threads(rows * columns, self.num_threads)
-        params["num_threads"] = self.num_threads_
-
     def _check_prepared(self) -> lgb.Booster:
         booster = getattr(self, "booster_", None)
         if booster is None:
