@@ -227,6 +227,7 @@ def test_reward_regression_threads(digits):
     assert model.num_threads_ == 2 and model.model_.n_jobs == 2
 
 
+@pytest.mark.slow
 def test_importing_opboost_makes_openmp_threads_wait_passively():
     """OMP_WAIT_POLICY=passive unless the user set a policy (read when LightGBM loads)."""
     code = "import os, opboost; print(os.environ['OMP_WAIT_POLICY'])"
