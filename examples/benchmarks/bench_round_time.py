@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> None:
         runs["this"].append(run_child(this, args))
         runs["before"].append(run_child(args.before, args))
     print(f"Command: `python {' '.join(sys.argv)}`\n")
-    print("| data set | before: wall ms | CPU | this: wall ms | CPU | wall ratio | CPU |")
+    print(
+        "| data set | before: wall ms/round | CPU ms | this: wall ms/round | CPU ms | "
+        "ratio: wall | CPU |"
+    )
     print("|---|--:|--:|--:|--:|--:|--:|")
     for name in args.datasets:
         if isinstance(runs["this"][0][name], str):

@@ -261,7 +261,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         return f
 
     def commit_round(self, alpha: float) -> None:
-        """Scale the last round's leaves by ``alpha``; alpha 0 removes the round."""
+        """Commit the last round with weight ``alpha`` (its leaves are scaled when the model is
+        read); alpha 0 removes the round."""
         booster = self._check_prepared()
         alpha = float(alpha)
         if not np.isfinite(alpha):

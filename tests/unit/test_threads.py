@@ -204,10 +204,12 @@ def test_the_reward_model_is_the_same_at_any_thread_count():
     assert np.array_equal(q[0], q[1])
 
 
+def _digits_logs(digits, n: int):
+    return supervised_to_bandit(digits.X[:n], digits.y[:n], n_actions=10, random_state=0).logged
+
+
 def test_the_policy_is_the_same_at_any_thread_count(digits):
-    logged = supervised_to_bandit(
-        digits.X[:600], digits.y[:600], n_actions=10, random_state=0
-    ).logged
+    logged = _digits_logs(digits, 600)
     scores = [
         Booster(n_rounds=5, random_state=0, base_learner_params={"num_threads": t})
         .fit(logged)
@@ -218,9 +220,7 @@ def test_the_policy_is_the_same_at_any_thread_count(digits):
 
 
 def test_reward_regression_threads(digits):
-    logged = supervised_to_bandit(
-        digits.X[:300], digits.y[:300], n_actions=10, random_state=0
-    ).logged
+    logged = _digits_logs(digits, 300)
     model = RewardRegression(n_estimators=5, random_state=0).fit(logged)
     assert model.num_threads_ == 1 and model.model_.n_jobs == 1
     model = RewardRegression(n_estimators=5, num_threads=2, random_state=0).fit(logged)
