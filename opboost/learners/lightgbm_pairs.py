@@ -20,6 +20,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
 from opboost.api.pairs import PairRows
+from opboost.api.threads import lightgbm_threads
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_rows import (
@@ -45,6 +46,8 @@ class PairRounds:
         params = self._lgb_params(learner_seed(self.random_state, random_state))
         categorical = categorical_columns(self.categorical_features, d)
         pairs = PairRows(X, pairs.action_features, view, pairs.categorical)
+        work = view.n_pairs * pairs.width
+        self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
         dataset = pairs_dataset(pairs, params, categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
@@ -64,6 +67,7 @@ class PairRounds:
         self._hess = np.empty(P, dtype=np.float32)
         self._scores, self._next = np.zeros(P), np.empty(P)
         self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
+        self._unscaled = []  # committed rounds whose leaves are not scaled yet
         self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
 
     def _fit_pairs_round(self, booster: lgb.Booster, problem: BaseProblem) -> np.ndarray:
