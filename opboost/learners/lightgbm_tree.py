@@ -16,9 +16,8 @@ Action designs (how f(x, a) is featurised):
 
 Per round the new tree's outputs on the training rows are the change of LightGBM's cached
 training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` records alpha; the leaves
-are scaled when the model is read (``lightgbm_commits``); the final model is an ordinary
-LightGBM model of F(x) = sum_t alpha_t f_t(x).
-``start_from_rewards`` puts a LightGBM reward model's trees in front (``lightgbm_reward_start``).
+are scaled when the model is read (``lightgbm_commits``): an ordinary LightGBM model of
+F(x) = sum_t alpha_t f_t(x), a reward model's trees in front (``lightgbm_reward_start``).
 
 :class:`LightGBMEnsemble` serialises as one JSON header line followed by LightGBM's model text
 (format "lightgbm_text_v1"); leaf values are written with 17 significant digits, so
