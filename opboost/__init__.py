@@ -6,6 +6,15 @@ registry; both happen on first use.
 
 from __future__ import annotations
 
+import os as _os
+
+# OpenMP threads (LightGBM's) sleep while they wait for each other instead of spinning: on a
+# busy machine a spinning thread holds the core its descheduled sibling needs, and small fits
+# then took many times their one-thread time (docs/performance.md, "Threads"). OpenMP reads it
+# when LightGBM loads its runtime, so it is set before anything imports lightgbm; a value set
+# by the user wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import (
     ConfigError,

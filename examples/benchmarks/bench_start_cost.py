@@ -3,8 +3,8 @@
 this is the default before issue 18) on the same logs, in one process.
 
 Per data set, the logs of ``bench_peers.py``'s protocol (seed ``--seed``, at most ``--max-rows``
-rows); the two fits alternate ``--repeats`` times (``--threads`` LightGBM threads each; 0, the
-default, is ``Booster()``'s own: every core) and the table gives
+rows); the two fits alternate ``--repeats`` times (``--threads`` LightGBM threads each; "auto",
+the default, is ``Booster()``'s own; 0 is every core) and the table gives
 their median wall seconds, the ratio of the medians, the reward model the start chose
 (``Booster.reward_start_["family"]``) and both policies' true test reward. Issue 18 allows the
 default at most 2.5x the start from F_0 = 0. Real data sets are read from ``--data-dir`` (default
@@ -33,7 +33,7 @@ from _bench_common import simulate_trial
 from bench_peers import DATASETS, load
 
 
-def timed_fits(trial, repeats: int, threads: int) -> dict:
+def timed_fits(trial, repeats: int, threads: int | str) -> dict:
     """Median seconds of each start over ``repeats`` alternating fits, and what they give."""
     seconds: dict[str, list[float]] = {"none": [], "auto": []}
     out = {}
@@ -63,7 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-rows", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0, help="LightGBM threads (0: all cores)")
+    parser.add_argument(
+        "--threads",
+        type=lambda v: v if v == "auto" else int(v),
+        default="auto",
+        help='LightGBM threads ("auto": the default\'s own; 0: all cores)',
+    )
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n")

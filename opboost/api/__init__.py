@@ -29,6 +29,8 @@ module                    what it holds
 ``estimator``             :class:`Estimator`, :class:`Interval`
 ``learner``               :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`
 ``learner_toolkit``       helpers for base learners (inputs, seeds, checked model text)
+``threads``               the thread count of a LightGBM (OpenMP) call: by its work and the
+                          free cores
 ``online``, ``bandit``,   :class:`OnlineLearner`, :class:`BanditLearner`,
 ``loss_feedback``         :class:`LossFeedbackLearner`
 ``policy_learner``        :class:`PolicyLearner`
@@ -127,6 +129,7 @@ _LAZY: dict[str, str] = {
     "loads_checked": "opboost.api.learner_toolkit",
     "prepare_inputs": "opboost.api.learner_toolkit",
     "wls_terms": "opboost.api.learner_toolkit",
+    "lightgbm_threads": "opboost.api.threads",
     "OnlineLearner": "opboost.api.online",
     "as_context": "opboost.api.online",
     "BanditLearner": "opboost.api.bandit",

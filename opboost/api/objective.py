@@ -61,6 +61,7 @@ __all__ = [
     "closed_form_step",
     "policy_terms",
     "softmax",
+    "softmax_and_log_norm",
 ]
 
 #: Up to this many actions, row-wise max loops over columns (see ``_row_max``).
@@ -71,7 +72,7 @@ REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
 
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Row-wise softmax of (n, K) scores, computed stably; returns a new (n, K) array."""
-    return _softmax_and_log_norm(scores)[0]
+    return softmax_and_log_norm(scores)[0]
 
 
 def _row_max(scores: np.ndarray) -> np.ndarray:
@@ -85,7 +86,7 @@ def _row_max(scores: np.ndarray) -> np.ndarray:
     return top
 
 
-def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass over
     blocks of rows (each step of a block runs in the cache; the values are the same)."""
     probs, log_norm = np.empty(scores.shape), np.empty(scores.shape[0])
@@ -99,18 +100,22 @@ def _softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return probs, log_norm
 
 
-def _policy(scores: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """softmax(F) (n, K), pi(a_i|x_i) (n,) and logsumexp(F_i) (n,)."""
-    probs, log_norm = _softmax_and_log_norm(scores)
+def _policy(
+    scores: np.ndarray, actions: np.ndarray, softmax: tuple | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """softmax(F) (n, K), pi(a_i|x_i) (n,) and logsumexp(F_i) (n,); ``softmax`` is
+    ``softmax_and_log_norm(scores)`` when already computed."""
+    probs, log_norm = softmax_and_log_norm(scores) if softmax is None else softmax
     logged = np.arange(len(actions)) * probs.shape[1] + actions  # flat index of (i, a_i)
     return probs, probs.ravel()[logged], log_norm
 
 
 def policy_terms(
-    scores: np.ndarray, actions: np.ndarray
+    scores: np.ndarray, actions: np.ndarray, *, softmax: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """softmax(F) (n, K), pi(a_i|x_i) (n,), g_i = e_{a_i} - pi(x_i) (n, K), logsumexp(F_i) (n,)."""
-    probs, pi_logged, log_norm = _policy(scores, actions)
+    """softmax(F) (n, K), pi(a_i|x_i) (n,), g_i = e_{a_i} - pi(x_i) (n, K), logsumexp(F_i)
+    (n,); ``softmax`` is (softmax(F), logsumexp(F_i)) when the caller already has them."""
+    probs, pi_logged, log_norm = _policy(scores, actions, softmax)
     return probs, pi_logged, logged_gradient(probs, actions), log_norm
 
 

@@ -53,6 +53,8 @@ def check_scalar(
 
 def check_choice(value: Any, name: str, owner: str, choices, *, fix: str | None = None) -> Any:
     """Validate that ``value`` is one of ``choices`` (an :class:`Options` check)."""
+    if isinstance(value, str) and value in choices:  # the usual case, checked every round
+        return value
     validate_params(owner, {name: [Options(tuple(choices), fix=fix)]}, {name: value})
     return value
 

@@ -10,11 +10,12 @@ LightGBM Dataset built once per fit (:mod:`opboost.dask.shard`). The learner onl
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.constraints import Options, Rule, Satisfies
+from opboost.api.constraints import Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
@@ -66,6 +67,7 @@ class LightGBMDaskTree(BaseLearner):
     ensemble_class: ClassVar[type[Ensemble]] = LightGBMEnsemble
     _parameter_constraints: ClassVar[dict] = {
         **{k: v for k, v in LIGHTGBM_TREE_CONSTRAINTS.items() if k != "hessian_units"},
+        "num_threads": [Interval(Integral, 0, None, fix="use 0 for the worker's thread count")],
         "action_design": [
             Options(
                 DASK_ACTION_DESIGNS,

@@ -165,7 +165,7 @@ class Shard:
         text = None
         if self.pending:
             last = self.booster.num_trees() - 1
-            set_round_leaves(self.booster, last, 1, lambda value: weight * value)
+            set_round_leaves(self.booster, [(last, weight)], 1, lambda values, a: a * values)
             if send_tree:
                 text = strip_parameters(
                     self.booster.model_to_string(start_iteration=last, num_iteration=1)

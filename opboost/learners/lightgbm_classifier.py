@@ -65,5 +65,5 @@ class LightGBMTreeClassifier(LightGBMTree):
             return means
         return _label(means)
 
-    def _committed_leaf(self, value: float, alpha: float) -> float:
-        return alpha * float(_label(np.asarray(value)))
+    def _committed_leaves(self, values: np.ndarray, alpha: float) -> np.ndarray:
+        return alpha * _label(values)

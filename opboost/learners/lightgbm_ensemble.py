@@ -13,7 +13,6 @@ recompute it, so the text is also validated structurally before LightGBM sees it
 
 from __future__ import annotations
 
-import ctypes
 import json
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -24,31 +23,15 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import Ensemble
 from opboost.api.learner_toolkit import as_contexts, dumps_checked, loads_checked
+from opboost.api.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.learners.lightgbm_model_text import check_model_text
 from opboost.learners.lightgbm_rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
+from opboost.learners.lightgbm_threads import keeping_threads
 
 __all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
 
 FORMAT = "lightgbm_text_v1"
 _PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
-# Designed rows x trees up to which LightGBM predicts on one thread (decision_function):
-# 1,000-2,000 rows of 100 trees is where two threads start to win on a busy 2-core machine
-# (examples/benchmarks/bench_serving.py; docs/performance.md).
-_SINGLE_THREAD_WORK = 150_000
-_DEFAULT_THREADS: list[Any] = []  # [ctypes.c_int of LightGBM's default thread count, or None]
-
-
-def _lightgbm_default_threads() -> Any:
-    """LightGBM's process-wide default thread count (``LGBM_DEFAULT_NUM_THREADS``, which a
-    predict's ``num_threads`` overwrites) as a ctypes int, or None if the library does not
-    export it."""
-    if not _DEFAULT_THREADS:
-        try:
-            value = ctypes.c_int.in_dll(lgb.basic._LIB, "LGBM_DEFAULT_NUM_THREADS")
-        except (AttributeError, TypeError, ValueError, OSError):
-            value = None
-        _DEFAULT_THREADS.append(value)
-    return _DEFAULT_THREADS[0]
 
 
 class LightGBMEnsemble(Ensemble):
@@ -125,24 +108,18 @@ class LightGBMEnsemble(Ensemble):
     def _raw_scores(self, rows: Any, n_rows: int, n_trees: int) -> np.ndarray:
         """LightGBM's raw scores of designed rows, (n_rows,) float64.
 
-        Small work (rows x trees) runs on ONE thread: with ``num_threads`` unset LightGBM opens
-        an OpenMP team on every call, and waking its threads costs milliseconds on a busy
-        machine while one thread needs microseconds (single-context serving). Large batches keep
-        LightGBM's default (all cores). The result is the same either way: each row's score is
-        a sum over its own trees. ``num_threads`` in a predict call also sets LightGBM's
-        process-wide default thread count, which a model being trained in this process then
-        uses (see ``LightGBMTree.predict_round``); that default is put back afterwards.
+        The threads follow the work (rows x trees, :func:`opboost.api.threads.lightgbm_threads`
+        with ``PREDICT_WORK_PER_THREAD``): single-context serving runs on ONE thread (with
+        ``num_threads`` unset LightGBM opens an OpenMP team on every call, and waking its
+        threads costs milliseconds on a busy machine while one thread needs microseconds), large
+        batches on the free cores. The result is the same either way: each row's score is a sum
+        over its own trees. ``num_threads`` in a predict call also sets LightGBM's process-wide
+        thread count, which a model being trained in this process then uses; that count is put
+        back afterwards (:func:`~opboost.learners.lightgbm_threads.keeping_threads`).
         """
-        if n_rows * n_trees > _SINGLE_THREAD_WORK:
-            return np.asarray(self.booster.predict(rows, raw_score=True))
-        default = _lightgbm_default_threads()
-        if default is None:
-            return np.asarray(self.booster.predict(rows, raw_score=True, num_threads=1))
-        before = default.value
-        try:
-            return np.asarray(self.booster.predict(rows, raw_score=True, num_threads=1))
-        finally:
-            default.value = before
+        threads = lightgbm_threads(n_rows * n_trees, per_thread=PREDICT_WORK_PER_THREAD)
+        with keeping_threads():
+            return np.asarray(self.booster.predict(rows, raw_score=True, num_threads=threads))
 
     def staged_decision_function(self, X: Any) -> Iterator[np.ndarray]:
         """Yield the cumulative scores (m, K) after each round, from each row's leaves (a
@@ -156,7 +133,10 @@ class LightGBMEnsemble(Ensemble):
             return
         per_action = self.action_design == "per_action"
         rows = X if per_action else design_rows(X, K, self.action_design)
-        leaves = np.asarray(self.booster.predict(rows, pred_leaf=True), dtype=np.int64)
+        threads = lightgbm_threads(rows.shape[0] * n_trees, per_thread=PREDICT_WORK_PER_THREAD)
+        with keeping_threads():
+            leaves = self.booster.predict(rows, pred_leaf=True, num_threads=threads)
+        leaves = np.asarray(leaves, dtype=np.int64)
         leaves = leaves.reshape(leaves.shape[0], n_trees)  # (rows, trees)
         info = self.booster.dump_model()["tree_info"]
         scores = np.zeros((m, K))
@@ -164,9 +144,11 @@ class LightGBMEnsemble(Ensemble):
         for start in range(0, n_trees, per_round):
             for j, tree in enumerate(range(start, start + per_round)):
                 if _is_linear(info[tree]["tree_structure"]):
-                    values = self.booster.predict(
-                        rows, start_iteration=tree, num_iteration=1, raw_score=True
-                    )
+                    with keeping_threads():
+                        values = self.booster.predict(
+                            rows, start_iteration=tree, num_iteration=1, raw_score=True,
+                            num_threads=threads,
+                        )  # fmt: skip
                 else:
                     outputs = [
                         self.booster.get_leaf_output(tree, leaf)

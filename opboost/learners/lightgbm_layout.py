@@ -1,6 +1,6 @@
 """LightGBM's histogram layout for a fit, chosen by timing both on the fit's own Dataset, and
 the calls every custom-gradient LightGBM round goes through (grow, read the cached scores,
-set the round's leaves).
+set the rounds' leaves).
 
 LightGBM builds histograms column-wise or row-wise. Left alone it times both on the first
 tree, which is not seeded (and was measured to pick the slower on Fashion-MNIST). The bin-count
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import lightgbm as lgb
@@ -26,6 +26,7 @@ from lightgbm.basic import _LIB, _safe_call
 from opboost.api.row_blocks import row_blocks
 from opboost.learners.lightgbm_model_text import leaf_values
 from opboost.learners.lightgbm_rows import histogram_layout
+from opboost.learners.lightgbm_threads import use_threads
 
 __all__ = [
     "LAYOUTS",
@@ -35,6 +36,7 @@ __all__ = [
     "fit_layout",
     "score_change",
     "set_round_leaves",
+    "stored_leaves",
     "update_one_iter",
 ]
 
@@ -43,13 +45,17 @@ LAYOUTS = ("force_row_wise", "force_col_wise")
 PROBE_MIN_ROWS = 200_000
 #: Trees timed per layout (on a fresh Booster each; a tree's time varies little).
 PROBE_ROUNDS = 1
+#: LightGBM's kZeroThreshold (1e-35f): leaf values it stores as 0.
+_ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) -> int:
     """Grow the next tree(s) from float32 ``grad`` and ``hess`` in LightGBM's row layout;
     the number of trees added: 0 when no split was possible (LightGBM dropped the round or,
     in its first round, kept a constant-0 tree that it never rolls back; harmless, it
-    predicts 0)."""
+    predicts 0). The tree grows with the Booster's own ``num_threads``, whatever LightGBM call
+    came in between (:mod:`opboost.learners.lightgbm_threads`)."""
+    use_threads(booster.params.get("num_threads", 0))
     before = booster.num_trees()
     finished = ctypes.c_int(0)
     _safe_call(
@@ -91,15 +97,27 @@ def score_change(booster: lgb.Booster, last: np.ndarray, out: np.ndarray) -> Non
 
 
 def set_round_leaves(
-    booster: lgb.Booster, first_tree: int, per_round: int, output: Callable[[float], float]
+    booster: lgb.Booster,
+    rounds: Sequence[tuple[int, float]],
+    per_round: int,
+    output: Callable[[np.ndarray, float], np.ndarray],
 ) -> None:
-    """Set every leaf of the round whose trees start at ``first_tree`` (``per_round`` trees a
-    round) to ``output(value)`` of the value LightGBM fitted; its cached training scores are
-    left as they are."""
-    text = booster.model_to_string(start_iteration=first_tree // per_round, num_iteration=1)
-    for offset, values in enumerate(leaf_values(text)):
-        for leaf, value in enumerate(values):
-            booster.set_leaf_output(first_tree + offset, leaf, output(value))
+    """Set every leaf of ``rounds`` ((first tree, alpha) each, in tree order; ``per_round``
+    trees a round) to ``output(values, alpha)`` of the values LightGBM fitted, read from ONE
+    model text of those rounds; its cached training scores are left as they are."""
+    start, stop = rounds[0][0] // per_round, rounds[-1][0] // per_round + 1
+    trees = leaf_values(booster.model_to_string(start_iteration=start, num_iteration=stop - start))
+    for first, alpha in rounds:
+        for tree in range(first, first + per_round):
+            values = output(np.asarray(trees[tree - start * per_round]), alpha)
+            for leaf, value in enumerate(values.tolist()):
+                booster.set_leaf_output(tree, leaf, value)
+
+
+def stored_leaves(values: np.ndarray) -> np.ndarray:
+    """The leaf values LightGBM stores for ``values`` (``set_leaf_output``): those within
+    +-1e-35 (LightGBM's kZeroThreshold, a float) become 0."""
+    return np.where(np.abs(values) <= _ZERO_THRESHOLD, 0.0, values)
 
 
 def fit_layout(dataset: lgb.Dataset, design: str, params: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
 from opboost.api.pairs import PairRows
+from opboost.api.threads import lightgbm_threads
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import fit_layout, update_one_iter
 from opboost.learners.lightgbm_pair_start import fit_pair_start
@@ -64,6 +65,7 @@ class PairRounds:
         self._hess = np.empty(P, dtype=np.float32)
         self._scores, self._next = np.zeros(P), np.empty(P)
         self._pending, self._last_alpha, self.n_rounds_ = 0, 1.0, 0
+        self._unscaled = []  # committed rounds whose leaves are not scaled yet
         self._designed_pairs = DesignedRowsCache(lambda pairs: pairs.matrix())
 
     def _use_pairs(self, pairs: PairRows) -> None:
@@ -76,8 +78,10 @@ class PairRounds:
 
     def _build_pair_booster(self) -> lgb.Booster:
         """The Dataset of the prepared pairs and an empty LightGBM Booster on it."""
-        params = self._lgb_params(self._seed)
-        dataset = pairs_dataset(self._prepared_pairs, params, self._context_categorical)
+        params, pairs = self._lgb_params(self._seed), self._prepared_pairs
+        work = pairs.n_pairs * pairs.width
+        self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
+        dataset = pairs_dataset(pairs, params, self._context_categorical)
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, PAIRS_DESIGN, params)] = True
         self.histogram_layout_ = (
@@ -122,9 +126,10 @@ class PairRounds:
         n, view = X.shape[0], self._view
         keep = np.ones(n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
         pairs = PairRows(X, pairs.action_features, pairs.view, pairs.categorical)
+        threads = lightgbm_threads(n * pairs.width, self.num_threads)  # the logged pairs' size
         start = fit_pair_start(
             pairs, actions, np.asarray(rewards, dtype=np.float64), self._prepared_pairs, keep,
-            self._context_categorical, self._seed, self.num_threads,
+            self._context_categorical, self._seed, threads,
         )  # fmt: skip
         interaction, values = start.interaction, start.pair_values
         if interaction is not None:  # the design gains the interaction column

@@ -15,6 +15,7 @@ import lightgbm as lgb
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import HESSIAN_UNITS
+from opboost.api.threads import NUM_THREADS
 from opboost.learners.lightgbm_rows import ACTION_DESIGNS
 
 __all__ = [
@@ -162,7 +163,7 @@ LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
     "lambda_l2": [Interval(Real, 0.0, None)],
     "feature_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
     "max_bin": [Interval(Integral, 2, None)],
-    "num_threads": [Interval(Integral, 0, None, fix="use 0 for LightGBM's default (all cores)")],
+    "num_threads": NUM_THREADS,
     "hessian_units": [Options(HESSIAN_UNITS)],
     "action_design": [Options(ACTION_DESIGNS)],
     "random_state": ["random_state"],

@@ -36,6 +36,7 @@ from lightgbm.basic import _LIB, _ConfigAliases, _safe_call
 from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
+from opboost.api.threads import lightgbm_threads
 from opboost.learners.lightgbm_layout import fetch_scores
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.learners.lightgbm_rows import design_rows
@@ -61,6 +62,8 @@ REWARD_MODEL_PARAMS: dict[str, Any] = {
     "num_leaves": 31,
     "min_data_in_leaf": 20,
     "verbose": -1,
+    # the same model whatever the thread count (LightGBM then sums in one order)
+    "deterministic": True,
 }
 #: LightGBM settings of the held-out fits of both families: at most 150 trees at learning rate
 #: 0.1, stopped after 10 without a lower held-out squared error.
@@ -272,14 +275,16 @@ def fit_reward_model(
     design: str,
     categorical: Any,
     seed: int,
-    num_threads: int,
+    num_threads: int | str,
     *,
     pairs: lgb.Dataset | None = None,
 ) -> RewardModel:
     """The reward model of the module doc on contexts ``X`` (n, d), ``actions`` and
     ``rewards`` (n,). ``design`` is the policy's "stacked" (action as one categorical column)
     or "stacked_onehot"; ``categorical`` the context columns LightGBM treats as categorical
-    (a list, or "auto" for none). ``num_threads`` 0 means LightGBM's (and BLAS's) default.
+    (a list, or "auto" for none). ``num_threads``: "auto" (chosen by the logged rows' size,
+    :func:`opboost.api.threads.lightgbm_threads`) or a count, 0 meaning LightGBM's (and BLAS's)
+    default.
     ``pairs``: the policy's constructed Dataset of the n*K designed rows of ``X``
     (example-major), whose bins the reward model then uses; q on the pairs comes from it.
 
@@ -305,6 +310,7 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
         context_columns if onehot else [*context_columns, d],
         pairs,
     )
+    num_threads = lightgbm_threads(data.rows.shape[0] * data.rows.shape[1], num_threads)
     params = dict(REWARD_MODEL_PARAMS, seed=seed, num_threads=num_threads)
     n_held = round(HOLDOUT_FRACTION * n)
     problem = linear_family_problem(X, n_actions, categorical)

@@ -15,10 +15,9 @@ Action designs (how f(x, a) is featurised):
                       ``num_class=K``), so each round adds K trees.
 
 Per round the new tree's outputs on the training rows are the change of LightGBM's cached
-training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` scales the new leaves
-(``set_leaf_output`` leaves the cached scores alone, so the next change is again exactly the
-next tree); the final model is an ordinary LightGBM model of F(x) = sum_t alpha_t f_t(x).
-``start_from_rewards`` puts a LightGBM reward model's trees in front (``lightgbm_reward_start``).
+training scores (``LGBM_BoosterGetPredict``). ``commit_round(alpha)`` records alpha; the leaves
+are scaled when the model is read (``lightgbm_commits``): an ordinary LightGBM model of
+F(x) = sum_t alpha_t f_t(x), a reward model's trees in front (``lightgbm_reward_start``).
 
 :class:`LightGBMEnsemble` serialises as one JSON header line followed by LightGBM's model text
 (format "lightgbm_text_v1"); leaf values are written with 17 significant digits, so
@@ -42,12 +41,13 @@ from opboost.api.learner_toolkit import (
     wls_gradients,
 )
 from opboost.api.pairs import PairRows
+from opboost.api.threads import AUTO, lightgbm_threads
+from opboost.learners.lightgbm_commits import CommittedRounds
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_layout import (
     fetch_scores,
     fit_layout,
     score_change,
-    set_round_leaves,
     update_one_iter,
 )
 from opboost.learners.lightgbm_pairs import PairRounds
@@ -76,16 +76,20 @@ __all__ = [
 ]
 
 
-class LightGBMTree(PairRounds, BaseLearner):
+class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
     Parameters
     ----------
     num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
-    feature_fraction, max_bin, num_threads : the LightGBM parameters of the same names.
-        By default the weights are rescaled to mean 1 over the nonzero entries each round (the
-        weighted least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
+    feature_fraction, max_bin : the LightGBM parameters of the same names. By default the
+        weights are rescaled to mean 1 over the nonzero entries each round (the weighted
+        least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
+    num_threads : LightGBM's threads. "auto" (default): chosen for each fit by the size of
+        the designed data and the cores free for it (:func:`opboost.api.threads.
+        lightgbm_threads`; one thread for small logs), for the rounds and the reward-model
+        start alike; an int is used as it is (0: LightGBM's default, every core).
     hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
         ``min_child_weight`` in London et al.'s Table 5.
@@ -99,8 +103,9 @@ class LightGBMTree(PairRounds, BaseLearner):
         ``histogram_layout``); may not set the
         objective, learning rate, boosting type, number of classes or a named parameter.
 
-    After ``prepare``: ``booster_`` (the LightGBM Booster) and ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise", the layout the fit uses); after
+    After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
+    ("force_row_wise" or "force_col_wise", the layout the fit uses) and ``num_threads_``
+    (the rounds' LightGBM threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 
@@ -124,7 +129,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         lambda_l2: float = 0.0,
         feature_fraction: float = 1.0,
         max_bin: int = 255,
-        num_threads: int = 0,
+        num_threads: int | str = AUTO,
         hessian_units: str = "mean",
         action_design: str = "stacked",
         random_state: Any = None,
@@ -166,8 +171,9 @@ class LightGBMTree(PairRounds, BaseLearner):
             "lambda_l2": self.lambda_l2,
             "feature_fraction": self.feature_fraction,
             "max_bin": self.max_bin,
-            "num_threads": self.num_threads,
+            "num_threads": self.num_threads,  # "auto" resolved by prepare(_pairs)
             "seed": seed,
+            "deterministic": True,  # the same trees at any thread count
             # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
             # weighted means (lambda_l2 still applies).
             "cat_l2": 0.0,
@@ -195,6 +201,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         design = self.action_design
         per_iter = 1
         categorical = categorical_columns(self.categorical_features, d)
+        work = n * {"stacked": K * (d + 1), "stacked_onehot": K * (d + K), "per_action": d}[design]
+        self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
@@ -218,6 +226,7 @@ class LightGBMTree(PairRounds, BaseLearner):
         self._scores = np.zeros(n * K)  # LightGBM's cached training scores, its layout
         self._next = None if per_iter == 1 else np.empty(n * K)  # class-major: fetched here
         self._pending = 0  # trees of a fitted but uncommitted round
+        self._unscaled: list[tuple[int, float]] = []  # committed (first tree, alpha), unscaled
         self._last_alpha = 1.0
         self._designed = context_rows_cache(d, K, design)
         self.n_rounds_ = 0
@@ -252,7 +261,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         return f
 
     def commit_round(self, alpha: float) -> None:
-        """Scale the last round's leaves by ``alpha``; alpha 0 removes the round."""
+        """Commit the last round with weight ``alpha`` (its leaves are scaled when the model is
+        read); alpha 0 removes the round."""
         booster = self._check_prepared()
         alpha = float(alpha)
         if not np.isfinite(alpha):
@@ -264,19 +274,15 @@ class LightGBMTree(PairRounds, BaseLearner):
         if alpha == 0.0:
             self._discard_pending()
             return
-        first = booster.num_trees() - self._pending
-        set_round_leaves(booster, first, self._per_iter, lambda v: self._committed_leaf(v, alpha))
+        self._commit_leaves(booster.num_trees() - self._pending, alpha)  # scaled when read
         self._pending = 0
         self._last_alpha = alpha
         self.n_rounds_ += 1
 
-    def _committed_leaf(self, value: float, alpha: float) -> float:
-        """The committed output of a leaf the round's tree fitted as ``value``."""
-        return alpha * value
-
     def ensemble(self) -> LightGBMEnsemble:
         """A detached copy of the committed rounds (an uncommitted round is left out)."""
         booster = self._check_prepared()
+        self._scale_committed()
         iterations = booster.num_trees() // self._per_iter - (1 if self._pending else 0)
         if iterations > 0:
             text = booster.model_to_string(num_iteration=iterations)
@@ -300,14 +306,15 @@ class LightGBMTree(PairRounds, BaseLearner):
         last = booster.num_trees() // self._per_iter - 1 - (1 if self._pending else 0)
         # Pass num_threads: a predict without it resets LightGBM's OpenMP threads to all
         # cores, and the next rounds' updates then spin (20x slower measured on 2 busy cores).
-        threads = {"num_threads": self.num_threads} if self.num_threads else {}
+        threads = {"num_threads": self.num_threads_}
         if isinstance(X, PairRows):  # other rows' candidate pairs: an (n', C') slot matrix
+            self._scale_committed()
             return self._predict_pairs_round(booster, X, last, threads)
         rows = self._designed.rows(X)
         out = booster.predict(
             rows, start_iteration=last, num_iteration=1, raw_score=True, **threads
         )
-        return np.asarray(out).reshape(-1, self.n_actions_) / self._last_alpha
+        return self._last_round_outputs(np.asarray(out).reshape(-1, self.n_actions_))
 
     def warm_start(self, ensemble: Ensemble) -> None:
         """Continue from ``ensemble``'s rounds (resuming a checkpointed fit); after prepare."""

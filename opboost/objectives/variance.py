@@ -40,7 +40,13 @@ import numpy as np
 from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.numeric import dot
-from opboost.api.objective import Objective, RoundState, check_inputs, policy_terms, softmax
+from opboost.api.objective import (
+    Objective,
+    RoundState,
+    check_inputs,
+    policy_terms,
+    softmax_and_log_norm,
+)
 
 __all__ = ["SNIPSObjective", "VariancePenalised"]
 
@@ -81,7 +87,11 @@ class _EffectiveCoefObjective(Objective):
         scores, coef = check_inputs(scores, data, coef, type(self).__name__)
         self.validate_params()
         actions = np.asarray(data.actions)
-        probs, pi_logged, g, log_norm = policy_terms(scores, actions)
+        # the softmax the line search computed for the step just taken, if these scores are
+        # exactly F + alpha f (the usual commit): one softmax less per round
+        stepped = self.__dict__.pop("_stepped", None)
+        softmax = stepped[1] if stepped is not None and np.array_equal(scores, stepped[0]) else None
+        probs, pi_logged, g, log_norm = policy_terms(scores, actions, softmax=softmax)
         weights = self._weights(data)
         risk, effective = self._risk_and_coef(coef, weights, pi_logged)
         xi, sigma = self.xi_sigma(effective, pi_logged)
@@ -110,9 +120,13 @@ class _EffectiveCoefObjective(Objective):
             return 0.0
         rows = np.arange(state.n)
         for _ in range(MAX_HALVINGS):
-            probs = softmax(state.scores + alpha * f_values)
-            risk, _ = self._risk_and_coef(state.raw_coef, state.weights, probs[rows, state.actions])
+            trial = state.scores + alpha * f_values
+            policy = softmax_and_log_norm(trial)
+            risk, _ = self._risk_and_coef(
+                state.raw_coef, state.weights, policy[0][rows, state.actions]
+            )
             if risk + l2 * alpha**2 <= state.risk:
+                self._stepped = (trial, policy)  # round_state reuses it (F + alpha f)
                 return float(alpha)
             alpha *= 0.5
         return 0.0

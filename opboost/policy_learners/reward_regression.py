@@ -21,6 +21,7 @@ from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving import mask_scores, serving_mask
 from opboost.api.slots import SlotView
 from opboost.api.tabular_frames import attach_schema
+from opboost.api.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]
@@ -46,7 +47,12 @@ class RewardRegression(PolicyLearner):
     Parameters
     ----------
     n_estimators, num_leaves, learning_rate, min_child_samples : LightGBM regressor settings.
+    num_threads : LightGBM's threads: "auto" (default) chooses them for each fit and prediction
+        by its size and the free cores (:func:`opboost.api.threads.lightgbm_threads`); an int
+        is used as it is (0: LightGBM's default, every core).
     random_state : seed.
+
+    Fitted attribute ``num_threads_``: the fit's LightGBM threads.
     """
 
     name: ClassVar[str] = "reward_regression"
@@ -55,6 +61,7 @@ class RewardRegression(PolicyLearner):
         "num_leaves": [Interval(Integral, 2, 131072)],
         "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
         "min_child_samples": [Interval(Integral, 0, None)],
+        "num_threads": NUM_THREADS,
         "random_state": ["random_state"],
     }
 
@@ -65,12 +72,14 @@ class RewardRegression(PolicyLearner):
         num_leaves: int = 31,
         learning_rate: float = 0.05,
         min_child_samples: int = 20,
+        num_threads: int | str = AUTO,
         random_state: Any = None,
     ):
         self.n_estimators = n_estimators
         self.num_leaves = num_leaves
         self.learning_rate = learning_rate
         self.min_child_samples = min_child_samples
+        self.num_threads = num_threads
         self.random_state = random_state
 
     def fit(self, data: LoggedBandit) -> RewardRegression:
@@ -82,15 +91,6 @@ class RewardRegression(PolicyLearner):
         self.n_actions_, self.n_features_ = data.n_actions, data.n_features
         self.schema_ = data.schema  # from_dataframe's: categorical columns and action ids
         categorical = list(data.schema.categorical_features) if data.schema else []
-        self.model_ = lgb.LGBMRegressor(
-            n_estimators=self.n_estimators,
-            num_leaves=self.num_leaves,
-            learning_rate=self.learning_rate,
-            min_child_samples=self.min_child_samples,
-            random_state=seed,
-            verbose=-1,
-            n_jobs=1,
-        )
         self.action_schema_ = None
         if data.action_features is None:
             _check_design(
@@ -107,6 +107,17 @@ class RewardRegression(PolicyLearner):
                 len(data), data.n_actions,
             )  # fmt: skip
             rows = PairRows(data.contexts, data.action_features, view).matrix()
+        self.num_threads_ = lightgbm_threads(rows.shape[0] * rows.shape[1], self.num_threads)
+        self.model_ = lgb.LGBMRegressor(
+            n_estimators=self.n_estimators,
+            num_leaves=self.num_leaves,
+            learning_rate=self.learning_rate,
+            min_child_samples=self.min_child_samples,
+            random_state=seed,
+            verbose=-1,
+            n_jobs=self.num_threads_,
+            deterministic=True,  # the same model whatever the thread count
+        )
         self.model_.fit(rows, data.rewards, categorical_feature=categorical or "auto")
         return self
 
@@ -129,7 +140,9 @@ class RewardRegression(PolicyLearner):
         fix = "Score fewer contexts per call (each is stacked with every action)."
         _check_design(m * k, self.n_features_, k, f"{owner} of {m:,} contexts", fix)
         rows = stacked_design(X, k)
-        scores = self.model_.predict(rows).reshape(X.shape[0], self.n_actions_)
+        work = rows.shape[0] * self.model_.booster_.num_trees()
+        threads = lightgbm_threads(work, self.num_threads, per_thread=PREDICT_WORK_PER_THREAD)
+        scores = self.model_.predict(rows, num_threads=threads).reshape(m, k)
         if candidates is None:
             return scores
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))

@@ -14,8 +14,8 @@ temporary directory tree where it writes. A block whose preceding line is
     <!-- docs-test: slow (why) -->
 
 needs real data, another machine or minutes; it runs only with ``OPBOOST_DOCS_SLOW=1``
-(``OPBOOST_DOCS_SLOW=1 OPBOOST_DATA=/path/to/datasets python -m pytest tests/docs``), and a
-block preceded by ``<!-- docs-test: skip (why) -->`` is never run (installation commands,
+(``OPBOOST_DOCS_SLOW=1 OPBOOST_DATA=/path/to/datasets python -m pytest tests/docs -m slow``),
+and a block preceded by ``<!-- docs-test: skip (why) -->`` is never run (installation commands,
 which the test run itself depends on). A failure names the document and the block's line.
 
 What a Python block says it prints is checked too (tests/docs/expected_output.py): an
@@ -27,6 +27,10 @@ statement), and an output block, a ``text`` block after the Python block precede
 A comment that shows a number on a ``print`` statement must be such an expectation (numbers
 shown are checked or not shown). A ``toml`` block preceded by
 ``<!-- docs-test: same-as examples/quickstart.toml -->`` must hold the same TOML as the file.
+
+The tests that run blocks are marked ``slow`` (an interpreter per document, a minute or two in
+all): the default ``python -m pytest`` leaves them out, CI and the README's test command
+(``-m "slow or not slow"``) run them.
 """
 
 from __future__ import annotations
@@ -136,6 +140,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", PY_DOCS, ids=[str(d.relative_to(ROOT)) for d in PY_DOCS])
 def test_python_blocks_run(document: Path, tmp_path: Path) -> None:
     """Every Python block of the document runs, in order, in one interpreter."""
@@ -224,6 +229,7 @@ def shell_commands(block: Block) -> list[str]:
     return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=[b.where for b in SHELL_BLOCKS])
 def test_shell_blocks_run(block: Block, tmp_path: Path) -> None:
     """Every command of the shell block exits 0 (run in a temporary directory where relative

@@ -52,6 +52,7 @@ def _instrument(monkeypatch, crash_at: int | None) -> list[str]:
     return calls
 
 
+@pytest.mark.slow
 def test_crash_at_every_step_of_a_checkpoint_write_leaves_a_resumable_checkpoint(
     synthetic_log, tmp_path, monkeypatch
 ):
@@ -81,6 +82,7 @@ def test_crash_at_every_step_of_a_checkpoint_write_leaves_a_resumable_checkpoint
         assert names == ["LATEST", "round-000006"], f"crash at step {k}: {names}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_sigkill_at_random_times_during_checkpointed_fits_always_resumes(synthetic_log, tmp_path):
     """24 forked processes fitting again and again (Checkpoint every round; each fit

@@ -169,6 +169,7 @@ def launcher(policies):
     launcher.close()
 
 
+@pytest.mark.slow
 def test_save_directory_killed_mid_save_leaves_old_or_new_policy(policies, launcher, tmp_path):
     """SIGKILL at a random instant of repeated directory saves over an existing policy, 30
     times: the directory always loads as A or B (the old code replaced ensemble.txt, then
@@ -224,6 +225,7 @@ def _race(writers, reader=None, seconds_limit=60):
     return errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["policy.json", "policy_dir"])
 def test_concurrent_saves_to_one_path_never_raise_nor_tear(policies, tmp_path, form):
     """Two threads saving A and B to the same path while a third loads it: no writer raises

@@ -151,6 +151,7 @@ def toml(path: Path, algorithms: str, seeds=(0, 1)) -> Path:
 # --- 2. one study per output directory --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_concurrent_studies_on_one_out_dir_second_refuses(plugin, tmp_path, capsys):
     """While a study runs on --out, a second run_study (and `opboost study`) on the same
     directory is refused with the directory, the owner's pid and what to do if it is dead;
@@ -284,6 +285,7 @@ def test_summary_writer_failure_keeps_every_trial_and_resumes(plugin, tmp_path, 
 # --- 4. a failing trial loses nothing else ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_failing_trial_with_n_jobs_2_keeps_every_other_trial(plugin, tmp_path, capsys):
     """`opboost study --n-jobs 2` where one algorithm raises at fit: every other trial is
     kept and written, the failures are recorded with their traceback and marked in
@@ -458,6 +460,7 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_the_study(plugin, tmp_path):
     """Two `opboost study --n-jobs 2` runs (at the same time, to save time), one SIGKILLed

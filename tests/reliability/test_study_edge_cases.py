@@ -308,6 +308,7 @@ class Launcher:
         self.proc.stdout.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a launcher process")
 def test_study_sigkilled_at_random_moments_always_resumes_to_same_results(plugin, tmp_path):
     """12 times: `opboost study` (9 trials, ~1 s) is SIGKILLed after a random delay between

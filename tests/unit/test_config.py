@@ -286,7 +286,7 @@ def test_policy_learner_errors_name_key_and_fix():
         ConfigError,
         match=r"c\.toml \[algorithms\[0\]\.policy_learner\.num_leafs\]: policy_learner "
         r"'reward_regression' \(RewardRegression\) has no parameter 'num_leafs'\..*"
-        r"Did you mean 'num_leaves'\?",
+        r"Did you mean 'num_leaves' or 'num_threads'\?",
     ):
         parse_config(misspelt, file="c.toml")
     seeded = config(

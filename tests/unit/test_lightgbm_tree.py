@@ -358,12 +358,15 @@ def test_all_zero_weights_give_zero_f(contexts):
 
 
 def test_predict_round_and_warm_start(contexts):
-    """predict_round gives the last f_t on new rows; warm_start continues a saved ensemble."""
+    """predict_round gives the last f_t on new rows, the same before and after the committed
+    leaves are scaled (reading the model scales them); warm_start continues a saved ensemble."""
     learner = _learner()
     F = _boost(learner, contexts, [0.5, -1.5])
-    f_last = _new_tree_prediction(learner, contexts) / -1.5
-    np.testing.assert_allclose(learner.predict_round(contexts), f_last, atol=1e-12)
+    before = learner.predict_round(contexts)
     saved = LightGBMEnsemble.loads(learner.ensemble().dumps())
+    f_last = _new_tree_prediction(learner, contexts) / -1.5
+    np.testing.assert_allclose(before, f_last, atol=1e-12)
+    np.testing.assert_array_equal(learner.predict_round(contexts), before)
     resumed = _learner()
     resumed.prepare(contexts, K)
     resumed.warm_start(saved)

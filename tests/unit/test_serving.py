@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from opboost.api import threads
 from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners import lightgbm_ensemble
+from opboost.learners import lightgbm_ensemble, lightgbm_threads
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import LightGBMTree
@@ -80,13 +81,14 @@ def test_scores_bit_identical_to_the_previous_path(ensemble, m, kind):
     assert probs.shape == (m, K) and np.allclose(probs.sum(axis=1), 1.0)
 
 
-@pytest.mark.parametrize("threshold", [0, 10**12])
+@pytest.mark.parametrize("threshold", [1, 10**12])
 def test_threaded_chunked_and_single_thread_paths_agree(ensemble, monkeypatch, threshold):
-    """Every batch on one thread, or every batch on LightGBM's default threads; chunks of 7
-    contexts (so the chunk loop runs, with a short last chunk): the same scores."""
+    """Every batch on two threads, or every batch on one; chunks of 7 contexts (so the chunk
+    loop runs, with a short last chunk): the same scores."""
     X = _contexts(50, 3)
     expected = _previous_scores(ensemble, X)
-    monkeypatch.setattr(lightgbm_ensemble, "_SINGLE_THREAD_WORK", threshold)
+    monkeypatch.setattr(threads, "free_cores", lambda: 2)
+    monkeypatch.setattr(lightgbm_ensemble, "PREDICT_WORK_PER_THREAD", threshold)
     assert np.array_equal(ensemble.decision_function(X), expected)
     monkeypatch.setattr(lightgbm_ensemble, "_PREDICT_CHUNK", 7)
     assert np.array_equal(ensemble.decision_function(X), expected)
@@ -110,7 +112,7 @@ def test_small_predict_leaves_lightgbm_default_threads_unchanged(ensemble):
     """num_threads=1 in a predict overwrites LightGBM's process-wide default thread count;
     the ensemble puts the previous value back (a model trained in this process keeps its
     threads)."""
-    default = lightgbm_ensemble._lightgbm_default_threads()
+    default = lightgbm_threads.default_threads()
     if default is None:
         pytest.skip("this LightGBM build does not export LGBM_DEFAULT_NUM_THREADS")
     before = default.value

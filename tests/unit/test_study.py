@@ -121,6 +121,7 @@ def test_resume_after_losing_a_trial_gives_identical_results(study):
     assert comparable(json.loads((out / "results.json").read_text())) == comparable(results)
 
 
+@pytest.mark.slow
 def test_second_run_in_parallel_is_identical(study, tmp_path):
     """A fresh run with two worker processes reproduces results.json apart from timings."""
     config, _, results = study
