@@ -76,6 +76,13 @@ class PairRounds:
         context = [] if categorical == "auto" else list(categorical)
         self._pair_categorical = [*context, *(d + j for j in pairs.categorical)]
 
+    def _pair_booster_on_first_use(self) -> lgb.Booster | None:
+        """The Booster of the prepared pairs, built now if they are prepared and it is not
+        (after any reward-model start chose the pairs' columns); None without pairs."""
+        if getattr(self, "_view", None) is None or getattr(self, "booster_", None) is not None:
+            return None
+        return self._build_pair_booster()
+
     def _build_pair_booster(self) -> lgb.Booster:
         """The Dataset of the prepared pairs and an empty LightGBM Booster on it."""
         params, pairs = self._lgb_params(self._seed), self._prepared_pairs

@@ -1,9 +1,9 @@
 """LightGBM regression trees as the base learner, and the LightGBM-text ensemble they build.
 
-``LightGBMTree`` (kind "base_learner", name "lightgbm_tree", regression reduction) grows one
-LightGBM tree per round by weighted least squares, through a custom objective: gradient
-``-w*y``, hessian ``w`` and learning rate 1 make every leaf the weighted mean of its targets.
-The ``lgb.Dataset`` is built once in ``prepare``; each round only writes two float32 buffers.
+``LightGBMTree`` ("lightgbm_tree", regression reduction) grows one LightGBM tree per round by
+weighted least squares, through a custom objective: gradient ``-w*y``, hessian ``w`` and
+learning rate 1 make every leaf the weighted mean of its targets. The ``lgb.Dataset`` is built
+once (``prepare``); each round only writes two float32 buffers.
 
 Action designs (how f(x, a) is featurised):
 
@@ -371,9 +371,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
 
     # ----------------------------------------------------------------------------- helpers
     def _check_prepared(self) -> lgb.Booster:
-        booster = getattr(self, "booster_", None)
-        if booster is None and getattr(self, "_view", None) is not None:
-            booster = self._build_pair_booster()  # candidate pairs: built on first use
+        booster = getattr(self, "booster_", None) or self._pair_booster_on_first_use()
         if booster is None:
             raise InvalidParameterError(
                 "LightGBMTree: call prepare(contexts, n_actions) before fitting rounds."
