@@ -33,7 +33,7 @@ FORMAT = "lightgbm_text_v1"
 _PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
 # Designed rows x trees up to which LightGBM predicts on one thread (decision_function):
 # 1,000-2,000 rows of 100 trees is where two threads start to win on a busy 2-core machine
-# (examples/benchmarks/bench_serving.py; docs/performance.md).
+# (examples/benchmarks/bench_serving.py; docs/benchmarks/performance.md).
 _SINGLE_THREAD_WORK = 150_000
 _DEFAULT_THREADS: list[Any] = []  # [ctypes.c_int of LightGBM's default thread count, or None]
 

@@ -99,6 +99,8 @@ class LightGBMTree(PairRounds, BaseLearner):
         ``histogram_layout``); may not set the
         objective, learning rate, boosting type, number of classes or a named parameter.
 
+    Notes
+    -----
     After ``prepare``: ``booster_`` (the LightGBM Booster) and ``histogram_layout_``
     ("force_row_wise" or "force_col_wise", the layout the fit uses); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
