@@ -102,28 +102,39 @@ class PolicyChoice(PolicyLearner):
 
     Parameters
     ----------
-    candidates : None (``DEFAULT_CANDIDATES``), a sequence of built-in names
+    candidates
+        None (``DEFAULT_CANDIDATES``), a sequence of built-in names
         (:data:`CANDIDATES`), or a mapping name -> unfitted learner (an ``opboost.Booster``,
         a policy learner, or "constant"), in challenge order: the first is the incumbent.
         Learners are cloned; a ``random_state`` parameter is set to the choice's seed.
-    validation_fraction : fraction in (0, 1) of the logs held out for scoring (seeded).
-    confidence : in (0.5, 1), the one-sided confidence a challenger's paired advantage over
+    validation_fraction
+        fraction in (0, 1) of the logs held out for scoring (seeded).
+    confidence
+        in (0.5, 1), the one-sided confidence a challenger's paired advantage over
         the incumbent needs to replace it (default 0.9).
-    refit : True (default) refits the chosen candidate on all the logs; False keeps the fit
+    refit
+        True (default) refits the chosen candidate on all the logs; False keeps the fit
         on the training part.
-    booster_params : extra parameters for every Booster candidate built from a name (e.g.
+    booster_params
+        extra parameters for every Booster candidate built from a name (e.g.
         ``{"n_rounds": 50, "base_learner_params": {"num_threads": 1}}``).
-    random_state : seed of the split, the candidates and the DR reward model.
+    random_state
+        seed of the split, the candidates and the DR reward model.
 
     Attributes
     ----------
-    policy_ : the chosen, refitted policy: an ``opboost.policy.Policy`` or ``ConstantPolicy``
+    policy_
+        the chosen, refitted policy: an ``opboost.policy.Policy`` or ``ConstantPolicy``
         when the candidate can export one, else the fitted learner.
-    chosen_ : the chosen candidate's name.
-    scores_ : name -> dict of value, low, high, fit_seconds.
-    challenges_ : challenger -> dict of incumbent, paired advantage, its lower bound and
+    chosen_
+        the chosen candidate's name.
+    scores_
+        name -> dict of value, low, high, fit_seconds.
+    challenges_
+        challenger -> dict of incumbent, paired advantage, its lower bound and
         whether it won.
-    n_actions_ : K.
+    n_actions_
+        K.
     """
 
     name: ClassVar[str] = "policy_choice"
