@@ -21,7 +21,7 @@ COMPONENT_KINDS = {
 
 #: What ``objective="auto"`` (the Booster's default) is, by whether the fit starts from the
 #: base learner's own reward model with one training coefficient per row: measured in
-#: docs/defaults.md ("The default objective follows the start").
+#: docs/benchmarks/defaults.md ("The default objective follows the start").
 AUTO_OBJECTIVES = {True: "poem", False: "bopl_s"}
 
 
@@ -108,7 +108,7 @@ def resolve_components(booster: Any, *, can_start: bool = True) -> tuple[Any, An
     return objective, estimator, learner
 
 
-#: ``warm_start_prob`` when left None, per start: measured in docs/defaults.md.
+#: ``warm_start_prob`` when left None, per start: measured in docs/benchmarks/defaults.md.
 DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
 
 

@@ -100,12 +100,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         missing), split as LightGBM categorical features; None (default): none. The booster
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
-        ``histogram_layout``); may not set the
-        objective, learning rate, boosting type, number of classes or a named parameter.
+        ``histogram_layout``); may not set the objective, learning rate, boosting type,
+        number of classes or a named parameter.
 
+    Notes
+    -----
     After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise", the layout the fit uses) and ``num_threads_``
-    (the rounds' LightGBM threads); after
+    ("force_row_wise" or "force_col_wise") and ``num_threads_`` (the rounds' threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 

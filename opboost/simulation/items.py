@@ -188,6 +188,8 @@ def simulate_catalogue(
         sigmoid(reward_intercept)).
     reward_intercept : shifts the mean rewards (negative: rarer positive rewards).
 
+    Notes
+    -----
     Returns a :class:`SimulatedCatalogue`; the module docstring has the model.
     """
     owner = "simulate_catalogue"
