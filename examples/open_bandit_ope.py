@@ -1,4 +1,4 @@
-"""Off-policy evaluation on the Open Bandit Dataset, obp's standard experiment (docs/data.md).
+"""Off-policy evaluation on the Open Bandit Dataset, obp's standard experiment (docs/obp.md).
 
 Two logging policies ran on the same platform: uniform random and Bernoulli Thompson sampling
 (BTS). Each log's mean click is its own policy's on-policy value (the ground truth), so the

@@ -51,7 +51,7 @@ class Booster(ExplorationMixin, BaseEstimator):
     ----------
     objective : "auto" (default): "poem" (BOPL's risk with a sample-variance penalty) when the
         fit starts from the learner's own reward model with per-row coefficients, else "bopl_s"
-        (docs/defaults.md); "bopl_s", "bopl", "poem", ... or an Objective instance.
+        (docs/benchmarks/defaults.md); "bopl_s", "bopl", "poem", ... or an Objective instance.
     estimator : training coefficients; "ips" (default), "truncated_ips" (one per row), "dr"
         (doubly robust: per-action coefficients from a cross-fitted LightGBM reward model),
         "dm" (the reward model alone) or an instance.
@@ -65,10 +65,8 @@ class Booster(ExplorationMixin, BaseEstimator):
     scale : Z > 0 rescales each f_t so (1/n) sum |c_i| sigma_i ||f_t(x_i)||^2 = Z before the
         step (Theorem 1; appendix D.1); None keeps the learner's scale. F is unchanged.
     random_state : seed (int, Generator or None) for the base learner and the holdout split.
-
-    Regularisation (docs/offline.md, "Regularisation"):
-
     learning_rate : nu > 0 multiplies every step, F <- F + nu alpha_t f_t; 1.0 (default).
+        With ``l2``, the regularisation of docs/offline.md, "Regularisation".
     l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
@@ -81,13 +79,12 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``warm_start_prob`` on the best action by SNIPS. "logging": F_0 ~ log pi_0(a|x).
     warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
         share of the way from 1/K to 1 that F_0's average best-action probability goes.
-
-    Label-free model selection (docs/offline.md, "Model selection without labels"):
-
     validation_fraction : None (default: no selection) or a fraction in (0, 1) of the logs
         held out (seeded by ``random_state``); the booster trains on the rest, scores the
         policy after every round on the held-out logs with ``selection`` and keeps the round
-        with the best estimate: ``policy_`` predicts with the selected rounds only.
+        with the best estimate: ``policy_`` predicts with the selected rounds only. With
+        ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
+        selection of docs/tuning.md.
     selection : the estimator scoring held-out rounds: "snips" (default), "ips", "dr", ...
     selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
     safe : if True (needs validation_fraction), fall back to the best constant action (chosen
@@ -96,9 +93,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``policy_`` a :class:`opboost.selection.ConstantPolicy`. ``selection_["beats_logging"]``
         says whether the bound beats the logging policy's value (the mean held-out reward).
     refit : with validation_fraction, True (default) refits on ALL the logs for the selected
-        number of rounds (docs/defaults.md); False keeps the selection fit's truncated
-        ensemble. No refit after a fallback or when round 0 was selected.
-
+        number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
+        truncated ensemble. No refit after a fallback or when round 0 was selected.
     verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
         (:class:`opboost.callbacks.Progress`) on an interactive terminal once the fit has
         run :data:`opboost.booster_checks.VERBOSE_DELAY`
@@ -106,13 +102,23 @@ class Booster(ExplorationMixin, BaseEstimator):
         0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
         A ``Progress`` among the fit's callbacks replaces it.
 
-    Fitted attributes: ``policy_`` (:class:`opboost.policy.Policy`), ``n_rounds_`` (rounds
-    run), ``history_`` (dict of (n_rounds_,) arrays), ``stop_reason_``; with selection also
-    ``best_round_`` (rounds in ``policy_``), ``selection_`` (dict) and ``fallback_``;
-    ``reward_start_``: with a learner's own reward-model start a dict (the family chosen, its
-    trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else None
-    (``warm_start="none"``, another start, or a learner without its own reward model).. Deployment:
-    ``sample``, ``action_distribution``, ``sample_slate`` (:mod:`opboost.api.exploration`)."""
+    Attributes
+    ----------
+    policy_ : the fitted :class:`opboost.policy.Policy`.
+    n_rounds_ : the number of rounds run.
+    history_ : dict of (n_rounds_,) arrays, one per metric.
+    stop_reason_ : why the fit stopped.
+    best_round_, selection_, fallback_ : with ``validation_fraction``: the rounds in
+        ``policy_``, the selection report (dict) and "constant" after a ``safe`` fallback.
+    reward_start_ : with a learner's own reward-model start a dict (the family chosen, its
+        trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else
+        None (``warm_start="none"``, another start, or a learner without its own reward
+        model).
+
+    Notes
+    -----
+    Deployment with exploration: ``sample``, ``action_distribution`` and ``sample_slate``
+    (:mod:`opboost.api.exploration`)."""
 
     def __init__(
         self,
@@ -203,7 +209,7 @@ class Booster(ExplorationMixin, BaseEstimator):
         """Boost for up to ``n_rounds`` rounds on the logs; returns self.
 
         The logs are either a :class:`opboost.LoggedBandit` ``X`` (and no ``y``), or, the
-        scikit-learn route (``GridSearchCV``, ``Pipeline``; docs/offline.md, "scikit-learn
+        scikit-learn route (``GridSearchCV``, ``Pipeline``; docs/tuning.md, "scikit-learn
         tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the logged
         feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
         array with columns "action", "propensity", "reward". ``n_actions`` (K) then defaults

@@ -33,7 +33,7 @@ COMPONENT_KINDS = {
 
 #: What ``objective="auto"`` (the Booster's default) is, by whether the fit starts from the
 #: base learner's own reward model with one training coefficient per row: measured in
-#: docs/defaults.md ("The default objective follows the start").
+#: docs/benchmarks/defaults.md ("The default objective follows the start").
 AUTO_OBJECTIVES = {True: "poem", False: "bopl_s"}
 
 
@@ -163,7 +163,7 @@ def resolve_components(
 
 
 #: Rounds of ``n_rounds="auto"`` (the Booster's default), but after a reward-model start on
-#: candidate pairs, where the rounds only overfit the logs (docs/defaults.md, "Catalogue logs").
+#: candidate pairs, where the rounds only overfit the logs (docs/catalogue.md).
 AUTO_ROUNDS = 100
 
 
@@ -176,7 +176,7 @@ def effective_rounds(booster: Any, warm_start: str | None, *, pairs: bool) -> in
     return 0 if pairs and warm_start == "reward_model" else AUTO_ROUNDS
 
 
-#: ``warm_start_prob`` when left None, per start: measured in docs/defaults.md.
+#: ``warm_start_prob`` when left None, per start: measured in docs/benchmarks/defaults.md.
 DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
 
 

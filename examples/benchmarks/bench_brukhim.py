@@ -46,7 +46,8 @@ PAPER = {
     "letter": (0.507, 0.498, 0.522, 0.517),
 }
 #: y^0 of Algorithm 2 (line 5: ``y_t^0 = 0``). ``--origin center`` starts at the centre of K
-#: instead, which is not the paper's choice (the tables of docs/online.md before 2026-11-25).
+#: instead, which is not the paper's choice (the tables of docs/benchmarks/online.md before
+#: 2026-11-25).
 ORIGIN = "zero"
 #: Default grids (inside the paper's lr ∈ [1e-4, 0.1], c ∈ [0.25, 1]); radius unspecified.
 LRS = (0.001, 0.003, 0.01, 0.03, 0.1)

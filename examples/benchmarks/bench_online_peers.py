@@ -282,7 +282,7 @@ def weak_learner_factories(n: int) -> dict[str, Factory]:
 
 
 def banditron_study(X: np.ndarray, y: np.ndarray, seeds: range) -> dict[str, float]:
-    """Why the Banditron plays below the majority class (docs/online.md), raw features:
+    """Why the Banditron plays below the majority class (docs/benchmarks/online.md), raw features:
     the full-information multiclass perceptron it estimates, one pass on the same orderings;
     the Banditron's played reward and greedy accuracy by gamma; 10 passes at gamma = 0.1."""
     K = int(y.max()) + 1

@@ -9,7 +9,8 @@ the caches are as cold as after LightGBM grows a tree, drives ``Booster(objectiv
 The time of the fit minus the time of the same cache flushes alone, per round, is the
 Booster's overhead: softmax, gradient norm, base problem, step, risk and policy value.
 Prints the per-round milliseconds of each repeat and their minimum. Compare with
-``OPENBLAS_NUM_THREADS=1`` to see whether BLAS threads cost anything (docs/performance.md).
+``OPENBLAS_NUM_THREADS=1`` to see whether BLAS threads cost anything
+(docs/benchmarks/performance.md).
 """
 
 from __future__ import annotations

@@ -75,6 +75,8 @@ class LoggedBandit:
         the :class:`opboost.api.tabular.TabularSchema` of a DataFrame ``action_features``
         (set from it; pass it with already-encoded features to restore it).
 
+    Notes
+    -----
     All arrays are copied and made read-only; invalid input raises ``ValueError`` naming the
     field, the first bad index and its value.
     """

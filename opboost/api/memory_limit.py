@@ -35,8 +35,8 @@ __all__ = [
 CELL_BYTES = 32
 #: Bytes per stacked row beyond the cell's arrays and one byte per column (LightGBM's binned
 #: value): at least 40 of LightGBM's working memory (gradients, scores, bin store). Measured
-#: (peak RSS less the logs, docs/performance.md): 87.5 bytes per stacked row at d = 2, 140.9
-#: at d = 20, 173.5 at d = 50, against the 75, 93 and 123 this estimate gives.
+#: (peak RSS less the logs, docs/benchmarks/performance.md): 87.5 bytes per stacked row at
+#: d = 2, 140.9 at d = 20, 173.5 at d = 50, against the 75, 93 and 123 this estimate gives.
 STACKED_ROW_BYTES = 40
 _FIX = (
     "Give each row its candidate set (LoggedBandit(candidates=...), a scipy.sparse mask for "

@@ -4,7 +4,7 @@ OpenBLAS splits a dot product of a few hundred thousand values across its thread
 machine whose other cores are busy (the base learner's threads, other jobs) each call then
 waits for a thread to be scheduled: 1.7 ms instead of 0.02 ms for a 100,000-value ``np.dot``
 measured on the 2-core development machine, and twice the Booster's per-round overhead
-(docs/performance.md). ``np.einsum`` without ``optimize`` runs in the calling thread.
+(docs/benchmarks/performance.md). ``np.einsum`` without ``optimize`` runs in the calling thread.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ by default) is the incumbent; each later candidate replaces it only when its pai
 value, so the rule switches when the logs show a real gain and otherwise keeps the earlier,
 simpler candidate; with the constant action first it is also the safety test (a learned policy
 ships only when it beats the constant action). Measured against picking the highest estimate:
-less regret on 8 of 11 data sets, 0.075 against 0.133 summed over them (docs/results.md). The
-chosen candidate is refitted on all the logs; every candidate's scores are kept in
-``scores_`` and in the saved policy's metadata (``metadata["choice"]``).
+less regret on 8 of 11 data sets, 0.075 against 0.133 summed over them
+(docs/benchmarks/results.md). The chosen candidate is refitted on all the logs; every
+candidate's scores are kept in ``scores_`` and in the saved policy's metadata
+(``metadata["choice"]``).
 """
 
 from __future__ import annotations
@@ -101,24 +102,39 @@ class PolicyChoice(PolicyLearner):
 
     Parameters
     ----------
-    candidates : None (``DEFAULT_CANDIDATES``), a sequence of built-in names
+    candidates
+        None (``DEFAULT_CANDIDATES``), a sequence of built-in names
         (:data:`CANDIDATES`), or a mapping name -> unfitted learner (an ``opboost.Booster``,
         a policy learner, or "constant"), in challenge order: the first is the incumbent.
         Learners are cloned; a ``random_state`` parameter is set to the choice's seed.
-    validation_fraction : fraction in (0, 1) of the logs held out for scoring (seeded).
-    confidence : in (0.5, 1), the one-sided confidence a challenger's paired advantage over
+    validation_fraction
+        fraction in (0, 1) of the logs held out for scoring (seeded).
+    confidence
+        in (0.5, 1), the one-sided confidence a challenger's paired advantage over
         the incumbent needs to replace it (default 0.9).
-    refit : True (default) refits the chosen candidate on all the logs; False keeps the fit
+    refit
+        True (default) refits the chosen candidate on all the logs; False keeps the fit
         on the training part.
-    booster_params : extra parameters for every Booster candidate built from a name (e.g.
+    booster_params
+        extra parameters for every Booster candidate built from a name (e.g.
         ``{"n_rounds": 50, "base_learner_params": {"num_threads": 1}}``).
-    random_state : seed of the split, the candidates and the DR reward model.
+    random_state
+        seed of the split, the candidates and the DR reward model.
 
-    Fitted attributes: ``policy_`` (the chosen, refitted policy: an ``opboost.policy.Policy``
-    or ``ConstantPolicy`` when the candidate can export one, else the fitted learner),
-    ``chosen_`` (name), ``scores_`` (name -> dict of value, low, high, fit_seconds),
-    ``challenges_`` (challenger -> dict of incumbent, paired advantage, its lower bound and
-    whether it won), ``n_actions_``.
+    Attributes
+    ----------
+    policy_
+        the chosen, refitted policy: an ``opboost.policy.Policy`` or ``ConstantPolicy``
+        when the candidate can export one, else the fitted learner.
+    chosen_
+        the chosen candidate's name.
+    scores_
+        name -> dict of value, low, high, fit_seconds.
+    challenges_
+        challenger -> dict of incumbent, paired advantage, its lower bound and
+        whether it won.
+    n_actions_
+        K.
     """
 
     name: ClassVar[str] = "policy_choice"

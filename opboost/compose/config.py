@@ -30,7 +30,7 @@ An algorithm is offline (booster/objective/estimator/base_learner/callbacks), on
 is a name or a table with ``name`` plus parameters. Every unknown key, wrong type,
 out-of-range value or unknown plugin is a :class:`ConfigError` naming the file, the key path
 and the valid names.
-The full reference is ``docs/studies.md``.
+The full reference is ``docs/config.md``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An algorithm is offline (booster/objective/estimator/base_learner/callbacks), on
 (``online_learner``), a policy learner (``policy_learner``) or a reference policy
 (``baseline``). Components are names or tables with ``name`` plus constructor parameters,
 checked by :mod:`opboost.compose.config_checks`. The config file as a whole is
-:mod:`opboost.compose.config`; ``docs/studies.md`` is the reference.
+:mod:`opboost.compose.config`; ``docs/config.md`` is the reference.
 """
 
 from __future__ import annotations

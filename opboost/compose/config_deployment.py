@@ -1,6 +1,6 @@
 """The ``[deployment]`` section of a study config, and an algorithm's own ``deployment`` table.
 
-A config with a ``[deployment]`` section is a deployment study (``docs/studies.md``,
+A config with a ``[deployment]`` section is a deployment study (``docs/deployment.md``,
 "Deployment: batched retraining against online learning"): every trial plays the same
 stream of ``batch_size * n_batches`` interactions. Policies learned from logs (offline
 boosters, policy learners, the ``best_constant`` and ``reward_regression`` baselines) are

@@ -50,10 +50,12 @@ class DaskLoggedBandit:
     rewards : dask array (n,) of finite floats.
     n_actions : K >= 2.
 
+    Notes
+    -----
     All four arrays must have the same, known row chunks: chunk p of each is partition p.
     Shapes and chunks are checked here; values are checked per partition on the workers
     when a fit starts (:meth:`partitions`). Fit with
-    ``Booster(base_learner="lightgbm_dask_tree").fit(data)`` (see docs/dask.md).
+    ``Booster(base_learner="lightgbm_dask_tree").fit(data)`` (see docs/dask.md and docs/scaling.md).
     """
 
     contexts: da.Array

@@ -84,7 +84,7 @@ def regression_terms(
     ``hess`` (both (n_p, K), example-major), exactly as ``lightgbm_tree`` computes them:
     targets y and weights w of the regression problem, s_a = ``weight_scale`` * (1 + 1e-6 a).
 
-    The per-action tilt 1 + 1e-6 a is the in-memory learner's (docs/performance.md): the
+    The per-action tilt 1 + 1e-6 a is the in-memory learner's (docs/benchmarks/performance.md): the
     targets sum to 0 over the actions of every row, so without it every context feature can
     have exactly zero gain at the root, and LightGBM then never splits on it in that tree.
     """

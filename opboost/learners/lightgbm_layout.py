@@ -9,7 +9,7 @@ faster on every such data set); where it would pick column-wise, a large fit (at
 ``PROBE_MIN_ROWS`` designed rows) times ``PROBE_ROUNDS`` tree of each layout on its own Dataset
 with seeded random gradients and grows with the faster. The layout
 changes only the speed: both give the same trees (tested), so the timing cannot change a
-result. docs/performance.md has the measurements.
+result. docs/benchmarks/performance.md has the measurements.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ If the linear family wins, it is refitted on every logged row: the ridge model, 
 its held-out number of trees at learning rate 0.05 on its residuals (they are few when it
 wins); the linear part enters the ensemble as one LightGBM tree with linear leaves
 (:mod:`opboost.learners.lightgbm_linear_tree`). With too few rows to hold any out the trees are
-fitted on every row. docs/defaults.md has the measurements behind every choice here.
+fitted on every row. docs/benchmarks/defaults.md has the measurements behind every choice here.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ MAX_LINEAR_FEATURES = 4096
 #: rows, which overflow float64 near 1e154 (contexts scaled to 1e300 gave LinAlgError).
 MAX_LINEAR_VALUE = 1e100
 #: z of the paired test by which the linear family must beat the trees on held-out squared
-#: error to be chosen (1.96: a two-sided 5% test); measured in docs/defaults.md.
+#: error to be chosen (1.96: a two-sided 5% test); measured in docs/benchmarks/defaults.md.
 CLEAR_GAIN_SE = 1.96
 #: Contexts predicted per call when evaluating q on every training pair (bounds the designed
 #: rows held at once to this many contexts times K).

@@ -227,7 +227,7 @@ def action_tilt(n_actions: int) -> np.ndarray:
     feature has exactly zero gain at the root; LightGBM then marks it unsplittable for the
     whole tree, which grows on the action column alone (K = 2 always; K = 4, 8, ... in
     round 1). The tilt breaks the exact cancellation; a leaf holding one action keeps its
-    exact weighted mean (the factor cancels). docs/performance.md has the measurement.
+    exact weighted mean (the factor cancels). docs/benchmarks/performance.md has the measurement.
     """
     return 1.0 + _ACTION_TILT * np.arange(n_actions)
 
@@ -238,7 +238,7 @@ def histogram_layout(dataset: lgb.Dataset, design: str) -> str:
     Fixed rather than left to LightGBM, which times both on the first tree (not seeded, and
     measured to pick the slower on Fashion-MNIST). Following LightGBM's own advice (row-wise
     for many rows and few bins in all), stacked designs with at most ``ROW_WISE_MAX_BINS``
-    bins over all features go row-wise; docs/performance.md has the measurements. The
+    bins over all features go row-wise; docs/benchmarks/performance.md has the measurements. The
     choice changes only the speed: both layouts give the same trees (tested).
     """
     if design == "per_action":

@@ -86,10 +86,9 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         weights are rescaled to mean 1 over the nonzero entries each round (the weighted
         least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
-    num_threads : LightGBM's threads. "auto" (default): chosen for each fit by the size of
-        the designed data and the cores free for it (:func:`opboost.api.threads.
-        lightgbm_threads`; one thread for small logs), for the rounds and the reward-model
-        start alike; an int is used as it is (0: LightGBM's default, every core).
+    num_threads : LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
+        alike) by the designed data's size and the free cores (:func:`opboost.api.threads.
+        lightgbm_threads`); an int is used as it is (0: LightGBM's default, every core).
     hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
         ``min_child_weight`` in London et al.'s Table 5.
@@ -100,12 +99,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         missing), split as LightGBM categorical features; None (default): none. The booster
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
-        ``histogram_layout``); may not set the
-        objective, learning rate, boosting type, number of classes or a named parameter.
+        ``histogram_layout``); may not set the objective, learning rate, boosting type,
+        number of classes or a named parameter.
 
+    Notes
+    -----
     After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise", the layout the fit uses) and ``num_threads_``
-    (the rounds' LightGBM threads); after
+    ("force_row_wise" or "force_col_wise") and ``num_threads_`` (the rounds' threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 

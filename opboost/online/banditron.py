@@ -42,6 +42,8 @@ class Banditron(BanditLearner):
         river's StandardScaler, False feeds raw features.
     random_state : seed of the exploration and of tie-breaking.
 
+    Notes
+    -----
     Fitted state: ``coef_`` (K, d + fit_intercept), ``scaler_``, ``n_features_in_``.
     """
 

@@ -125,7 +125,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         not in the paper). Since ``η_1 = 1``, a round's iterates ``y^1..y^N`` do not depend
         on it given the learners' state, and neither does Theorem 9; but learner 1 is
         trained on the gradient at ``y^0`` (it minimises ``∇l̂(y^0)·y``), so the origin
-        changes what every learner learns (measured in docs/online.md).
+        changes what every learner learns (measured in docs/benchmarks/online.md).
     weak_learner : ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
     n_outputs, label_set, low, high : the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
         ``[low, high]^m`` or ``"simplex"``).

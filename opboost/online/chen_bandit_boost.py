@@ -74,7 +74,7 @@ class ChenBanditBoost(BanditLearner):
     delta : exploration rate delta in (0, 1). The paper's grid is 0.01 to 0.1; the default
         0.003 (with gamma = 0.05 and averaged perceptrons) is the best of
         {0.003, 0.005, 0.01} x {0.05, 0.1} on Car, Nursery, DNA, Connect-4 and
-        ImageSegments (docs/online.md).
+        ImageSegments (docs/benchmarks/online.md).
     gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
     learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
@@ -90,6 +90,8 @@ class ChenBanditBoost(BanditLearner):
         compiled step. Both consume the same random numbers and differ only by
         floating-point reassociation.
 
+    Notes
+    -----
     Fitted state: ``alpha_`` (K, N) voting weights (each row on the simplex), ``bank_``,
     ``scaler_`` (None when ``standardize=False``), ``n_features_in_``, ``n_updates_``.
     """

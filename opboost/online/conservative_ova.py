@@ -43,6 +43,8 @@ class ConservativeOVA(BanditLearner):
         river's StandardScaler, False feeds raw features.
     random_state : seed of tie-breaking (and of any random initialisation).
 
+    Notes
+    -----
     Fitted state: ``bank_`` (a bank with N = 1 learner per class), ``scaler_``,
     ``n_features_in_``.
     """

@@ -120,6 +120,8 @@ class LinUCB(_RidgeBandit):
         (one-hot zeros kept) or False (raw features).
     random_state : seed of tie-breaking.
 
+    Notes
+    -----
     Fitted state: ``cov_`` (K, p, p) posterior covariances A_k^{-1}, ``coef_`` (K, p)
     posterior means, ``eta_`` (K, p), ``scaler_``, ``n_features_in_``.
 
@@ -212,6 +214,8 @@ class EpsilonGreedyLinear(_RidgeBandit):
         (one-hot zeros kept) or False (raw features).
     random_state : seed of the exploration and of tie-breaking.
 
+    Notes
+    -----
     Fitted state: as :class:`LinUCB`.
     """
 

@@ -41,6 +41,8 @@ class BanditEnvironment:
     shuffle : permute rows each pass (else the given order, repeated).
     random_state : seed of the orderings.
 
+    Notes
+    -----
     Iterating yields ``(t, x_t)``; then ``reward(action)`` may be called once.
     """
 

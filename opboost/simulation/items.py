@@ -211,6 +211,8 @@ def simulate_catalogue(
         "cosine": c cos(pi x^T W phi / c) with c = ``reward_scale``, a world no bilinear model
         (Vowpal Wabbit's ``-q``) fits.
 
+    Notes
+    -----
     Returns a :class:`SimulatedCatalogue`; the module docstring has the model.
     """
     owner = "simulate_catalogue"

@@ -50,6 +50,8 @@ def run_bandit(
     shuffle : shuffle rows (else keep the given order).
     n_curve_points : about how many points of the running error rate to keep.
 
+    Notes
+    -----
     The timing covers the predict/reward/learn loop only.
     """
     check_scalar(n_curve_points, "n_curve_points", "run_bandit", kind=int, low=1)

@@ -17,7 +17,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
     slow = sum(b.mark == "slow" for b in ALL) if not SLOW else 0
     skipped = sum(b.mark == "skip" for b in ALL)
     terminalreporter.write_line(
-        f"docs: {python} Python and {len(ran) - python} shell blocks of README.md and docs/*.md "
+        f"docs: {python} Python and {len(ran) - python} shell blocks of README.md and docs/**/*.md "
         f"run; {slow} slow ones left for OPBOOST_DOCS_SLOW=1, {skipped} never run (reasons in "
         f"the docs)."
     )

@@ -1,4 +1,4 @@
-"""Docs that run: every Python and shell block of README.md and docs/*.md is executed.
+"""Docs that run: every Python and shell block of README.md and docs/**/*.md is executed.
 
 Per document, its Python blocks run in order in one fresh interpreter (later blocks may use
 names an earlier block defined), in a temporary working directory; a hidden setup comment
@@ -48,7 +48,7 @@ import pytest
 from expected_output import PRELUDE, expectations, mismatch, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 MARK = re.compile(r"<!-- docs-test: (?P<kind>slow|skip)\b[^>]*-->\s*$")
 SETUP = re.compile(r"<!-- docs-test setup\n(?P<code>.*?)-->", re.S)

@@ -139,7 +139,7 @@ _FAST_TREES = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
 )
 def test_auto_objective_follows_the_start(synthetic_log, params, expected):
     """objective="auto" is POEM exactly when the fit starts from the learner's own reward
-    model with per-row coefficients; otherwise BOPL-S (docs/defaults.md)."""
+    model with per-row coefficients; otherwise BOPL-S (docs/benchmarks/defaults.md)."""
     learner = {} if "base_learner" in params else {"base_learner_params": _FAST_TREES}
     booster = Booster(**_SMALL, **learner, **params).fit(synthetic_log.data)
     assert booster.policy_.metadata["objective"] == expected

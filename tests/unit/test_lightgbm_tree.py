@@ -515,7 +515,7 @@ def test_the_fit_dataset_keeps_no_python_row_index(contexts, design):
 
 def test_the_reward_start_uses_reward_regressions_settings():
     """The reward model behind warm_start="reward_model" is fitted with the defaults of the
-    reward_regression policy learner (what docs/defaults.md measured both with)."""
+    reward_regression policy learner (what docs/benchmarks/defaults.md measured both with)."""
     from opboost.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
     from opboost.policy_learners.reward_regression import RewardRegression
 

@@ -92,7 +92,8 @@ def test_unknown_weak_learner_message():
 
 def test_banditron_update_is_unbiased_for_the_perceptron_update():
     """E[U~] = x (e_y - e_yhat)^T (Kakade et al. 2008, Lemma 4): the Banditron is not below
-    the majority class on Car by a bug; its estimate is right, only noisy (docs/online.md)."""
+    the majority class on Car by a bug; its estimate is right, only noisy
+    (docs/benchmarks/online.md)."""
     from opboost.online import Banditron
 
     rng = np.random.default_rng(0)

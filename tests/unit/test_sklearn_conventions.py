@@ -248,5 +248,5 @@ def test_nested_params_clone_and_get_params():
 )
 def test_sklearn_estimator_checks(check):
     """The scikit-learn checks that apply to an estimator whose y is logged feedback
-    (docs/offline.md lists the ones that cannot apply and why)."""
+    (docs/tuning.md lists the ones that cannot apply and why)."""
     check("Booster", _fast())
