@@ -47,6 +47,10 @@ class PairInteraction:
 
     __hash__ = None  # type: ignore[assignment]  # mutable weights
 
+    def __repr__(self) -> str:
+        terms = (len(self.context_columns) + 1, self.n_item_terms + 1)
+        return f"PairInteraction({terms[0]} context x {terms[1]} item terms)"
+
     @property
     def n_item_terms(self) -> int:
         """Columns of phi~ (without the trailing 1)."""

@@ -15,9 +15,10 @@ cross-fitted prediction from the model that did not see it. Two families are fit
 The bilinear family is chosen only when its cross-fitted squared errors are below the trees' by
 :data:`~opboost.learners.lightgbm_reward_start.CLEAR_GAIN_SE` standard errors of the paired
 difference (the classic start's rule): on simulated bilinear catalogues it ties Vowpal Wabbit
-where the trees alone lose to it; on a catalogue whose rewards are not bilinear it lost to
-reward regression when taken on a weaker test. The mean of the two halves' trees beat
-``RewardRegression``'s 200 trees on every simulated catalogue measured (docs/defaults.md).
+where the trees alone lose to it; on a catalogue whose rewards are not bilinear, chosen by a
+weaker test (its gain over the mean reward alone), it lost to reward regression. The mean of
+the two halves' trees beat ``RewardRegression``'s 200 trees on every simulated catalogue
+measured (docs/benchmarks/defaults.md, "Catalogue and small logs").
 """
 
 from __future__ import annotations
