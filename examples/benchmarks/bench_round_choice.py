@@ -36,7 +36,7 @@ from opboost.estimators.direct import dr_coefficients
 from opboost.estimators.snips import SNIPS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
-from _bench_common import simulate_trial, t_interval
+from _bench_common import t_interval
 from bench_peers import DATASETS, load
 from bench_staged_rounds import stage_scores
 
@@ -97,11 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     print("| data set | 100 rounds | " + " | ".join(f"{e} {r}" for e, r in columns) + " |")
     print("|---|--:|" + "---|" * len(columns))
     for name in args.datasets:
-        data = load(name, args.data_dir)
-        if isinstance(data, str):
-            print(f"| {name} | skipped: {data} |" + " |" * len(columns))
+        source = load(name, args.data_dir, args.max_rows)
+        if isinstance(source, str):
+            print(f"| {name} | skipped: {source} |" + " |" * len(columns))
             continue
-        trials = (simulate_trial(data, s, args.max_rows) for s in range(args.seeds))
+        trials = (source.trial(s) for s in range(args.seeds))
         runs = [one_seed(trial, args.booster) for trial in trials]
         default = np.array([test[-1] for _, test in runs])
         cells = [f"{default.mean():.4f}"]
