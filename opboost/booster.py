@@ -34,6 +34,7 @@ from opboost.booster_checks import (
 from opboost.booster_inputs import check_X, fit_logs, record_features
 from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
 from opboost.resolve import (
+    effective_round_choice,
     effective_rounds,
     effective_warm_start,
     resolve_components,
@@ -79,13 +80,13 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``warm_start_prob`` on the best action by SNIPS. "logging": F_0 ~ log pi_0(a|x).
     warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
         share of the way from 1/K to 1 that F_0's average best-action probability goes.
-    validation_fraction : None (default: no selection) or a fraction in (0, 1) of the logs
-        held out (seeded by ``random_state``); the booster trains on the rest, scores the
-        policy after every round on the held-out logs with ``selection`` and keeps the round
-        with the best estimate: ``policy_`` predicts with the selected rounds only. With
-        ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
-        selection of docs/tuning.md.
-    selection : the estimator scoring held-out rounds: "snips" (default), "ips", "dr", ...
+    validation_fraction : a fraction in (0, 1) of the logs held out (seeded by
+        ``random_state``) to score the policy after every round with ``selection`` and keep
+        the best round (docs/tuning.md); None: every round kept. "auto" (default): 0.2, rounds
+        10 and up, on small logs that start from a reward model, else None
+        (:func:`opboost.resolve.effective_round_choice`; docs/tuning.md, "Small logs").
+    selection : the estimator scoring held-out rounds: "snips", "ips", "dr", ... "auto"
+        (default): "dr" with the fit's own reward-model start as its model, else "snips".
     selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
     safe : if True (needs validation_fraction), fall back to the best constant action (chosen
         on the training logs) when the selected policy's lower 95% bound on the held-out logs
@@ -137,8 +138,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         l2: float = 0.0,
         warm_start: str | None = "auto",
         warm_start_prob: float | None = None,
-        validation_fraction: float | None = None,
-        selection: str = "snips",
+        validation_fraction: float | str | None = "auto",
+        selection: str = "auto",
         selection_policy: str = "argmax",
         safe: bool = False,
         refit: bool = True,
@@ -236,13 +237,9 @@ class Booster(ExplorationMixin, BaseEstimator):
         data = fit_logs(self, X, y, n_actions, actions, feature_names, eval_data)
         return self._fit_engine(data, data, eval_data, callbacks, feature_names)
 
-    def _settings(
-        self, seed: int, learner: Any, *, can_start: bool = True, pairs: bool = False
-    ) -> FitSettings:
+    def _settings(self, seed, learner, fraction, *, can_start=True, pairs=False) -> FitSettings:
         warm_start = effective_warm_start(self, learner, can_start=can_start, pairs=pairs)
-        return FitSettings(
-            seed, self.reward_shift, *warm_start, self.validation_fraction, self._step_settings()
-        )
+        return FitSettings(seed, self.reward_shift, *warm_start, fraction, self._step_settings())
 
     def _step_settings(self) -> StepSettings:
         return StepSettings(self.scale, self.l2, self.learning_rate)
@@ -261,6 +258,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         check_missing(components[2], eval_data, "eval_data")
         start, _ = effective_warm_start(self, components[2], can_start=can_start, pairs=pairs)
         rounds = effective_rounds(self, start, pairs=pairs)
+        n_rows = None if data is None else len(data)
+        choice = effective_round_choice(self, n_rows, start, rounds, callbacks, pairs=pairs)
         call_hook(callbacks, "on_prepare", round_env(None, self, rounds, float("nan")))
         schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
         use_categorical_features(components[2], schema)  # for learners that take them
@@ -269,14 +268,14 @@ class Booster(ExplorationMixin, BaseEstimator):
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
             fit = logs.make_engine(
                 components,
-                self._settings(seed, components[2], can_start=can_start),
+                self._settings(seed, components[2], choice.fraction, can_start=can_start),
                 eval_data=eval_data,
                 callbacks=callbacks,
             )
             if isinstance(logs.n_features, numbers.Integral):
                 record_features(self, int(logs.n_features), feature_names)
         else:
-            fit, holdout = self._in_memory(data, eval_data, components, callbacks, pairs)
+            fit, holdout = self._in_memory(data, eval_data, components, callbacks, pairs, choice)
         call_hook(callbacks, "on_fit_start", round_env(fit, self, rounds, float("nan")))
         step = self._step_settings()
         run_rounds(fit, rounds, step, callbacks, owner=self, on_best=fit.keep_best)
@@ -294,18 +293,20 @@ class Booster(ExplorationMixin, BaseEstimator):
         call_hook(callbacks, "on_fit_end", round_env(fit, self, rounds, alpha))
         return self
 
-    def _in_memory(self, data, eval_data, components, callbacks, pairs):
-        """(InMemoryFit ready for round 1, held-out logs or None)."""
+    def _in_memory(self, data, eval_data, components, callbacks, pairs, choice):
+        """(InMemoryFit ready for round 1, held-out logs or None), rounds chosen by ``choice``."""
+        from opboost.api.memory_limit import check_stacked_fit
         from opboost.fit.checkpoint import restore
         from opboost.fit.slots import make_fit
         from opboost.selection import RoundSelection
 
         holdout = None
-        if self.validation_fraction is not None:
+        if choice.fraction is not None:
+            check_stacked_fit(data, "Booster.fit")  # the logs as given, before the split
             seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-            data, holdout = split_holdout(data, self.validation_fraction, seed)
+            data, holdout = split_holdout(data, choice.fraction, seed)
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        settings = self._settings(seed, components[2], pairs=pairs)
+        settings = self._settings(seed, components[2], choice.fraction, pairs=pairs)
         fit = make_fit(data, eval_data, components, settings, safe=self.safe)
         for cb in callbacks:
             restored = cb.load_checkpoint()
@@ -320,9 +321,7 @@ class Booster(ExplorationMixin, BaseEstimator):
                 break
         fit.begin()
         if holdout is not None:
-            fit.selection = RoundSelection(
-                fit, holdout, self.selection, self.selection_policy, safe=self.safe
-            )
+            fit.selection = RoundSelection(fit, holdout, choice, self.selection_policy, self.safe)
         return fit, holdout
 
     def _select(self, fit, data: LoggedBandit) -> None:

@@ -112,11 +112,17 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
             0.0,
             1.0,
             closed="neither",
-            fix="use None (no selection) or a fraction such as 0.2",
+            fix="use None (no selection), 'auto' or a fraction such as 0.2",
         ),
+        Options(("auto",)),
         None,
     ],
-    "selection": [Options(_estimator_names, text="a registered estimator name, one of {values}")],
+    "selection": [
+        Options(
+            lambda: ("auto", *_estimator_names()),
+            text="'auto' or a registered estimator name, one of {values}",
+        )
+    ],
     "selection_policy": [Options(SELECTION_POLICIES)],
     "safe": [
         "boolean",

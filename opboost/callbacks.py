@@ -46,6 +46,7 @@ class EarlyStopping(Callback):
     """
 
     name: ClassVar[str] = "early_stopping"
+    chooses_rounds: ClassVar[bool] = True
     order: ClassVar[int] = 30
     _parameter_constraints: ClassVar[dict] = {
         "metric": [

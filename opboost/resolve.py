@@ -3,7 +3,8 @@ together. Core meets the algorithms only here, and only by name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sklearn.base import clone
@@ -11,10 +12,15 @@ from sklearn.base import clone
 from opboost.api.exceptions import InvalidParameterError
 
 __all__ = [
+    "AUTO_MIN_ROUND",
     "AUTO_OBJECTIVES",
     "AUTO_ROUNDS",
+    "AUTO_SELECTION_ROWS",
+    "AUTO_VALIDATION_FRACTION",
     "COMPONENT_KINDS",
+    "RoundChoice",
     "auto_objective",
+    "effective_round_choice",
     "effective_rounds",
     "offers_start",
     "resolve",
@@ -174,6 +180,71 @@ def effective_rounds(booster: Any, warm_start: str | None, *, pairs: bool) -> in
     if booster.n_rounds != "auto":
         return int(booster.n_rounds)
     return 0 if pairs and warm_start == "reward_model" else AUTO_ROUNDS
+
+
+#: ``validation_fraction="auto"``: logs with fewer rows than this choose their rounds on a
+#: held-out ``AUTO_VALIDATION_FRACTION`` of the rows (docs/defaults.md, "Small logs"): there
+#: the rounds after the start help on some logs and hurt on others, and the second fit costs
+#: seconds. Larger logs keep every round, which held-out choices never beat there.
+AUTO_SELECTION_ROWS = 10_000
+AUTO_VALIDATION_FRACTION = 0.2
+#: The first round the automatic choice may keep: the rounds before it are too close to the
+#: start for a held-out fifth of a small log to tell apart (round 0 kept by DR lost on dna).
+AUTO_MIN_ROUND = 10
+
+
+@dataclass(frozen=True)
+class RoundChoice:
+    """How a fit chooses its rounds on held-out logs: ``fraction`` held out (None: no
+    choice, every round kept), scored by the estimator named ``selection``, rounds from
+    ``min_round`` on candidates (0: the start too, when there is one)."""
+
+    fraction: float | None
+    selection: str
+    min_round: int = 0
+
+
+def effective_round_choice(
+    booster: Any,
+    n_rows: int | None,
+    warm_start: str | None,
+    rounds: int,
+    callbacks: Sequence[Any] = (),
+    *,
+    pairs: bool,
+) -> RoundChoice:
+    """The :class:`RoundChoice` of a fit of ``booster`` on ``n_rows`` logged rows in memory
+    (None: logs elsewhere), after ``warm_start`` and ``rounds`` were resolved.
+
+    ``selection="auto"`` is "dr" scored with the start's own reward model when the fit starts
+    from one over fixed actions, else "snips". ``validation_fraction="auto"`` holds out
+    :data:`AUTO_VALIDATION_FRACTION` with rounds from :data:`AUTO_MIN_ROUND` on when the fit
+    starts from a reward model over fixed actions, runs more than that many rounds, has fewer
+    than :data:`AUTO_SELECTION_ROWS` rows and no callback that writes checkpoints or stops
+    the fit early (they decide the rounds); else :data:`AUTO_VALIDATION_FRACTION` with every
+    round a candidate for ``safe=True`` (its fallback needs held-out logs) and None without."""
+    own_start = warm_start == "reward_model" and not pairs
+    selection = booster.selection
+    if selection == "auto":
+        selection = "dr" if own_start else "snips"
+    fraction = booster.validation_fraction
+    if fraction != "auto":
+        return RoundChoice(fraction, selection)
+    decided = any(
+        getattr(cb, "writes_checkpoints", False) or getattr(cb, "chooses_rounds", False)
+        for cb in callbacks
+    )
+    if (
+        own_start
+        and n_rows is not None
+        and n_rows < AUTO_SELECTION_ROWS
+        and rounds > AUTO_MIN_ROUND
+        and not decided
+    ):
+        return RoundChoice(AUTO_VALIDATION_FRACTION, selection, AUTO_MIN_ROUND)
+    if booster.safe:  # the fallback needs held-out logs
+        return RoundChoice(AUTO_VALIDATION_FRACTION, selection)
+    return RoundChoice(None, selection)
 
 
 #: ``warm_start_prob`` when left None, per start: measured in docs/benchmarks/defaults.md.

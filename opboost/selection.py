@@ -12,8 +12,9 @@ Estimators for selection (``selection``):
 ``"snips"``  self-normalised IPS with its delta-method interval (default; low variance,
              invariant to reward translation).
 ``"ips"``    IPS with a Student-t interval on the round values.
-``"dr"``     doubly robust; the cross-fitted reward model is fitted ONCE on the held-out rows
-             (not every round), then each round only re-weights.
+``"dr"``     doubly robust; its reward model is the fit's own reward-model start when there is
+             one (fitted on the training rows only), else a cross-fitted model fitted ONCE on
+             the held-out rows (not every round); each round only re-weights.
 any other registered estimator name: its own ``estimate_interval`` every round.
 """
 
@@ -80,7 +81,8 @@ class HoldoutScorer:
 
     ``data`` the held-out :class:`LoggedBandit`; ``method`` "snips", "ips", "dr" or another
     registered estimator name; ``policy`` "argmax" or "softmax"; ``random_state`` seeds the
-    DR reward model.
+    DR reward model; ``reward_predictions`` (n_h, K), if given, is DR's reward model q on
+    ``data`` (none is fitted).
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class HoldoutScorer:
         policy: str = "argmax",
         alpha: float = 0.05,
         random_state: int | None = None,
+        reward_predictions: np.ndarray | None = None,
     ) -> None:
         from opboost.registry import get_registry
 
@@ -100,7 +103,9 @@ class HoldoutScorer:
         )
         self._q = None
         if method == "dr":
-            self._q = self.estimator.reward_predictions(data)
+            self._q = reward_predictions
+            if self._q is None:
+                self._q = self.estimator.reward_predictions(data)
         self._rows = np.arange(len(data))
         self._w_logged = 1.0 / np.asarray(data.propensities, dtype=np.float64)
 
@@ -132,14 +137,18 @@ class HoldoutScorer:
 class RoundSelection:
     """Tracks the best round of a fit on held-out logs, then picks the policy (or the fallback).
 
-    ``method`` and ``policy`` are the Booster's ``selection`` and ``selection_policy``; with
+    ``choice`` the fit's :class:`opboost.resolve.RoundChoice` (its estimator ``selection`` as
+    ``method``, and ``min_round``), ``policy`` the Booster's ``selection_policy``; with
     ``warm_started`` round 0 (F_0) is a candidate too; ``safe`` falls back to the best constant
-    action when the selected policy's lower bound does not beat it.
+    action when the selected policy's lower bound does not beat it. Rounds before
+    ``min_round`` are no candidates (the last round is kept if the fit stops before it). DR
+    scores with the fit's reward-model start, q = F_0 / scale, when it has one.
     """
 
     def __init__(
-        self, fit: Any, holdout: LoggedBandit, method: str, policy: str, *, safe: bool
+        self, fit: Any, holdout: LoggedBandit, choice: Any, policy: str, safe: bool
     ) -> None:
+        method, min_round = choice.selection, choice.min_round
         if not fit.fixed_actions and method in ("dr", "dm"):
             raise InvalidParameterError(
                 f"Booster.fit: selection={method!r} fits a reward model over fixed actions, "
@@ -148,19 +157,27 @@ class RoundSelection:
             )
         holdout = fit.view_of(holdout)  # slot logs for a fit on candidates
         self.holdout, self.method, self.safe = holdout, method, safe
-        self.inputs = fit.inputs_of(holdout)
-        self.scorer = HoldoutScorer(holdout, method, policy=policy, random_state=fit.seed)
+        self.inputs, self.min_round = fit.inputs_of(holdout), min_round
         self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
-        self.initial = self.scorer.interval(self.scores)
+        q = None
+        start = getattr(fit, "reward_start", None)
+        if method == "dr" and start and start.get("scale"):  # F_0 = q * scale
+            q = self.scores / float(start["scale"])
+        self.scorer = HoldoutScorer(
+            holdout, method, policy=policy, random_state=fit.seed, reward_predictions=q
+        )
+        self.initial = self.last = self.scorer.interval(self.scores)
         self.best = None
-        if fit.settings.warm_start is not None:  # round 0 is a real candidate when warm-started
+        if fit.settings.warm_start is not None and min_round == 0:  # round 0: F_0
             self.best = (0, self.initial, fit.learner.ensemble())
 
     def track(self, fit: Any, weight: float) -> dict[str, float]:
         """Score the round ``fit`` just committed; the held-out metrics of that round."""
         self.scores = fit.add_round(self.scores, self.inputs, weight)
-        interval = self.scorer.interval(self.scores)
-        if self.best is None or interval.value > self.best[1].value:
+        interval = self.last = self.scorer.interval(self.scores)
+        if fit.round >= self.min_round and (
+            self.best is None or interval.value > self.best[1].value
+        ):
             self.best = (fit.round, interval, fit.learner.ensemble())
         return {
             "select_value": interval.value,
@@ -170,8 +187,8 @@ class RoundSelection:
 
     def select(self, fit: Any) -> tuple[Policy, int, dict[str, Any], str | None]:
         """(policy, best round, report, fallback) at the end of the fit."""
-        if self.best is None:  # no round was run: the initial (empty) ensemble
-            self.best = (0, self.initial, fit.learner.ensemble())
+        if self.best is None:  # no candidate round was run: the last one (0: the initial)
+            self.best = (fit.round, self.last, fit.learner.ensemble())
         best_round, interval, ensemble = self.best
         n_actions = fit.data.n_actions
         meta = dict(fit.metadata(fit.round), n_rounds=best_round, selected_round=best_round)

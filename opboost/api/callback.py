@@ -109,6 +109,9 @@ class Callback(Component):
     #: Whether this callback writes checkpoints (``env.snapshot()``); fits whose state lives
     #: elsewhere (a Dask cluster) refuse such callbacks up front.
     writes_checkpoints: ClassVar[bool] = False
+    #: Whether this callback chooses where the fit's rounds end (early stopping): a
+    #: ``Booster(validation_fraction="auto")`` then leaves the rounds to it.
+    chooses_rounds: ClassVar[bool] = False
 
     def load_checkpoint(self) -> dict[str, Any] | None:
         """The checkpoint a fit should resume from (read before ``on_fit_start``), or None."""

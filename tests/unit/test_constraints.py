@@ -173,8 +173,9 @@ def test_booster_n_rounds_zero_message_names_the_fix(synthetic_log):
 
 def test_booster_cross_parameter_rules():
     with pytest.raises(InvalidParameterError, match=r"'safe' parameter of Booster needs held-out"):
-        Booster(safe=True).validate_params()
+        Booster(safe=True, validation_fraction=None).validate_params()
     Booster(safe=True, validation_fraction=0.2).validate_params()
+    Booster(safe=True).validate_params()  # "auto" holds out logs for the fallback
     Booster(warm_start="none", warm_start_prob=1.5).validate_params()  # unused: no start
     with pytest.raises(InvalidParameterError, match=r"'warm_start_prob' parameter of Booster"):
         Booster(warm_start="logging", warm_start_prob=1.5).validate_params()
