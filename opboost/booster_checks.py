@@ -25,6 +25,7 @@ WARM_STARTS = ("auto", "none", "best_constant", "logging", "reward_model")
 
 __all__ = [
     "BOOSTER_CONSTRAINTS",
+    "CALLBACK_METHODS",
     "VERBOSE_DELAY",
     "WARM_STARTS",
     "check_callbacks",
@@ -197,6 +198,17 @@ def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:
     )
 
 
+#: What a fit calls on every callback: the checkpoint it resumes from and the five hooks.
+CALLBACK_METHODS = (
+    "load_checkpoint",
+    "on_fit_end",
+    "on_fit_start",
+    "on_prepare",
+    "on_round_begin",
+    "on_round_end",
+)
+
+
 def check_callbacks(callbacks: Any) -> list[Callback]:
     if isinstance(callbacks, Callback) or not isinstance(callbacks, Iterable):
         raise InvalidParameterError(
@@ -206,12 +218,12 @@ def check_callbacks(callbacks: Any) -> list[Callback]:
         )
     callbacks = list(callbacks)
     for cb in callbacks:
-        if not all(
-            callable(getattr(cb, m, None)) for m in ("on_fit_start", "on_round_end", "on_fit_end")
-        ):
+        missing = [m for m in CALLBACK_METHODS if not callable(getattr(cb, m, None))]
+        if missing:
             raise InvalidParameterError(
                 f"Booster.fit: callbacks must be opboost.callbacks.Callback objects. Got "
-                f"{cb!r}; subclass Callback and override on_round_end."
+                f"{cb!r}: it lacks {', '.join(missing)}; subclass Callback and override the "
+                f"hooks you need."
             )
     return sorted(callbacks, key=lambda cb: getattr(cb, "order", 50))
 

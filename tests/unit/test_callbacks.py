@@ -209,6 +209,34 @@ def test_callbacks_must_be_callbacks(synthetic_log):
         booster().fit(synthetic_log.data, callbacks=[print])
 
 
+class ThreeHooks:
+    """Has three of the hooks a fit calls, not on_prepare, on_round_begin or load_checkpoint."""
+
+    def __repr__(self):
+        return "ThreeHooks()"
+
+    def on_fit_start(self, env):
+        pass
+
+    def on_round_end(self, env):
+        pass
+
+    def on_fit_end(self, env):
+        pass
+
+
+def test_a_callback_lacking_a_hook_the_fit_calls_is_refused_up_front(synthetic_log):
+    """Every hook the fit calls is checked before the fit starts: an object without
+    on_prepare is refused by name, not met by an AttributeError in the middle of the fit."""
+    with pytest.raises(InvalidParameterError) as exc:
+        booster().fit(synthetic_log.data, callbacks=[ThreeHooks()])
+    assert str(exc.value) == (
+        "Booster.fit: callbacks must be opboost.callbacks.Callback objects. Got ThreeHooks(): "
+        "it lacks load_checkpoint, on_prepare, on_round_begin; subclass Callback and override "
+        "the hooks you need."
+    )
+
+
 def test_callbacks_are_not_mutated_by_engine(synthetic_log):
     """The engine sets no attributes on callbacks (only their own hooks do)."""
     stop = StopAt(at=1)
