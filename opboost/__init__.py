@@ -23,16 +23,12 @@ from opboost.api.exceptions import (
     OpboostError,
     PluginError,
 )
+from opboost.api.fit_metadata import opboost_version
 from opboost.api.hookspecs import hookimpl
 from opboost.api.lazy import lazy_attributes
 from opboost.registry import available, get_registry, make
 
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("opboost")
-except Exception:  # pragma: no cover - source tree without metadata
-    __version__ = "0+unknown"
+__version__ = opboost_version()
 
 __all__ = [
     "Booster",

@@ -8,6 +8,7 @@ in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
@@ -19,23 +20,16 @@ from opboost.api.callback import Callback
 from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
 from opboost.api.data import LoggedBandit
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api.engine import BoosterEngine, Components, RemoteLogs
 from opboost.api.exploration import ExplorationMixin
-from opboost.api.tabular import use_categorical_features
 from opboost.api.tabular_frames import attach_feature_names, attach_schema
-from opboost.api.validation import check_fitted, check_random_state
-from opboost.booster_checks import (
-    BOOSTER_CONSTRAINTS,
-    check_callbacks,
-    check_missing,
-    split_holdout,
-    with_progress,
-)
+from opboost.api.validation import check_fitted
+from opboost.booster_checks import BOOSTER_CONSTRAINTS
 from opboost.booster_inputs import check_X, fit_logs, record_features
-from opboost.engine import FitSettings, RemoteLogs, StepSettings, call_hook, round_env, run_rounds
+from opboost.engine import run_fit
 from opboost.resolve import (
-    effective_rounds,
-    effective_warm_start,
+    FitPlan,
+    plan_fit,
     resolve_components,
     set_component_params,
     split_component_params,
@@ -184,13 +178,11 @@ class Booster(ExplorationMixin, BaseEstimator):
         building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
         check_params(cls, "Booster", params, where, managed=managed)
 
-    def resolve_components(
-        self, *, can_start: bool = True, pairs: bool = False
-    ) -> tuple[Any, Any, Any]:
-        """(objective, estimator, base learner) built from the parameters by registry name
-        (or cloned from instances), checked to fit together; ``can_start``: whether the fit
-        can start from a reward model, ``pairs``: whether it boosts on candidate pairs (what
-        ``objective="auto"`` follows)."""
+    def resolve_components(self, *, can_start: bool = True, pairs: bool = False) -> Components:
+        """The objective, estimator and base learner built from the parameters by registry
+        name (or cloned from instances), checked to fit together; ``can_start``: whether the
+        fit can start from a reward model, ``pairs``: whether it boosts on candidate pairs
+        (what ``objective="auto"`` follows)."""
         return resolve_components(self, can_start=can_start, pairs=pairs)
 
     # --- fitting --------------------------------------------------------------------------
@@ -227,103 +219,41 @@ class Booster(ExplorationMixin, BaseEstimator):
         objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
 
-        ``X`` may also be logs that live elsewhere (:class:`opboost.engine.RemoteLogs`, such
+        ``X`` may also be logs that live elsewhere (:class:`opboost.api.engine.RemoteLogs`, such
         as :class:`opboost.dask.DaskLoggedBandit`, docs/dask.md): they supply the engine, and
         the same loop runs it.
         """
         if isinstance(X, RemoteLogs):
-            return self._fit_engine(X, None, eval_data, callbacks, feature_names)
-        data = fit_logs(self, X, y, n_actions, actions, feature_names, eval_data)
-        return self._fit_engine(data, data, eval_data, callbacks, feature_names)
-
-    def _settings(
-        self, seed: int, learner: Any, *, can_start: bool = True, pairs: bool = False
-    ) -> FitSettings:
-        warm_start = effective_warm_start(self, learner, can_start=can_start, pairs=pairs)
-        return FitSettings(
-            seed, self.reward_shift, *warm_start, self.validation_fraction, self._step_settings()
-        )
-
-    def _step_settings(self) -> StepSettings:
-        return StepSettings(self.scale, self.l2, self.learning_rate)
-
-    def _fit_engine(self, logs, data, eval_data, callbacks, feature_names) -> Booster:
-        """Build the engine for ``logs`` (in memory when ``data`` is given), run the loop and
-        set the fitted attributes."""
+            logs = X
+        else:  # validate
+            logs = fit_logs(self, X, y, n_actions, actions, feature_names, eval_data)
         self.validate_params()
-        from opboost.fit.slots import uses_pairs
+        plan = plan_fit(self, logs, eval_data, callbacks)  # resolve
+        run_fit(  # run, then set the fitted attributes (before the callbacks' on_fit_end)
+            plan.make_engine,
+            plan.n_rounds,
+            plan.settings.step,
+            plan.callbacks,
+            owner=self,
+            finish=functools.partial(self._set_fitted, plan, feature_names),
+        )
+        return self
 
-        can_start = data is not None
-        pairs = can_start and uses_pairs(data)
-        callbacks = with_progress(check_callbacks(callbacks), self.verbose)
-        components = self.resolve_components(can_start=can_start, pairs=pairs)
-        check_missing(components[2], data, "data")
-        check_missing(components[2], eval_data, "eval_data")
-        start, _ = effective_warm_start(self, components[2], can_start=can_start, pairs=pairs)
-        rounds = effective_rounds(self, start, pairs=pairs)
-        call_hook(callbacks, "on_prepare", round_env(None, self, rounds, float("nan")))
-        schema = getattr(data, "schema", None)  # from_dataframe's: categorical columns, ids
-        use_categorical_features(components[2], schema)  # for learners that take them
-        holdout = None
-        if data is None:
-            seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-            fit = logs.make_engine(
-                components,
-                self._settings(seed, components[2], can_start=can_start),
-                eval_data=eval_data,
-                callbacks=callbacks,
-            )
-            if isinstance(logs.n_features, numbers.Integral):
-                record_features(self, int(logs.n_features), feature_names)
-        else:
-            fit, holdout = self._in_memory(data, eval_data, components, callbacks, pairs)
-        call_hook(callbacks, "on_fit_start", round_env(fit, self, rounds, float("nan")))
-        step = self._step_settings()
-        run_rounds(fit, rounds, step, callbacks, owner=self, on_best=fit.keep_best)
+    def _set_fitted(self, plan: FitPlan, feature_names: Any, fit: BoosterEngine) -> None:
+        """Set the fitted attributes from ``fit`` (before the callbacks' ``on_fit_end``)."""
         self.policy_, self.n_rounds_ = fit.policy(), fit.round
         self.history_ = {k: np.asarray(v, dtype=np.float64) for k, v in fit.history.items()}
         self.stop_reason_ = fit.stop_reason
         self.reward_start_ = None  # no reward-model start, unless the fit says otherwise
         for name, value in fit.fitted_attributes().items():
             setattr(self, name, value)
-        if holdout is not None:
-            self._select(fit, logs)
-        attach_schema(self.policy_, schema)
+        n_features = getattr(plan.logs, "n_features", None)
+        if isinstance(plan.logs, RemoteLogs) and isinstance(n_features, numbers.Integral):
+            record_features(self, int(n_features), feature_names)
+        if plan.selection is not None:
+            self._select(fit, plan.logs)
+        attach_schema(self.policy_, getattr(plan.logs, "schema", None))
         attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
-        alpha = self.history_["alpha"][-1] if self.n_rounds_ else float("nan")
-        call_hook(callbacks, "on_fit_end", round_env(fit, self, rounds, alpha))
-        return self
-
-    def _in_memory(self, data, eval_data, components, callbacks, pairs):
-        """(InMemoryFit ready for round 1, held-out logs or None)."""
-        from opboost.fit.checkpoint import restore
-        from opboost.fit.slots import make_fit
-        from opboost.selection import RoundSelection
-
-        holdout = None
-        if self.validation_fraction is not None:
-            seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-            data, holdout = split_holdout(data, self.validation_fraction, seed)
-        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        settings = self._settings(seed, components[2], pairs=pairs)
-        fit = make_fit(data, eval_data, components, settings, safe=self.safe)
-        for cb in callbacks:
-            restored = cb.load_checkpoint()
-            if restored is not None:
-                if holdout is not None:
-                    raise InvalidParameterError(
-                        "Booster.fit: resuming from a checkpoint is not supported with "
-                        "validation_fraction (the selection state is not checkpointed); "
-                        "use validation_fraction=None or a new checkpoint directory."
-                    )
-                restore(fit, restored)
-                break
-        fit.begin()
-        if holdout is not None:
-            fit.selection = RoundSelection(
-                fit, holdout, self.selection, self.selection_policy, safe=self.safe
-            )
-        return fit, holdout
 
     def _select(self, fit, data: LoggedBandit) -> None:
         """Keep the selected round (or the fallback); refit on all logs when asked."""

@@ -15,7 +15,6 @@ from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfi
 from opboost.api.data import LoggedBandit
 from opboost.api.data_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import check_same_schema
 from opboost.callbacks import Callback, Progress
 from opboost.selection import SELECTION_POLICIES
 
@@ -29,8 +28,6 @@ __all__ = [
     "VERBOSE_DELAY",
     "WARM_STARTS",
     "check_callbacks",
-    "check_data",
-    "check_eval_data",
     "check_f",
     "check_missing",
     "split_holdout",
@@ -148,36 +145,6 @@ def split_holdout(
             f"The 'validation_fraction' parameter of Booster: {exc} Use a fraction that leaves "
             f"rows on both sides."
         ) from exc
-
-
-def check_data(data: Any, name: str) -> None:
-    if not isinstance(data, LoggedBandit):
-        raise InvalidParameterError(
-            f"Booster.fit: {name} must be an opboost.LoggedBandit. Got {type(data).__name__}; "
-            f"build one with LoggedBandit(contexts=..., actions=..., propensities=..., "
-            f"rewards=..., n_actions=...)"
-            + (
-                ", or pass the contexts as X with y = an (n, 3) array [action, propensity, "
-                "reward] (the scikit-learn route)."
-                if name == "data"
-                else "."
-            )
-        )
-
-
-def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
-    """``eval_data`` must be logs of the same problem as ``data``."""
-    check_data(eval_data, "eval_data")
-    if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
-        raise InvalidParameterError(
-            f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
-            f"{eval_data.n_features} features but data has {data.n_actions} and "
-            f"{data.n_features}; evaluate on rows of the same problem."
-        )
-    try:
-        check_same_schema(data, eval_data, "eval_data", "Booster.fit")
-    except ValueError as exc:
-        raise InvalidParameterError(str(exc)) from None
 
 
 def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:

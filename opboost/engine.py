@@ -1,155 +1,30 @@
-"""The boosting engine: one round and the loop over rounds (London et al. 2023, Algorithms 1-4).
+"""The boosting engine: a whole fit, the loop over rounds and one round (London et al. 2023,
+Algorithms 1-4).
 
-A round asks the fit for the gradient norm, has it fit a direction f_t, takes the closed-form
-step alpha_t (optionally after rescaling f_t to ``scale``, then times ``learning_rate``) and
-commits F <- F + alpha_t f_t. Where the rows live and how f_t is fitted is the fit's business:
-an in-memory fit (:class:`opboost.fit.memory.InMemoryFit`), the warm start's distillation
-(:class:`opboost.fit.warm_start.WarmStartFit`) and a distributed fit (``opboost.dask``) all
-implement :class:`Engine` and run through :func:`run_rounds`.
+:func:`run_fit` is a fit's whole life, callbacks and checkpoints included: prepare (build the
+engine), start (restore a checkpoint, prepare the learner, fit any warm start), the rounds
+(:func:`run_rounds`), end (the owner sets its fitted attributes). A round asks the fit for the
+gradient norm, has it fit a direction f_t, takes the closed-form step alpha_t (optionally
+after rescaling f_t to ``scale``, then times ``learning_rate``) and commits
+F <- F + alpha_t f_t. Where the rows live and how f_t is fitted is the engine's business
+(:mod:`opboost.api.engine`): an in-memory fit (:class:`opboost.fit.memory.InMemoryFit`), the
+warm start's distillation (:class:`opboost.fit.warm_start.WarmStartFit`) and a distributed fit
+(``opboost.dask``) all run through :func:`run_rounds`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opboost.api.callback import Callback, HistoryView, RoundEnv
+from opboost.api.engine import BoosterEngine, Engine, StepSettings
 
-__all__ = [
-    "TOLERANCE",
-    "BoosterEngine",
-    "Direction",
-    "Engine",
-    "FitSettings",
-    "RemoteLogs",
-    "StepSettings",
-    "boost_round",
-    "call_hook",
-    "round_env",
-    "run_rounds",
-]
+__all__ = ["TOLERANCE", "boost_round", "call_hook", "round_env", "run_fit", "run_rounds"]
 
 #: Early stop when |alpha|, the gradient norm or max|f| falls below this (paper, appendix G).
 TOLERANCE = 1e-10
-
-
-@dataclass(frozen=True)
-class StepSettings:
-    """How a round turns a direction into a step: ``scale`` Z rescales f_t so that
-    (1/n) sum |c_i| sigma_i ||f_t(x_i)||^2 = Z (None keeps it), ``l2`` penalises alpha^2, and
-    ``learning_rate`` nu shrinks the step."""
-
-    scale: float | None = None
-    l2: float = 0.0
-    learning_rate: float = 1.0
-
-
-@dataclass(frozen=True)
-class FitSettings:
-    """The Booster's settings one fit runs with (the engine keeps no Booster reference).
-
-    ``seed`` is the fit's integer seed (drawn once from ``random_state``); ``reward_shift``
-    delta is added to every reward before the coefficients; ``warm_start`` and
-    ``warm_start_prob`` choose F_0; ``validation_fraction`` is the held-out share (None: no
-    label-free selection); ``step`` the step settings.
-    """
-
-    seed: int
-    reward_shift: float = 0.0
-    warm_start: str | None = None
-    warm_start_prob: float = 0.5
-    validation_fraction: float | None = None
-    step: StepSettings = StepSettings()
-
-    @property
-    def scale(self) -> float | None:
-        return self.step.scale
-
-    @property
-    def learning_rate(self) -> float:
-        return self.step.learning_rate
-
-    @property
-    def l2(self) -> float:
-        return self.step.l2
-
-
-class Direction(Protocol):
-    """A fitted f_t, as the engine sees it: only its largest absolute value."""
-
-    max_abs: float
-
-
-class Engine(Protocol):
-    """A fit the engine loop can drive.
-
-    ``round`` counts committed rounds; ``stop_reason`` is None while the fit may go on;
-    ``n`` is the number of training rows. ``train_metrics`` and ``eval_metrics`` are the last
-    committed round's metrics; ``history`` maps metric names to per-round lists.
-    """
-
-    round: int
-    stop_reason: str | None
-    n: int
-    train_metrics: Mapping[str, float]
-    eval_metrics: Mapping[str, float]
-    history: Mapping[str, list[float]]
-
-    def gradient_norm(self) -> float:
-        """||grad R(F)|| at the current scores."""
-
-    def fit_direction(self) -> Direction:
-        """Fit this round's f_t (held until :meth:`commit` or :meth:`discard`)."""
-
-    def step_denominator(self, direction: Direction) -> float:
-        """sum_i |c_i| sigma_i ||f_t(x_i)||^2 (used to rescale f_t to ``scale``)."""
-
-    def step(self, direction: Direction, factor: float, l2: float) -> float:
-        """The closed-form step for ``factor * f_t`` with penalty ``l2``."""
-
-    def discard(self, direction: Direction) -> None:
-        """Drop f_t: the round is not committed."""
-
-    def commit(self, direction: Direction, weight: float, **metrics: float) -> None:
-        """F <- F + weight f_t; record ``metrics`` and the round's own."""
-
-    def snapshot(self) -> dict[str, Any]:
-        """What a checkpoint stores (raise if the fit cannot be checkpointed)."""
-
-
-class BoosterEngine(Engine, Protocol):
-    """An engine a Booster fits with: also the fitted policy, the extra fitted attributes it
-    sets on the Booster, and ``keep_best`` (a callback marked the round just committed)."""
-
-    def policy(self) -> Any:
-        """The fitted :class:`opboost.policy.Policy`."""
-
-    def fitted_attributes(self) -> dict[str, Any]:
-        """Extra fitted attributes (name ending in ``_`` -> value) for the Booster."""
-
-    def keep_best(self) -> None:
-        """Remember the policy as of the round just committed as the best so far."""
-
-
-@runtime_checkable
-class RemoteLogs(Protocol):
-    """Logs that live elsewhere and fit through an engine of their own (``opboost.dask``'s
-    DaskLoggedBandit). ``Booster.fit`` resolves the components and settings, calls
-    ``make_engine`` and runs the same loop; the logs validate what they cannot support."""
-
-    n_features: int
-
-    def make_engine(
-        self,
-        components: tuple[Any, Any, Any],
-        settings: FitSettings,
-        *,
-        eval_data: Any = None,
-        callbacks: Sequence[Callback] = (),
-    ) -> BoosterEngine:
-        """An engine for these logs (raise naming any setting it does not support)."""
 
 
 def boost_round(fit: Engine, settings: StepSettings) -> float | None:
@@ -233,3 +108,34 @@ def run_rounds(
                 on_best()
             if env.stop_requests and fit.stop_reason is None:
                 fit.stop_reason = env.stop_requests[0]
+
+
+def run_fit(
+    make_engine: Callable[[], BoosterEngine],
+    n_rounds: int,
+    settings: StepSettings,
+    callbacks: Sequence[Callback] = (),
+    *,
+    owner: Any = None,
+    finish: Callable[[BoosterEngine], None] | None = None,
+) -> BoosterEngine:
+    """One whole fit; returns its engine. Prepare: ``on_prepare``, then ``make_engine()``
+    builds the engine (designs the logs, computes the coefficients). Start: the first
+    checkpoint a callback offers (``load_checkpoint``) is restored, the engine begins (the
+    learner prepared, any warm start fitted), ``on_fit_start``. Rounds: :func:`run_rounds`.
+    End: ``finish(engine)`` (the owner sets its fitted attributes), then ``on_fit_end``."""
+    call_hook(callbacks, "on_prepare", round_env(None, owner, n_rounds, math.nan))
+    fit = make_engine()
+    for cb in callbacks:
+        checkpoint = cb.load_checkpoint()
+        if checkpoint is not None:
+            fit.restore(checkpoint)
+            break
+    fit.begin()
+    call_hook(callbacks, "on_fit_start", round_env(fit, owner, n_rounds, math.nan))
+    run_rounds(fit, n_rounds, settings, callbacks, owner=owner, on_best=fit.keep_best)
+    if finish is not None:
+        finish(fit)
+    alpha = fit.history["alpha"][-1] if fit.round else math.nan
+    call_hook(callbacks, "on_fit_end", round_env(fit, owner, n_rounds, alpha))
+    return fit

@@ -62,7 +62,7 @@ class OffPolicyScorer:
 
     def __call__(self, estimator: Any, X: Any, y: Any = None) -> float:
         from opboost.booster_inputs import as_logged_bandit
-        from opboost.selection import HoldoutScorer
+        from opboost.selection import action_probs, logs_scorer
 
         serving = _serving(estimator, X)
         scores = np.asarray(estimator.decision_function(_contexts(X), **serving), dtype=float)
@@ -82,8 +82,8 @@ class OffPolicyScorer:
             )
         seed = getattr(estimator, "random_state", None)
         seed = seed if isinstance(seed, int | np.integer) else 0
-        scorer = HoldoutScorer(data, self.estimator_name, policy=self.policy, random_state=seed)
-        return float(scorer.interval(scores).value)
+        scorer = logs_scorer(data, self.estimator_name, seed)
+        return float(scorer.interval(action_probs(scores, self.policy)).value)
 
 
 def off_policy_scorer(estimator_name: str = "snips", policy: str = "argmax") -> OffPolicyScorer:

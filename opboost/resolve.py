@@ -3,20 +3,32 @@ together. Core meets the algorithms only here, and only by name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sklearn.base import clone
 
+from opboost.api.callback import Callback
+from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.tabular import use_categorical_features
+from opboost.api.validation import check_random_state
+from opboost.booster_checks import check_callbacks, check_missing, with_progress
+from opboost.fit.slots import make_fit, uses_pairs
+from opboost.registry import get_registry
+from opboost.selection import SelectionSettings
 
 __all__ = [
     "AUTO_OBJECTIVES",
     "AUTO_ROUNDS",
     "COMPONENT_KINDS",
+    "FitPlan",
     "auto_objective",
     "effective_rounds",
     "offers_start",
+    "plan_fit",
     "resolve",
     "resolve_components",
     "set_component_params",
@@ -69,8 +81,6 @@ def resolve(booster: Any, param: str, spec: Any = None) -> Any:
     """The component of ``booster``'s parameter ``param`` ("objective", "estimator" or
     "base_learner") with its ``<param>_params``; ``spec`` (a name or instance) instead of the
     parameter's value when given."""
-    from opboost.registry import get_registry
-
     given = getattr(booster, param)
     chosen = spec is not None and _is_auto(given)  # "auto" resolved to ``spec``
     spec, kind = given if spec is None else spec, COMPONENT_KINDS[param]
@@ -128,10 +138,8 @@ def auto_objective(
     return AUTO_OBJECTIVES[from_model and not estimator.action_coefficients]
 
 
-def resolve_components(
-    booster: Any, *, can_start: bool = True, pairs: bool = False
-) -> tuple[Any, Any, Any]:
-    """(objective, estimator, base learner) of ``booster``, checked to fit together;
+def resolve_components(booster: Any, *, can_start: bool = True, pairs: bool = False) -> Components:
+    """The objective, estimator and base learner of ``booster``, checked to fit together;
     ``objective="auto"`` is resolved (:func:`auto_objective`) for a fit that ``can_start``
     from a reward model (False: distributed logs) on stacked rows or, with ``pairs``, on
     candidate pairs (logs with candidates or action features)."""
@@ -159,7 +167,7 @@ def resolve_components(
             f"the constant scores; {learner.name!r} solves {learner.reduction}. Use "
             f"warm_start='none' or a learner such as 'lightgbm_tree'."
         )
-    return objective, estimator, learner
+    return Components(objective, estimator, learner)
 
 
 #: Rounds of ``n_rounds="auto"`` (the Booster's default), but after a reward-model start on
@@ -197,3 +205,54 @@ def effective_warm_start(
     if prob is None:
         prob = DEFAULT_WARM_START_PROBS.get(warm_start or "", 0.5)
     return warm_start, float(prob)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What one fit of a Booster runs with, resolved before anything is fitted: the ``logs``
+    given (in memory: all of them, before any hold-out; or :class:`RemoteLogs`), the
+    ``components``, ``settings``, the most rounds, the checked ``callbacks``, the held-out
+    ``selection`` (None: none), and ``make_engine``, which builds the engine."""
+
+    logs: Any
+    components: Components
+    settings: FitSettings
+    n_rounds: int
+    callbacks: list[Callback]
+    selection: SelectionSettings | None
+    make_engine: Callable[[], BoosterEngine]
+
+
+def _seed(booster: Any) -> int:
+    """An integer seed drawn from ``booster.random_state``."""
+    return int(check_random_state(booster.random_state).integers(2**31 - 1))
+
+
+def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan:
+    """The :class:`FitPlan` of ``booster`` on ``logs`` (a validated LoggedBandit, or
+    :class:`RemoteLogs`, which build their own engine and cannot start from a reward model)."""
+    remote = isinstance(logs, RemoteLogs)
+    data = None if remote else logs
+    pairs = not remote and uses_pairs(data)
+    callbacks = with_progress(check_callbacks(callbacks), booster.verbose)
+    components = resolve_components(booster, can_start=not remote, pairs=pairs)
+    learner = components.learner
+    check_missing(learner, data, "data")
+    check_missing(learner, eval_data, "eval_data")
+    start = effective_warm_start(booster, learner, can_start=not remote, pairs=pairs)
+    n_rounds = effective_rounds(booster, start[0], pairs=pairs)
+    use_categorical_features(learner, getattr(data, "schema", None))  # from_dataframe's
+    selection = None
+    if not remote and booster.validation_fraction is not None:
+        method, policy = booster.selection, booster.selection_policy
+        selection = SelectionSettings(_seed(booster), method, policy, booster.safe)
+    step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
+    settings = FitSettings(
+        _seed(booster), booster.reward_shift, *start, booster.validation_fraction, step
+    )
+    if remote:
+        options = {"eval_data": eval_data, "callbacks": callbacks}
+        make = functools.partial(logs.make_engine, components, settings, **options)
+    else:
+        make = functools.partial(make_fit, data, eval_data, components, settings, selection)
+    return FitPlan(logs, components, settings, n_rounds, callbacks, selection, make)

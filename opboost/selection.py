@@ -2,7 +2,8 @@
 
 The booster can hold out a slice of the logged data (``validation_fraction``), score the
 policy after every round on it with an off-policy estimator and a confidence interval
-(:class:`HoldoutScorer`), keep the round with the best estimate, and -- with ``safe=True`` --
+(the estimator on those fixed logs, :meth:`opboost.api.estimator.Estimator.on_logs`), keep the
+round with the best estimate, and -- with ``safe=True`` --
 fall back to the best constant action when the selected policy's lower confidence bound does
 not beat that action's estimated value (:class:`ConstantPolicy`, defined in
 :mod:`opboost.policy` and re-exported here: a full policy that saves and loads like any other).
@@ -14,24 +15,35 @@ Estimators for selection (``selection``):
 ``"ips"``    IPS with a Student-t interval on the round values.
 ``"dr"``     doubly robust; the cross-fitted reward model is fitted ONCE on the held-out rows
              (not every round), then each round only re-weights.
-any other registered estimator name: its own ``estimate_interval`` every round.
+any other registered estimator name: what its ``on_logs`` scorer gives every round.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data import LoggedBandit
-from opboost.api.estimator import Interval, normal_interval
+from opboost.api.estimator import Estimator, Interval, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
 from opboost.api.policy import ConstantPolicy, Policy
+from opboost.registry import get_registry
 
-__all__ = ["ConstantPolicy", "HoldoutScorer", "RoundSelection", "constant_action_values"]
+__all__ = [
+    "SELECTION_POLICIES",
+    "ConstantPolicy",
+    "RoundSelection",
+    "SelectionSettings",
+    "action_probs",
+    "constant_action_values",
+    "estimator_named",
+    "logs_scorer",
+]
 
 #: The deployed policy a selection scores: the booster's ``predict`` (argmax) or softmax.
 SELECTION_POLICIES = ("argmax", "softmax")
@@ -75,91 +87,65 @@ def action_probs(scores: np.ndarray, policy: str) -> np.ndarray:
     return one_hot(np.argmax(scores, axis=1), scores.shape[1])
 
 
-class HoldoutScorer:
-    """Scores a policy's (n_h, K) scores on held-out logs: value with a (1 - alpha) interval.
+def logs_scorer(data: LoggedBandit, method: str, seed: int) -> LogsScorer:
+    """The registered estimator ``method`` (seeded with ``seed`` when it takes a seed: DR's
+    and DM's reward models) on the fixed logs ``data``: :meth:`Estimator.on_logs`."""
+    return estimator_named(method, seed).on_logs(data)
 
-    ``data`` the held-out :class:`LoggedBandit`; ``method`` "snips", "ips", "dr" or another
-    registered estimator name; ``policy`` "argmax" or "softmax"; ``random_state`` seeds the
-    DR reward model.
-    """
 
-    def __init__(
-        self,
-        data: LoggedBandit,
-        method: str = "snips",
-        *,
-        policy: str = "argmax",
-        alpha: float = 0.05,
-        random_state: int | None = None,
-    ) -> None:
-        from opboost.registry import get_registry
+def estimator_named(method: str, seed: int) -> Estimator:
+    """A new registered estimator ``method``, seeded with ``seed`` if it takes one unset."""
+    return get_registry().get("estimator", method)().seeded(seed)
 
-        self.data, self.method, self.policy, self.alpha = data, method, policy, alpha
-        self.estimator = get_registry().get("estimator", method)(
-            **({"random_state": random_state} if method in ("dr", "dm") else {})
-        )
-        self._q = None
-        if method == "dr":
-            self._q = self.estimator.reward_predictions(data)
-        self._rows = np.arange(len(data))
-        self._w_logged = 1.0 / np.asarray(data.propensities, dtype=np.float64)
 
-    def interval(self, scores: np.ndarray) -> Interval:
-        """Estimated value of the policy of ``scores`` (n_h, K) with its interval."""
-        return self.interval_of_probs(action_probs(scores, self.policy))
+@dataclass(frozen=True)
+class SelectionSettings:
+    """How a fit holds out logs and keeps its best round: the Booster's ``selection``
+    (``method``), ``selection_policy`` (``policy``) and ``safe``, and the seed of the
+    hold-out split (the share held out is ``FitSettings.validation_fraction``)."""
 
-    def dr_values(self, probs: np.ndarray) -> np.ndarray:
-        """Per-row DR values (n_h,) of the policy ``probs`` (n_h, K), whose mean is its
-        estimate (``method="dr"`` only): paired comparisons of two policies use their
-        differences."""
-        d = self.data
-        weights = probs[self._rows, d.actions] * self._w_logged
-        residual = d.rewards - self._q[self._rows, d.actions]
-        return np.einsum("ij,ij->i", probs, self._q) + weights * residual
-
-    def interval_of_probs(self, probs: np.ndarray) -> Interval:
-        """Estimated value of the policy with action probabilities ``probs`` (n_h, K)."""
-        d = self.data
-        if self.method == "dr":
-            return normal_interval(self.dr_values(probs), 1 - self.alpha)
-        if self.method == "snips":
-            weights = probs[self._rows, d.actions] * self._w_logged
-            if not weights.sum() > 0:  # no logged action is ever chosen: nothing is known
-                return Interval(float("nan"), -np.inf, np.inf, 1 - self.alpha)
-        return self.estimator.estimate_interval(d, probs, alpha=self.alpha)
+    seed: int
+    method: str = "snips"
+    policy: str = "argmax"
+    safe: bool = False
 
 
 class RoundSelection:
     """Tracks the best round of a fit on held-out logs, then picks the policy (or the fallback).
 
-    ``method`` and ``policy`` are the Booster's ``selection`` and ``selection_policy``; with
-    ``warm_started`` round 0 (F_0) is a candidate too; ``safe`` falls back to the best constant
+    ``settings`` are the Booster's ``selection``, ``selection_policy`` and ``safe``; with a
+    warm start round 0 (F_0) is a candidate too; ``safe`` falls back to the best constant
     action when the selected policy's lower bound does not beat it.
     """
 
-    def __init__(
-        self, fit: Any, holdout: LoggedBandit, method: str, policy: str, *, safe: bool
-    ) -> None:
-        if not fit.fixed_actions and method in ("dr", "dm"):
+    def __init__(self, fit: Any, holdout: LoggedBandit, settings: SelectionSettings) -> None:
+        method = settings.method
+        estimator = estimator_named(method, fit.seed)
+        if not fit.fixed_actions and estimator.needs_fixed_actions:
             raise InvalidParameterError(
                 f"Booster.fit: selection={method!r} fits a reward model over fixed actions, "
                 f"which logs with candidate sets or action features do not have; use "
                 f"selection='snips' or 'ips'."
             )
         holdout = fit.view_of(holdout)  # slot logs for a fit on candidates
-        self.holdout, self.method, self.safe = holdout, method, safe
+        self.holdout, self.method, self.policy = holdout, method, settings.policy
+        self.safe = settings.safe
         self.inputs = fit.inputs_of(holdout)
-        self.scorer = HoldoutScorer(holdout, method, policy=policy, random_state=fit.seed)
+        self.scorer = estimator.on_logs(holdout)
         self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
-        self.initial = self.scorer.interval(self.scores)
+        self.initial = self.interval(self.scores)
         self.best = None
         if fit.settings.warm_start is not None:  # round 0 is a real candidate when warm-started
             self.best = (0, self.initial, fit.learner.ensemble())
 
+    def interval(self, scores: np.ndarray) -> Interval:
+        """Estimated value of the deployed policy of ``scores`` (n_h, K), with its interval."""
+        return self.scorer.interval(action_probs(scores, self.policy))
+
     def track(self, fit: Any, weight: float) -> dict[str, float]:
         """Score the round ``fit`` just committed; the held-out metrics of that round."""
         self.scores = fit.add_round(self.scores, self.inputs, weight)
-        interval = self.scorer.interval(self.scores)
+        interval = self.interval(self.scores)
         if self.best is None or interval.value > self.best[1].value:
             self.best = (fit.round, interval, fit.learner.ensemble())
         return {
@@ -179,7 +165,7 @@ class RoundSelection:
         action, constant_value = None, float("nan")
         if fit.fixed_actions:  # not for a fit on candidates: items come and go
             action = int(np.nanargmax(constant_action_values(fit.data)))
-            constant_value = self.scorer.interval_of_probs(
+            constant_value = self.scorer.interval(
                 one_hot(np.full(len(self.holdout), action), n_actions)
             ).value
         logging_value = float(np.mean(self.holdout.rewards))

@@ -22,11 +22,18 @@ from opboost.api.data_checks import (
     check_row_fields,
     readonly,
 )
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.obp_format import feedback_fields
-from opboost.api.tabular import TabularSchema, check_schema, dataframe_fields, encode_contexts
+from opboost.api.tabular import (
+    TabularSchema,
+    check_same_schema,
+    check_schema,
+    dataframe_fields,
+    encode_contexts,
+)
 from opboost.api.validation import check_random_state, check_scalar
 
-__all__ = ["LoggedBandit"]
+__all__ = ["LoggedBandit", "check_data", "check_eval_data"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -337,3 +344,34 @@ def item_features(features: Any, schema: TabularSchema | None) -> tuple[Any, Tab
                 f"action_features has shape {np.shape(features)}; pass the features it describes."
             )
     return features, schema
+
+
+def check_data(data: Any, name: str) -> None:
+    """``data`` (the fit's argument ``name``) must be a :class:`LoggedBandit`."""
+    if not isinstance(data, LoggedBandit):
+        raise InvalidParameterError(
+            f"Booster.fit: {name} must be an opboost.LoggedBandit. Got {type(data).__name__}; "
+            f"build one with LoggedBandit(contexts=..., actions=..., propensities=..., "
+            f"rewards=..., n_actions=...)"
+            + (
+                ", or pass the contexts as X with y = an (n, 3) array [action, propensity, "
+                "reward] (the scikit-learn route)."
+                if name == "data"
+                else "."
+            )
+        )
+
+
+def check_eval_data(data: LoggedBandit, eval_data: LoggedBandit) -> None:
+    """``eval_data`` must be logs of the same problem as ``data``."""
+    check_data(eval_data, "eval_data")
+    if (eval_data.n_actions, eval_data.n_features) != (data.n_actions, data.n_features):
+        raise InvalidParameterError(
+            f"Booster.fit: eval_data has {eval_data.n_actions} actions and "
+            f"{eval_data.n_features} features but data has {data.n_actions} and "
+            f"{data.n_features}; evaluate on rows of the same problem."
+        )
+    try:
+        check_same_schema(data, eval_data, "eval_data", "Booster.fit")
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None

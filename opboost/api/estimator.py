@@ -6,7 +6,9 @@ An estimator has two roles:
   estimator defines them: one per row (IPS: r_i / p_i; truncated IPS: r_i * min(1/p_i, M))
   or one per row and action (DR, DM: an (n, K) matrix Gamma);
 * the value of any policy on logged data (``estimate_value``) and a confidence interval
-  (``estimate_interval``), from per-example contributions (``round_values``).
+  (``estimate_interval``), from per-example contributions (``round_values``); on fixed logs
+  that score many policies (every round of a fit on held-out logs, the candidates of a
+  choice) through :meth:`Estimator.on_logs`, which computes once what no policy changes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 
-__all__ = ["Estimator", "Interval", "check_action_probs"]
+__all__ = ["Estimator", "Interval", "LogsScorer", "check_action_probs"]
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,25 @@ def normal_interval(values: np.ndarray, level: float) -> Interval:
     return Interval(mean, mean - q * se, mean + q * se, level)
 
 
+class LogsScorer:
+    """An estimator on fixed logs ``data``, scoring many policies there: every boosting round
+    on the held-out logs, every candidate of a choice. This default asks the estimator each
+    time; an estimator with work that no policy changes (a reward model) returns its own
+    subclass from :meth:`Estimator.on_logs`, which does that work once."""
+
+    def __init__(self, estimator: Estimator, data: LoggedBandit) -> None:
+        self.estimator, self.data = estimator, data
+
+    def row_values(self, action_probs: np.ndarray) -> np.ndarray:
+        """Per-row values (n,) of the policy ``action_probs`` whose mean is its estimate
+        (paired comparisons of two policies use their differences)."""
+        return self.estimator.round_values(self.data, action_probs)
+
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+        """The policy's estimated value with a (1 - alpha) confidence interval."""
+        return self.estimator.estimate_interval(self.data, action_probs, alpha=alpha)
+
+
 class Estimator(Component):
     """Off-policy estimator. Subclasses implement ``round_values`` (and ``coefficients``
     when they can drive training; set ``supports_training = True`` then)."""
@@ -179,6 +200,14 @@ class Estimator(Component):
     #: model's q (n, C) that the fit already has (its reward-model start's), in place of a
     #: model of the estimator's own.
     takes_reward_predictions: ClassVar[bool] = False
+    #: Whether the estimates model the rewards of fixed action ids (a reward model over
+    #: [x; onehot(a)]): logs in slot coordinates, where slot j is another item in every row
+    #: (candidate sets, item features), cannot be scored by it.
+    needs_fixed_actions: ClassVar[bool] = False
+    #: Whether ``coefficients`` gives one c_i per row computed from row i alone (IPS,
+    #: truncated IPS; not a cross-fitted reward model): the coefficients of any part of the
+    #: logs are then that part's rows', and a fit over partitions (the Dask engine) can use it.
+    row_local: ClassVar[bool] = False
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)
@@ -220,3 +249,8 @@ class Estimator(Component):
     ) -> Interval:
         """Value estimate with a (1 - alpha) confidence interval (Student-t on round values)."""
         return normal_interval(self.round_values(data, action_probs), 1 - alpha)
+
+    def on_logs(self, data: LoggedBandit) -> LogsScorer:
+        """This estimator on the fixed logs ``data``, to score many policies there (the
+        held-out selection of a fit scores every round): a :class:`LogsScorer`."""
+        return LogsScorer(self, data)

@@ -33,18 +33,17 @@ from urllib.parse import urlparse
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data import LoggedBandit, check_data
+from opboost.api.engine import FitSettings
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
-from opboost.booster_checks import check_data
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
-from opboost.engine import FitSettings
 from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.fit.metadata import policy_metadata, policy_values
 from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 from opboost.objectives.bopl import BOPL
 from opboost.objectives.bopl_s import BOPLS
@@ -120,7 +119,7 @@ class Tree:
 
 
 class DistributedFit:
-    """The state of one distributed fit (an :class:`opboost.engine.Engine`): the workers'
+    """The state of one distributed fit (an :class:`opboost.api.engine.Engine`): the workers'
     shards, the statistics of the current round, history."""
 
     def __init__(self, settings, data, eval_data, components, client):
@@ -290,6 +289,15 @@ class DistributedFit:
             "The distributed fit keeps its scores on the workers and writes no checkpoints; "
             "Checkpoint callbacks are not supported there."
         )
+
+    def restore(self, checkpoint: Any) -> None:
+        raise InvalidParameterError(
+            "The distributed fit keeps its scores on the workers and cannot resume from a "
+            "checkpoint; drop the callback that offers one."
+        )
+
+    def begin(self) -> None:
+        """Nothing left to prepare: the shards are connected and F = 0 (no warm start)."""
 
     def keep_best(self) -> None:
         self.best_round = self.round

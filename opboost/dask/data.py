@@ -300,7 +300,7 @@ class DaskLoggedBandit:
         self, components: Any, settings: Any, *, eval_data: Any = None, callbacks: Any = ()
     ) -> Any:
         """The engine :meth:`opboost.Booster.fit` runs on these logs
-        (:class:`opboost.engine.RemoteLogs`): a fit whose rows stay on the workers."""
+        (:class:`opboost.api.engine.RemoteLogs`): a fit whose rows stay on the workers."""
         from opboost.dask.boosting import make_engine
 
         return make_engine(self, components, settings, eval_data=eval_data, callbacks=callbacks)

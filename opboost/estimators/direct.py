@@ -32,9 +32,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.candidates import candidate_pairs
-from opboost.api.constraints import Interval, Satisfies
+from opboost.api.constraints import Interval as Between
+from opboost.api.constraints import Satisfies
 from opboost.api.data import LoggedBandit
-from opboost.api.estimator import Estimator, check_action_probs
+from opboost.api.estimator import (
+    Estimator,
+    Interval,
+    LogsScorer,
+    check_action_probs,
+    normal_interval,
+)
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.pairs import PairRows, pair_features
 from opboost.api.validation import check_random_state
@@ -42,6 +49,7 @@ from opboost.api.validation import check_random_state
 __all__ = [
     "DirectMethod",
     "DoublyRobust",
+    "RewardModelScorer",
     "action_features",
     "default_reward_model",
     "dr_coefficients",
@@ -105,11 +113,28 @@ def dr_coefficients(
     return gamma
 
 
+class RewardModelScorer(LogsScorer):
+    """DM or DR on fixed logs: the cross-fitted reward model q (n, K) is fitted once on them,
+    then each policy's per-row values only re-weigh it."""
+
+    def __init__(self, estimator: _RewardModelEstimator, data: LoggedBandit) -> None:
+        super().__init__(estimator, data)
+        self.q = estimator.reward_predictions(data)
+
+    def row_values(self, action_probs: np.ndarray) -> np.ndarray:
+        probs = check_action_probs(self.data, action_probs, type(self.estimator).__name__)
+        return self.estimator.values_at(self.data, probs, self.q)
+
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+        return normal_interval(self.row_values(action_probs), 1 - alpha)
+
+
 class _RewardModelEstimator(Estimator):
     """Shared reward-model fitting and cross-fitting of DM and DR."""
 
     action_coefficients: ClassVar[bool] = True  # Gamma (n, K)
     takes_reward_predictions: ClassVar[bool] = True
+    needs_fixed_actions: ClassVar[bool] = True  # q over [x; onehot(a)]
 
     _parameter_constraints: ClassVar[dict] = {
         "reward_model": [
@@ -120,7 +145,7 @@ class _RewardModelEstimator(Estimator):
             ),
         ],
         "n_folds": [
-            Interval(int, 1, None, fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit")
+            Between(int, 1, None, fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit")
         ],
         "random_state": ["random_state"],
     }
@@ -221,6 +246,18 @@ class _RewardModelEstimator(Estimator):
             q[r, a] = np.asarray(model.predict(features), dtype=np.float64).reshape(len(r))
         return q
 
+    def values_at(self, data: LoggedBandit, probs: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Per-row values (n,) of the policy ``probs`` (n, K) with the reward model ``q``."""
+        raise NotImplementedError
+
+    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
+        probs = check_action_probs(data, action_probs, type(self).__name__)
+        return self.values_at(data, probs, self.reward_predictions(data))
+
+    def on_logs(self, data: LoggedBandit) -> RewardModelScorer:
+        """On fixed logs the reward model is fitted once (:class:`RewardModelScorer`)."""
+        return RewardModelScorer(self, data)
+
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:
         return {"n_folds": 2, "random_state": 0}
@@ -260,9 +297,9 @@ class DirectMethod(_RewardModelEstimator):
             return np.array(reward_predictions, dtype=np.float64)
         return self.pair_reward_predictions(data, pairs)
 
-    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
-        probs = check_action_probs(data, action_probs, "DirectMethod")
-        return np.einsum("ij,ij->i", probs, self.reward_predictions(data))
+    def values_at(self, data: LoggedBandit, probs: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """sum_a pi(a|x_i) q(x_i, a), (n,)."""
+        return np.einsum("ij,ij->i", probs, q)
 
 
 class DoublyRobust(_RewardModelEstimator):
@@ -292,9 +329,8 @@ class DoublyRobust(_RewardModelEstimator):
             q = self.pair_reward_predictions(data, pairs)
         return dr_coefficients(data, q, actions=pairs.view.slot_of(data.actions))
 
-    def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
-        probs = check_action_probs(data, action_probs, "DoublyRobust")
-        q = self.reward_predictions(data)
+    def values_at(self, data: LoggedBandit, probs: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """sum_a pi(a|x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i)), w_i = pi(a_i|x_i) / p_i, (n,)."""
         rows = np.arange(len(data))
         weights = probs[rows, data.actions] / data.propensities
         direct = np.einsum("ij,ij->i", probs, q)

@@ -19,12 +19,12 @@ import numpy as np
 from scipy import stats
 
 from opboost.api.data import LoggedBandit
-from opboost.api.estimator import Estimator, Interval
+from opboost.api.estimator import Estimator, Interval, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import dot
 from opboost.estimators.ips import importance_weights
 
-__all__ = ["SNIPS"]
+__all__ = ["SNIPS", "SNIPSScorer"]
 
 
 class SNIPS(Estimator):
@@ -65,13 +65,32 @@ class SNIPS(Estimator):
         self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
     ) -> Interval:
         """SNIPS value with a (1 - alpha) delta-method interval (see the class docstring)."""
-        weights = self._weights(data, action_probs)
-        n = len(weights)
-        value = dot(weights, data.rewards) / float(weights.sum())
-        level = 1 - alpha
-        if n < 2:
-            return Interval(value, -np.inf, np.inf, level)
-        residuals = weights * (data.rewards - value)
-        se = float(np.sqrt(np.sum(residuals**2) / (n * (n - 1))) / weights.mean())
-        q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
-        return Interval(value, value - q * se, value + q * se, level)
+        return _interval(self._weights(data, action_probs), data.rewards, 1 - alpha)
+
+    def on_logs(self, data: LoggedBandit) -> SNIPSScorer:
+        """On fixed logs a policy that never plays a logged action gets an unknown value
+        (:class:`SNIPSScorer`), not an error: a fit's early rounds may be such a policy."""
+        return SNIPSScorer(self, data)
+
+
+class SNIPSScorer(LogsScorer):
+    """SNIPS on fixed logs: the interval of a policy that gives probability 0 to every logged
+    action is NaN with infinite bounds (nothing is known of it)."""
+
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+        weights = importance_weights(self.data, action_probs, "SNIPS")
+        if not weights.sum() > 0:
+            return Interval(float("nan"), -np.inf, np.inf, 1 - alpha)
+        return _interval(weights, self.data.rewards, 1 - alpha)
+
+
+def _interval(weights: np.ndarray, rewards: np.ndarray, level: float) -> Interval:
+    """SNIPS value of the importance ``weights`` (n,) with its delta-method interval."""
+    n = len(weights)
+    value = dot(weights, rewards) / float(weights.sum())
+    if n < 2:
+        return Interval(value, -np.inf, np.inf, level)
+    residuals = weights * (rewards - value)
+    se = float(np.sqrt(np.sum(residuals**2) / (n * (n - 1))) / weights.mean())
+    q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
+    return Interval(value, value - q * se, value + q * se, level)

@@ -1,6 +1,6 @@
 """The in-memory engine: the ensemble scores F on the training rows and what changes per round.
 
-:class:`InMemoryFit` implements :class:`opboost.engine.Engine` for logs held in memory: the
+:class:`InMemoryFit` implements :class:`opboost.api.engine.Engine` for logs held in memory: the
 objective turns F and the estimator's coefficients into a base-learning problem, the base
 learner fits f_t on the prepared rows, and a committed round updates F, the round state, the
 history and (optionally) the held-out selection.
@@ -9,30 +9,25 @@ history and (optionally) the held-out selection.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from opboost.api.data import LoggedBandit
+from opboost.api.engine import Components, FitSettings, Fitted
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner import BaseProblem
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
 from opboost.api.row_blocks import add_scaled
 from opboost.booster_checks import check_f
-from opboost.engine import FitSettings
-from opboost.fit.metadata import policy_metadata, policy_values
+from opboost.fit.checkpoint import fingerprint, restore, snapshot
+from opboost.fit.warm_start import fit_warm_start
+from opboost.selection import RoundSelection, SelectionSettings
 
 __all__ = ["InMemoryFit", "check_reward_range", "training_coefficients"]
-
-
-@dataclass(frozen=True, eq=False)
-class Fitted:
-    """A fitted f_t on the training rows, (n, K), and max |f_t|."""
-
-    values: np.ndarray
-    max_abs: float
 
 
 def training_coefficients(estimator: Any, train: LoggedBandit) -> np.ndarray:
@@ -69,25 +64,26 @@ def check_reward_range(data: LoggedBandit, estimator: str) -> None:
 class InMemoryFit:
     """One fit on in-memory logs: scores F (n, K), coefficients, round state and history.
 
-    ``selection`` (an :class:`opboost.selection.RoundSelection`, set by the Booster when it
-    holds out logs) is told about every committed round.
+    With ``holdout`` logs (and how to select on them, ``selection``) the fit scores every
+    committed round there (``selection``, an :class:`opboost.selection.RoundSelection`, from
+    :meth:`begin` on).
     """
 
     def __init__(
         self,
         data: LoggedBandit,
         eval_data: LoggedBandit | None,
-        components: tuple[Any, Any, Any],
+        components: Components,
         settings: FitSettings,
+        holdout: tuple[LoggedBandit, SelectionSettings] | None = None,
     ) -> None:
         self.data, self.eval_data, self.settings = data, eval_data, settings
         self.objective, self.estimator, self.learner = components
+        self.holdout = holdout
         shift = float(settings.reward_shift)
         self.train = data if shift == 0.0 else data.with_rewards(data.rewards + shift)
         self.seed, self.n = settings.seed, len(data)
-        if self.estimator.get_params(deep=False).get("random_state", 0) is None:
-            # an unseeded reward-model estimator (DR, DM) takes the fit's seed
-            self.estimator.set_params(random_state=self.seed)
+        self.estimator.seeded(self.seed)  # an unseeded reward-model estimator (DR, DM)
         self._set_coefficients()
         self.scores = np.zeros((len(data), data.n_actions))
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), data.n_actions))
@@ -112,9 +108,26 @@ class InMemoryFit:
             centred = centre_rows(self.coef, self.train.candidates)
             self._state_coef, self._state_options = centred, {"centred": True}
 
+    def restore(self, checkpoint: Mapping[str, Any]) -> None:
+        """Continue from ``checkpoint`` (:func:`opboost.fit.checkpoint.restore`)."""
+        if self.holdout is not None:
+            raise InvalidParameterError(
+                "Booster.fit: resuming from a checkpoint is not supported with "
+                "validation_fraction (the selection state is not checkpointed); "
+                "use validation_fraction=None or a new checkpoint directory."
+            )
+        restore(self, checkpoint)
+
     def begin(self) -> None:
-        """Prepare the learner (continuing a restored ensemble, or fitting the warm start)
-        and compute the first round state."""
+        """Prepare the learner and F_0 (:meth:`start`), compute the first round state, and
+        with held-out logs score round 0 there."""
+        self.start()
+        self.state = self._round_state()
+        if self.holdout is not None:
+            self.selection = RoundSelection(self, *self.holdout)
+
+    def start(self) -> None:
+        """Prepare the learner: continue a restored ensemble, or fit the warm start."""
         init = self.scores if self.round else None
         self.learner.prepare(
             self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
@@ -122,10 +135,7 @@ class InMemoryFit:
         if self.ensemble_start is not None:
             self.learner.warm_start(self.ensemble_start)
         elif self.settings.warm_start is not None:
-            from opboost.fit.warm_start import fit_warm_start
-
             fit_warm_start(self)
-        self.state = self._round_state()
 
     def _round_state(self) -> Any:
         return self.objective.round_state(
@@ -181,15 +191,11 @@ class InMemoryFit:
             self.history.setdefault(key, []).append(float(value))
 
     def snapshot(self) -> dict[str, Any]:
-        from opboost.fit.checkpoint import snapshot
-
         return snapshot(self)
 
     @functools.cached_property
     def fingerprint(self) -> str:
         """Hash of the data and the settings (:func:`opboost.fit.checkpoint.fingerprint`)."""
-        from opboost.fit.checkpoint import fingerprint
-
         return fingerprint(self)
 
     # --- helpers ----------------------------------------------------------------------------

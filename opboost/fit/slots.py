@@ -17,16 +17,17 @@ from typing import Any
 import numpy as np
 
 from opboost.api.data import LoggedBandit
+from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.memory_limit import check_stacked_fit
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy import Policy
 from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
-from opboost.booster_checks import check_f
-from opboost.engine import FitSettings
+from opboost.booster_checks import check_f, split_holdout
 from opboost.fit.memory import InMemoryFit, check_reward_range
 from opboost.fit.warm_start import reward_scale
+from opboost.selection import SelectionSettings
 
 __all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
 
@@ -63,19 +64,24 @@ def check_pair_fit(learner: Any, settings: FitSettings, *, safe: bool) -> None:
 def make_fit(
     data: LoggedBandit,
     eval_data: LoggedBandit | None,
-    components: tuple[Any, Any, Any],
+    components: Components,
     settings: FitSettings,
-    *,
-    safe: bool,
+    selection: SelectionSettings | None = None,
 ) -> InMemoryFit:
-    """The in-memory fit of ``data``: a :class:`SlotFit` for logs with candidates or action
-    features (checked with :func:`check_pair_fit`), else an :class:`InMemoryFit`; refused
-    first when its stacked design cannot fit in memory (:func:`check_stacked_fit`)."""
+    """The in-memory fit of ``data``: with ``selection``, on what is left after holding out
+    ``settings.validation_fraction`` of the rows (seeded by ``selection.seed``); a
+    :class:`SlotFit` for logs with candidates or action features (checked with
+    :func:`check_pair_fit`), else an :class:`InMemoryFit`; refused first when its stacked
+    design cannot fit in memory (:func:`check_stacked_fit`)."""
+    holdout = None
+    if selection is not None:
+        data, held_out = split_holdout(data, settings.validation_fraction, selection.seed)
+        holdout = (held_out, selection)
     check_stacked_fit(data, "Booster.fit")
     if not uses_pairs(data):
-        return InMemoryFit(data, eval_data, components, settings)
-    check_pair_fit(components[2], settings, safe=safe)
-    return SlotFit(data, eval_data, components, settings)
+        return InMemoryFit(data, eval_data, components, settings, holdout)
+    check_pair_fit(components.learner, settings, safe=selection is not None and selection.safe)
+    return SlotFit(data, eval_data, components, settings, holdout)
 
 
 class SlotFit(InMemoryFit):
@@ -91,8 +97,9 @@ class SlotFit(InMemoryFit):
         self,
         data: LoggedBandit,
         eval_data: LoggedBandit | None,
-        components: tuple[Any, Any, Any],
+        components: Components,
         settings: FitSettings,
+        holdout: tuple[LoggedBandit, SelectionSettings] | None = None,
     ) -> None:
         self.logs = data
         self.active: np.ndarray | None = None  # the rows the learner fits on (None: all)
@@ -101,7 +108,7 @@ class SlotFit(InMemoryFit):
         self._pairs: dict[int, tuple[LoggedBandit, PairRows]] = {}
         slot = self.view_of(data)
         slot_eval = None if eval_data is None else self.view_of(eval_data)
-        super().__init__(slot, slot_eval, components, settings)
+        super().__init__(slot, slot_eval, components, settings, holdout)
         self.scores = mask_slots(self.scores, self.data.candidates)
         if self.eval_data is not None:
             self.eval_scores = mask_slots(self.eval_scores, self.eval_data.candidates)
@@ -158,7 +165,7 @@ class SlotFit(InMemoryFit):
         """Slot scores (n, C) of ``ensemble`` on the pairs ``X``, masked outside them."""
         return X.view.scatter(ensemble.score_pairs(X), MASKED_SCORE)
 
-    def begin(self) -> None:
+    def start(self) -> None:
         if self.round or self.ensemble_start is not None:
             raise InvalidParameterError(
                 "Booster.fit: resuming from a checkpoint is not supported on logs with "
@@ -172,7 +179,6 @@ class SlotFit(InMemoryFit):
             self._start_from_pair_rewards()
         if self._deferred:
             super()._set_coefficients()  # after the start: DR and DM reuse its model
-        self.state = self._round_state()
 
     @property
     def _deferred(self) -> bool:

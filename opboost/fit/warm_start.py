@@ -13,7 +13,7 @@ model's trees, scaled, in front of the ensemble, so F_0 is exactly q / tau; for 
 or of the "dm" estimator's default model.
 
 Every member fits the residual goal - F by weighted least squares and enters with weight 1:
-:class:`WarmStartFit` is an :class:`opboost.engine.Engine` whose step is always 1.
+:class:`WarmStartFit` is an :class:`opboost.api.engine.Engine` whose step is always 1.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from opboost.api.engine import Fitted, StepSettings
 from opboost.api.learner import BaseProblem
 from opboost.booster_checks import check_f
-from opboost.engine import StepSettings, run_rounds
-from opboost.fit.memory import Fitted
+from opboost.engine import run_rounds
+from opboost.registry import make
 from opboost.selection import constant_action_values
 
 __all__ = [
@@ -161,8 +162,6 @@ def reward_predictions(fit: Any) -> np.ndarray:
     reward model when it has one (DR, DM), else the registered "dm" estimator's."""
     predict = getattr(fit.estimator, "reward_predictions", None)
     if predict is None:
-        from opboost.registry import make
-
         predict = make("estimator", "dm", random_state=fit.seed).reward_predictions
     return np.asarray(predict(fit.train), dtype=np.float64)
 

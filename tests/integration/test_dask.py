@@ -23,10 +23,11 @@ import dask.array as da
 from sklearn.datasets import make_classification
 
 from opboost import Booster, InvalidParameterError, load_policy
+from opboost.api.engine import FitSettings, StepSettings
 from opboost.callbacks import Checkpoint, History
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
-from opboost.engine import FitSettings, StepSettings, boost_round
+from opboost.engine import boost_round
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The

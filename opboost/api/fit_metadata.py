@@ -1,7 +1,9 @@
-"""What a fitted policy records, and the per-round evaluation metrics of held-out logs."""
+"""What a fit records: the metadata of a fitted policy and the per-round evaluation metrics
+of held-out logs (every engine, in memory or remote, records the same)."""
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
@@ -10,7 +12,7 @@ from opboost.api.data import LoggedBandit
 from opboost.api.numeric import dot
 from opboost.api.objective import softmax
 
-__all__ = ["policy_metadata", "policy_values"]
+__all__ = ["opboost_version", "policy_metadata", "policy_values"]
 
 
 def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dict[str, float]:
@@ -39,14 +41,14 @@ def policy_metadata(
     stop_reason: str | None,
 ) -> dict[str, Any]:
     """The metadata a fitted policy records: its components, the fit's settings
-    (:class:`opboost.engine.FitSettings`) and its shape. ``learner`` is the (registry name,
+    (:class:`opboost.api.engine.FitSettings`) and its shape. ``learner`` is the (registry name,
     parameters) ``load_policy`` reads with."""
     return {
         "objective": objective.name,
         "estimator": estimator.name,
         "base_learner": learner[0],
         "base_learner_params": learner[1],
-        "opboost_version": _version(),
+        "opboost_version": opboost_version(),
         "n_rounds": n_rounds,
         "n_actions": n_actions,
         "n_features": n_features,
@@ -59,7 +61,9 @@ def policy_metadata(
     }
 
 
-def _version() -> str:
-    from opboost import __version__
-
-    return __version__
+def opboost_version() -> str:
+    """The installed opboost's version ("0+unknown" in a source tree without metadata)."""
+    try:
+        return version("opboost")
+    except PackageNotFoundError:  # pragma: no cover - source tree without metadata
+        return "0+unknown"
