@@ -110,7 +110,8 @@ def test_learners_that_cannot_take_missing_values_refuse_by_name():
     )
     labels = np.where(np.isnan(logs.contexts[:, 0]), 1, 0)
     with pytest.raises(InvalidParameterError) as exc:
-        run_bandit("banditron", logs.contexts, labels, n_actions=2, random_state=0)
+        banditron = opboost.make("online_learner", "banditron", n_actions=2, random_state=0)
+        run_bandit(banditron, logs.contexts, labels, n_actions=2, random_state=0)
     assert str(exc.value) == (
         f"run_bandit: X has a missing value (NaN) at row {where[0]}, column {where[1]}, and "
         f"online learner 'banditron' cannot take missing values; impute them first "
@@ -139,7 +140,7 @@ def test_model_text_check_reads_an_infinite_threshold_but_not_nan():
     """LightGBM writes ``x <= inf`` (threshold "inf") to split the missing values from every
     number; the structural check before parsing accepts it and still refuses "nan"."""
     from opboost.api.learner_toolkit import loads_checked
-    from opboost.learners.lightgbm_model_text import check_model_text
+    from opboost.api.lgbm.model_text import check_model_text
 
     booster = opboost.Booster(
         n_rounds=2, warm_start="none", base_learner_params=LGB, random_state=0

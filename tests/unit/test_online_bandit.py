@@ -367,6 +367,18 @@ def test_run_bandit_rejects_wrong_n_actions():
         run_bandit(Banditron(n_actions=5), X, y)
 
 
+def test_run_bandit_takes_a_learner_not_a_name():
+    """The simulation builds no learner by name (it does not use the registry): a name is
+    refused with the call that builds it."""
+    X, y = _blobs(20)
+    with pytest.raises(InvalidParameterError) as exc:
+        run_bandit("banditron", X, y, random_state=0)
+    assert str(exc.value) == (
+        "run_bandit: learner must be a BanditLearner. Got the name 'banditron'; build it with "
+        "opboost.make('online_learner', 'banditron', n_actions=3, random_state=0)."
+    )
+
+
 # --- UCI loaders on tiny files in the same formats ----------------------------------------
 
 
