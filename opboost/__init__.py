@@ -25,10 +25,13 @@ from opboost.api.exceptions import (
 )
 from opboost.api.fit_metadata import opboost_version
 from opboost.api.hookspecs import hookimpl
-from opboost.api.lazy import lazy_attributes
+from opboost.api.lazy import MovedModules, lazy_attributes
+from opboost.moved import MOVED
 from opboost.registry import available, get_registry, make
 
 __version__ = opboost_version()
+
+MovedModules(MOVED).install()  # the old import paths of moved modules
 
 __all__ = [
     "Booster",

@@ -129,7 +129,7 @@ _LAZY: dict[str, str] = {
     "loads_checked": "opboost.api.learner_toolkit",
     "prepare_inputs": "opboost.api.learner_toolkit",
     "wls_terms": "opboost.api.learner_toolkit",
-    "lightgbm_threads": "opboost.api.threads",
+    "lightgbm_threads": "opboost.api.lgbm.threads",
     "OnlineLearner": "opboost.api.online",
     "as_context": "opboost.api.online",
     "BanditLearner": "opboost.api.bandit",

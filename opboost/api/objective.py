@@ -202,6 +202,12 @@ class Objective(Component):
     #: SNIPS, whose normaliser weighs every row). A fit may then leave such rows (a zero
     #: reward under IPS) out of the base learner's rows: the same problem, fewer rows.
     inert_zero_rows: ClassVar[bool] = False
+    #: Whether the risk, the gradient and the step are sums of per-row terms, each from its
+    #: own row's scores and coefficients (BOPL, BOPL-S; not POEM, whose variance penalty, nor
+    #: SNIPS, whose normaliser, couples the rows): the terms of any part of the rows, from
+    #: :meth:`round_state` on that part alone, add up to the whole's, so a fit over partitions
+    #: (the Dask engine) can use the objective.
+    row_local: ClassVar[bool] = False
 
     # --- per-round state ------------------------------------------------------------------
 

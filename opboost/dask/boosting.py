@@ -34,26 +34,18 @@ import lightgbm as lgb
 import numpy as np
 
 from opboost.api.data import LoggedBandit, check_data
-from opboost.api.engine import FitSettings
+from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
-from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.objectives.bopl import BOPL
-from opboost.objectives.bopl_s import BOPLS
 
-__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "DistributedFit", "make_engine"]
-
-#: Objectives whose risk, gradient and step are sums of per-example terms (partition-wise).
-SUPPORTED_OBJECTIVES: tuple[type, ...] = (BOPL, BOPLS)
-#: Estimators whose training coefficients are per-row (c_i depends on row i only).
-SUPPORTED_ESTIMATORS: tuple[type, ...] = (IPS, TruncatedIPS)
+__all__ = ["DistributedFit", "make_engine"]
 
 
 # --- the loop ---------------------------------------------------------------------------------
@@ -91,19 +83,24 @@ def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
             f"base_learner='lightgbm_dask_tree', or gather small data with "
             f"data.to_logged_bandit() for an in-memory learner."
         )
-    for component, supported, why in (
+    for component, why, fix in (
         (
             objective,
-            SUPPORTED_OBJECTIVES,
-            "its risk or gradient needs statistics of all rows at once, not sums over partitions",
+            "its risk or gradient needs statistics of all rows at once, not sums over "
+            "partitions (Objective.row_local is False)",
+            "an objective of per-row terms such as 'bopl_s' or 'bopl'",
         ),
-        (estimator, SUPPORTED_ESTIMATORS, "it needs per-row training coefficients"),
+        (
+            estimator,
+            "it needs per-row training coefficients, each from its own row (Estimator."
+            "row_local is False)",
+            "'ips' or 'truncated_ips'",
+        ),
     ):
-        if type(component) not in supported:
-            names = ", ".join(repr(c.name) for c in supported)
+        if not component.row_local:
             raise InvalidParameterError(
                 f"The {component.kind} {component.name!r} is not supported by the distributed "
-                f"fit: {why}. Supported: {names}."
+                f"fit: {why}. Use {fix}."
             )
 
 
@@ -338,7 +335,7 @@ class DistributedFit:
             self.settings,
             self.objective,
             self.estimator,
-            ("lightgbm_tree", learner.as_lightgbm_tree().get_params(deep=False)),
+            ("lightgbm_tree", learner.lightgbm_tree_params()),
             n_rounds=rounds,
             n_actions=self.K,
             n_features=self.d,
@@ -375,7 +372,7 @@ class DistributedFit:
 
 def make_engine(
     data: Any,
-    components: tuple[Any, Any, Any],
+    components: Components,
     settings: FitSettings,
     *,
     eval_data: LoggedBandit | None = None,
@@ -390,5 +387,5 @@ def make_engine(
     """
     _check_options(settings, eval_data, callbacks)
     _check_components(*components)
-    client = components[2].get_client()
+    client = components.learner.get_client()
     return DistributedFit(settings, data, eval_data, components, client)

@@ -18,13 +18,14 @@ import numpy as np
 from opboost.api.constraints import Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_tree import (
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.params import (
     LIGHTGBM_PARAMS,
     LIGHTGBM_TREE_CONSTRAINTS,
-    LightGBMTree,
+    TREE_ONLY_DEFAULTS,
+    tree_params,
 )
+from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
 
 __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
 
@@ -154,11 +155,12 @@ class LightGBMDaskTree(BaseLearner):
 
     # --- what the distributed loop uses ---------------------------------------------------
 
-    def as_lightgbm_tree(self) -> LightGBMTree:
-        """The equivalent single-machine learner: ``lightgbm_tree`` with these parameters."""
-        params = self.get_params(deep=False)
-        params.pop("client")
-        return LightGBMTree(**params)
+    def lightgbm_tree_params(self) -> dict[str, Any]:
+        """The parameters of the equivalent single-machine learner, ``lightgbm_tree`` (what
+        a policy fitted here records: it loads and predicts as that learner's)."""
+        params = {**self.get_params(deep=False), **TREE_ONLY_DEFAULTS}
+        del params["client"]
+        return dict(sorted(params.items()))
 
     def get_client(self) -> Any:
         """``client``, or the current default ``dask.distributed`` client."""
@@ -180,8 +182,7 @@ class LightGBMDaskTree(BaseLearner):
         """Validated LightGBM parameters of the workers' Boosters: ``lightgbm_tree``'s (custom
         objective, learning rate 1: every leaf is the weighted mean of its targets), made
         deterministic, without the thread count and network settings (the fit sets them)."""
-        self.validate_params()
-        params = self.as_lightgbm_tree()._lgb_params(seed)  # validates like lightgbm_tree
+        params = tree_params(self, seed)  # validated
         del params["num_threads"]
         _, params = split_network_params(params)
         params.setdefault("deterministic", True)

@@ -17,7 +17,7 @@ import numpy as np
 from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_rows import action_tilt, design_rows
+from opboost.api.lgbm.rows import action_tilt, design_rows
 
 __all__ = [
     "Partition",

@@ -30,6 +30,7 @@ class IPS(Estimator):
 
     name: ClassVar[str] = "ips"
     supports_training: ClassVar[bool] = True
+    row_local: ClassVar[bool] = True
 
     def __init__(self) -> None:
         pass
@@ -51,6 +52,7 @@ class TruncatedIPS(Estimator):
 
     name: ClassVar[str] = "truncated_ips"
     supports_training: ClassVar[bool] = True
+    row_local: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict] = {
         "max_weight": [

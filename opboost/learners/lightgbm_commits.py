@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.learners.lightgbm_layout import set_round_leaves, stored_leaves
+from opboost.api.lgbm.layout import set_round_leaves, stored_leaves
 
 __all__ = ["CommittedRounds"]
 

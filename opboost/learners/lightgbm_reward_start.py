@@ -36,10 +36,10 @@ from lightgbm.basic import _LIB, _ConfigAliases, _safe_call
 from threadpoolctl import threadpool_limits
 
 from opboost.api.design import action_rows
-from opboost.api.threads import lightgbm_threads
-from opboost.learners.lightgbm_layout import fetch_scores
+from opboost.api.lgbm.layout import fetch_scores
+from opboost.api.lgbm.rows import design_rows
+from opboost.api.lgbm.threads import lightgbm_threads
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
-from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 
 __all__ = [
@@ -283,7 +283,7 @@ def fit_reward_model(
     ``rewards`` (n,). ``design`` is the policy's "stacked" (action as one categorical column)
     or "stacked_onehot"; ``categorical`` the context columns LightGBM treats as categorical
     (a list, or "auto" for none). ``num_threads``: "auto" (chosen by the logged rows' size,
-    :func:`opboost.api.threads.lightgbm_threads`) or a count, 0 meaning LightGBM's (and BLAS's)
+    :func:`opboost.api.lgbm.threads.lightgbm_threads`) or a count, 0 meaning LightGBM's (and BLAS's)
     default.
     ``pairs``: the policy's constructed Dataset of the n*K designed rows of ``X``
     (example-major), whose bins the reward model then uses; q on the pairs comes from it.

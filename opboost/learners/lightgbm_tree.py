@@ -40,31 +40,32 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_gradients,
 )
-from opboost.api.pairs import PairRows
-from opboost.api.threads import AUTO, lightgbm_threads
-from opboost.learners.lightgbm_commits import CommittedRounds
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_layout import (
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.layout import (
     fetch_scores,
     fit_layout,
     score_change,
     update_one_iter,
 )
-from opboost.learners.lightgbm_pairs import PairRounds
-from opboost.learners.lightgbm_params import (
+from opboost.api.lgbm.params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
     LIGHTGBM_TREE_CONSTRAINTS,
     lightgbm_params_problem,
+    tree_params,
 )
-from opboost.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
-from opboost.learners.lightgbm_rows import (
+from opboost.api.lgbm.rows import (
     ACTION_DESIGNS,
     action_tilt,
     categorical_columns,
     context_rows_cache,
     stacked_dataset,
 )
+from opboost.api.lgbm.threads import AUTO, lightgbm_threads
+from opboost.api.pairs import PairRows
+from opboost.learners.lightgbm_commits import CommittedRounds
+from opboost.learners.lightgbm_pairs import PairRounds
+from opboost.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
 
 __all__ = [
     "ACTION_DESIGNS",
@@ -87,7 +88,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
     num_threads : LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
-        alike) by the designed data's size and the free cores (:func:`opboost.api.threads.
+        alike) by the designed data's size and the free cores (:func:`opboost.api.lgbm.threads.
         lightgbm_threads`); an int is used as it is (0: LightGBM's default, every core).
     hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
@@ -156,30 +157,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
 
     # ----------------------------------------------------------------------------- setup
     def _lgb_params(self, seed: int) -> dict[str, Any]:
-        """Validated LightGBM parameters for this fit."""
-        self.validate_params()
-        extra = {} if self.params is None else self.params
-        params = {
-            "objective": "none",
-            "learning_rate": 1.0,
-            "boosting": "gbdt",
-            "verbose": -1,
-            "num_leaves": self.num_leaves,
-            "max_depth": self.max_depth,
-            "min_data_in_leaf": self.min_data_in_leaf,
-            "min_sum_hessian_in_leaf": self.min_sum_hessian_in_leaf,
-            "lambda_l2": self.lambda_l2,
-            "feature_fraction": self.feature_fraction,
-            "max_bin": self.max_bin,
-            "num_threads": self.num_threads,  # "auto" resolved by prepare(_pairs)
-            "seed": seed,
-            "deterministic": True,  # the same trees at any thread count
-            # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
-            # weighted means (lambda_l2 still applies).
-            "cat_l2": 0.0,
-        }
-        params.update(extra)
-        return params
+        """Validated LightGBM parameters for this fit (:func:`tree_params`)."""
+        return tree_params(self, seed)
 
     def prepare(
         self,

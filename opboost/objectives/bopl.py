@@ -27,6 +27,7 @@ class BOPL(Objective):
     name: ClassVar[str] = "bopl"
     supports_action_coefficients: ClassVar[bool] = True
     inert_zero_rows: ClassVar[bool] = True
+    row_local: ClassVar[bool] = True
 
     def __init__(self) -> None:
         pass

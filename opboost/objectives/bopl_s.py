@@ -34,6 +34,7 @@ class BOPLS(Objective):
     name: ClassVar[str] = "bopl_s"
     supports_action_coefficients: ClassVar[bool] = True
     inert_zero_rows: ClassVar[bool] = True
+    row_local: ClassVar[bool] = True
 
     def __init__(self) -> None:
         pass

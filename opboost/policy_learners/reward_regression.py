@@ -15,13 +15,13 @@ import scipy.sparse as sp
 from opboost.api.constraints import Interval
 from opboost.api.data import LoggedBandit
 from opboost.api.design import action_rows, stacked_design
+from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.memory_limit import check_memory
 from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving import mask_scores, serving_mask
 from opboost.api.slots import SlotView
 from opboost.api.tabular_frames import attach_schema
-from opboost.api.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]
@@ -48,7 +48,7 @@ class RewardRegression(PolicyLearner):
     ----------
     n_estimators, num_leaves, learning_rate, min_child_samples : LightGBM regressor settings.
     num_threads : LightGBM's threads: "auto" (default) chooses them for each fit and prediction
-        by its size and the free cores (:func:`opboost.api.threads.lightgbm_threads`); an int
+        by its size and the free cores (:func:`opboost.api.lgbm.threads.lightgbm_threads`); an int
         is used as it is (0: LightGBM's default, every core).
     random_state : seed.
 
@@ -165,8 +165,8 @@ class RewardRegression(PolicyLearner):
         """The fitted model as an :class:`opboost.policy.Policy` (scores = predicted rewards):
         its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design of
         ``lightgbm_tree``, so it saves and loads like a boosted policy."""
+        from opboost.api.lgbm.ensemble import LightGBMEnsemble
         from opboost.api.policy import Policy
-        from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
 
         check_fitted(self, "model_")
         booster, schema = self.model_.booster_, self.action_schema_

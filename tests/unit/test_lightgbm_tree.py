@@ -12,8 +12,8 @@ import scipy.sparse as sp
 from opboost.api.design import action_rows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
 from opboost.learners.lightgbm_tree import LightGBMTree
 
 N, D, K = 400, 4, 3
@@ -284,7 +284,7 @@ def test_large_fits_time_both_layouts_on_their_dataset(contexts, monkeypatch):
     timed on the fit's own Dataset (both layouts, seeded gradients): whichever wins, the fit
     grows the same trees as with either layout forced, and the probe boosters leave the fit's
     Booster at round 0."""
-    import opboost.learners.lightgbm_layout as layout
+    import opboost.api.lgbm.layout as layout
 
     timed = []
     real = layout.update_one_iter
@@ -433,7 +433,7 @@ def test_init_does_not_validate():
 def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     """Evaluation contexts (read-only, as a LoggedBandit's) are designed once, not every round;
     writable contexts are designed on every call, so an in-place edit is never served stale."""
-    import opboost.learners.lightgbm_rows as module
+    import opboost.api.lgbm.rows as module
 
     rng = np.random.default_rng(0)
     X, K = rng.normal(size=(80, 3)), 3

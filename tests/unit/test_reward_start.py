@@ -10,16 +10,16 @@ import scipy.sparse as sp
 from sklearn.linear_model import Ridge, RidgeCV
 
 from opboost.api.design import action_rows
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.model_text import check_model_text
+from opboost.api.lgbm.rows import design_rows
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
-from opboost.learners.lightgbm_model_text import check_model_text
 from opboost.learners.lightgbm_reward_start import (
     CLEAR_GAIN_SE,
     REWARD_MODEL_PARAMS,
     choose_family,
     fit_reward_model,
 )
-from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.linear_reward import ALPHAS, fit_linear_rewards, ridge_loo
 
 # --- ridge with the leave-one-out penalty ---------------------------------------------------

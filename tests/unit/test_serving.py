@@ -11,9 +11,9 @@ from opboost.api import threads
 from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.rows import design_rows
 from opboost.learners import lightgbm_ensemble, lightgbm_threads
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import design_rows
 from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.policy import Policy
 

@@ -15,16 +15,18 @@ import lightgbm as lgb
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import HESSIAN_UNITS
-from opboost.api.threads import NUM_THREADS
-from opboost.learners.lightgbm_rows import ACTION_DESIGNS
+from opboost.api.lgbm.rows import ACTION_DESIGNS
+from opboost.api.lgbm.threads import NUM_THREADS
 
 __all__ = [
     "CATEGORICAL_FEATURES",
     "LIGHTGBM_PARAMS",
     "LIGHTGBM_TREE_CONSTRAINTS",
+    "TREE_ONLY_DEFAULTS",
     "check_lightgbm_params",
     "lightgbm_aliases",
     "lightgbm_params_problem",
+    "tree_params",
 ]
 
 #: LightGBM settings the learner controls; ``params`` may not set them (or their aliases).
@@ -169,3 +171,37 @@ LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
     "random_state": ["random_state"],
     "params": LIGHTGBM_PARAMS,
 }
+
+#: ``lightgbm_tree``'s parameters that ``lightgbm_dask_tree`` lacks, at their defaults: a
+#: policy fitted on Dask records the equivalent ``lightgbm_tree`` (it loads without Dask).
+TREE_ONLY_DEFAULTS: dict[str, Any] = {"categorical_features": None, "hessian_units": "mean"}
+
+
+def tree_params(learner: Any, seed: int) -> dict[str, Any]:
+    """The validated LightGBM parameters of a fit of the tree learner ``learner`` (its
+    ``num_leaves``, ``max_depth``, ..., ``num_threads`` and extra ``params``): no objective of
+    LightGBM's (the gradients are given) and learning rate 1, so every leaf is the weighted
+    mean of its targets; deterministic, so the trees are the same at any thread count."""
+    learner.validate_params()
+    extra = {} if learner.params is None else learner.params
+    params = {
+        "objective": "none",
+        "learning_rate": 1.0,
+        "boosting": "gbdt",
+        "verbose": -1,
+        "num_leaves": learner.num_leaves,
+        "max_depth": learner.max_depth,
+        "min_data_in_leaf": learner.min_data_in_leaf,
+        "min_sum_hessian_in_leaf": learner.min_sum_hessian_in_leaf,
+        "lambda_l2": learner.lambda_l2,
+        "feature_fraction": learner.feature_fraction,
+        "max_bin": learner.max_bin,
+        "num_threads": learner.num_threads,  # "auto" resolved by the learner's prepare
+        "seed": seed,
+        "deterministic": True,  # the same trees at any thread count
+        # Categorical splits add cat_l2 to the leaf denominator; 0 keeps leaves exact
+        # weighted means (lambda_l2 still applies).
+        "cat_l2": 0.0,
+    }
+    params.update(extra)
+    return params
