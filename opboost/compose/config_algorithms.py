@@ -9,6 +9,7 @@ checked by :mod:`opboost.compose.config_checks`. The config file as a whole is
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import replace
@@ -26,6 +27,7 @@ from opboost.compose.config_checks import (
 )
 from opboost.compose.config_deployment import parse_algorithm_deployment
 from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
+from opboost.compose.search import parse_search
 from opboost.registry import UnknownComponentError, get_registry
 
 __all__ = [
@@ -282,9 +284,8 @@ def parse_algorithm(table: Any, index: int, file: str, *, search: bool = True) -
     if deployment:  # a deployment study's own settings (config_deployment), kept in raw
         spec = replace(spec, deployment=deployment, raw=original)
     if search and "search" in table:
-        from opboost.compose.search import parse_search
-
-        spec = replace(spec, search=parse_search(table["search"], spec, file))
+        candidate = functools.partial(parse_algorithm, index=index, file=file, search=False)
+        spec = replace(spec, search=parse_search(table["search"], spec, file, candidate))
     return spec
 
 

@@ -34,69 +34,24 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from opboost.api.files import json_safe
 from opboost.api.numeric import one_hot
 from opboost.compose.trial_data import TrialData, dense
-from opboost.registry import get_registry
+from opboost.compose.trial_deployment import run_deployment_trial
+from opboost.compose.trial_result import (
+    TrialResult,
+    best_constant,
+    greedy_probs,
+    score_policy,
+    validation_metrics,
+)
+from opboost.registry import get_registry, make
 from opboost.simulation.supervised import expected_reward
 
-__all__ = [
-    "TrialResult",
-    "best_constant",
-    "greedy_probs",
-    "run_trial",
-    "score_policy",
-    "staged_rewards",
-    "start_of",
-]
-
-
-@dataclass
-class TrialResult:
-    """The outcome of one trial, JSON-serialisable with :meth:`to_dict`.
-
-    ``metrics``: scalar results (``test_reward`` always). ``curves``: lists aligned by position
-    with their x-axis: ``round`` (0 is the start) with ``test_reward_round`` (up to the
-    policy's last round: the best one under early stopping), ``alpha``, ``gradient_norm``, ...
-    (None at round 0); ``step`` with ``progressive_reward``; ``eval_step`` with
-    ``test_reward_step``. ``info``: sizes, rounds, stop reason, offline ``start``
-    (:func:`start_of`; with selection ``selection``, the booster's ``selection_`` report; after
-    a fallback ``action``). ``timings``: seconds (excluded from
-    comparisons). ``fallback``: the offline booster's ``fallback_`` ("constant" when its safe
-    selection fell back to the best constant action), else None.
-    """
-
-    label: str
-    family: str
-    seed: int
-    candidate: int | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, float | None] = field(default_factory=dict)
-    curves: dict[str, list[float | None]] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    fallback: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as JSON-ready values (NaN and infinities become None)."""
-        return json_safe(asdict(self))
-
-    @classmethod
-    def from_dict(cls, obj: dict[str, Any]) -> TrialResult:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**obj)
-
-
-def greedy_probs(probs: np.ndarray) -> np.ndarray:
-    """The greedy policy of an (n, K) action distribution: its top actions, ties split evenly."""
-    probs = np.asarray(probs, dtype=np.float64)
-    top = probs >= probs.max(axis=1, keepdims=True) - 1e-12
-    return top / top.sum(axis=1, keepdims=True)
+__all__ = ["run_trial", "staged_rewards", "start_of"]
 
 
 def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
@@ -156,19 +111,6 @@ def _stages(ensemble: Any, X: Any):
 # --- scoring ----------------------------------------------------------------------------------
 
 
-def _validation_metrics(data: TrialData, probs_fn: Any) -> dict[str, float]:
-    """``valid_reward`` (true) and ``valid_snips`` of the policy ``probs_fn(X) -> (n, K)``."""
-    if data.valid_logged is None:
-        return {}
-    from opboost.registry import make
-
-    probs = probs_fn(data.X_valid)
-    return {
-        "valid_reward": expected_reward(probs, data.y_valid, data.reward),
-        "valid_snips": make("estimator", "snips").estimate_value(data.valid_logged, probs),
-    }
-
-
 def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
     booster = algo.make_booster(random_state=seed)
     start = time.perf_counter()
@@ -181,7 +123,7 @@ def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> 
     result.metrics["test_reward_softmax"] = expected_reward(
         policy.predict_proba(data.X_test), data.y_test, data.reward
     )
-    result.metrics.update(_validation_metrics(data, lambda X: one_hot(policy.predict(X), k)))
+    result.metrics.update(validation_metrics(data, lambda X: one_hot(policy.predict(X), k)))
     result.info.update(n_rounds=int(booster.n_rounds_), stop_reason=booster.stop_reason_)
     selection = getattr(booster, "selection_", None)
     if selection is not None:
@@ -253,7 +195,7 @@ def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: Tria
     if run.greedy_error_rate is not None:
         result.metrics["progressive_greedy_error"] = run.greedy_error_rate
     result.metrics.update(
-        _validation_metrics(data, lambda X: greedy_probs(learner.action_probs_many(dense(X))))
+        validation_metrics(data, lambda X: greedy_probs(learner.action_probs_many(dense(X))))
     )
     steps = np.asarray(run.curve_steps, dtype=np.int64)
     running = np.cumsum(seen) / np.arange(1, len(seen) + 1)
@@ -267,8 +209,6 @@ def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: Tria
 
 
 def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
-    from opboost.registry import make
-
     k, name = data.n_actions, algo.baseline
     start = time.perf_counter()
     if name == "logging":
@@ -292,16 +232,6 @@ def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) ->
     score_policy(probs_fn, data, result)
 
 
-def best_constant(logs: Any, estimator: str) -> tuple[int, list[float]]:
-    """The constant action with the best ``estimator`` value on ``logs``, and every action's
-    value (the ``best_constant`` baseline)."""
-    from opboost.registry import make
-
-    scorer, n, k = make("estimator", estimator), len(logs), logs.n_actions
-    values = [float(scorer.estimate_value(logs, one_hot(np.full(n, a), k))) for a in range(k)]
-    return int(np.argmax(values)), values
-
-
 def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
     """A whole-policy learner (kind "policy_learner") fitted on the logged rows, greedy."""
     spec = algo.policy_learner
@@ -311,12 +241,6 @@ def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> N
     model = spec.build(**extra).fit(data.logged)
     result.timings["fit_seconds"] = time.perf_counter() - start
     score_policy(model.predict_proba, data, result)
-
-
-def score_policy(probs_fn: Any, data: TrialData, result: TrialResult) -> None:
-    """True test reward (and validation metrics) of the policy ``probs_fn(X) -> (m, K)``."""
-    result.metrics["test_reward"] = expected_reward(probs_fn(data.X_test), data.y_test, data.reward)
-    result.metrics.update(_validation_metrics(data, probs_fn))
 
 
 def run_trial(
@@ -342,8 +266,6 @@ def run_trial(
     start = time.perf_counter()
     with threadpool_limits(limits=1):
         if getattr(config, "deployment", None) is not None:  # a deployment study
-            from opboost.compose.trial_deployment import run_deployment_trial
-
             run_deployment_trial(config, algorithm, data, result)
         elif algorithm.family == "offline":
             _run_offline(algorithm, data, seed, result)

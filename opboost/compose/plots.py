@@ -3,7 +3,7 @@ learners, the online learners' progressive reward, offline vs online on the same
 and every algorithm's final test reward.
 
 ``reported`` maps each algorithm label to its reported trials: JSON-ready dicts of
-:class:`opboost.compose.experiment.TrialResult`, the selected candidate of a search.
+:class:`opboost.compose.trial_result.TrialResult`, the selected candidate of a search.
 """
 
 from __future__ import annotations

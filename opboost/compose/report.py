@@ -1,7 +1,7 @@
 """Study reports: summaries with intervals, Markdown, CSV and plain-text tables.
 
-Inputs are the JSON-ready trial dicts of :class:`opboost.compose.experiment.TrialResult`. Intervals
-are Student-t intervals over seeds (:func:`opboost.api.estimator.normal_interval`). In a
+Inputs are the JSON-ready trial dicts of :class:`opboost.compose.trial_result.TrialResult`.
+Intervals are Student-t intervals over seeds (:func:`opboost.api.estimator.normal_interval`). In a
 Markdown table the best mean of each metric is bold, and so is every other entry whose
 interval overlaps the best one's (the convention of London et al., Table 1). A trial whose
 ``Booster(safe=True)`` fell back to the best constant action has ``fallback = "constant"``:

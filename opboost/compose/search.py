@@ -21,12 +21,14 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from opboost.api.exceptions import ConfigError
+from opboost.compose.config_checks import check_keys, check_type, suggest
 
 __all__ = ["METHODS", "SearchSpec", "apply_overrides", "parse_search", "select_candidate"]
 
@@ -104,11 +106,12 @@ def _strip_where(exc: ConfigError) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-def parse_search(value: Any, algorithm: Any, file: str) -> SearchSpec:
-    """Validate the ``search`` table of ``algorithm`` (an AlgorithmSpec with ``raw``)."""
-    from opboost.compose.config_algorithms import parse_algorithm
-    from opboost.compose.config_checks import check_keys, check_type, suggest
-
+def parse_search(
+    value: Any, algorithm: Any, file: str, parse_candidate: Callable[[dict], Any]
+) -> SearchSpec:
+    """Validate the ``search`` table of ``algorithm`` (an AlgorithmSpec with ``raw``): every
+    candidate's algorithm table must pass ``parse_candidate`` (the config's algorithm parser,
+    without search), whose :class:`ConfigError` names the candidate."""
     key = f"algorithms[{algorithm.index}].search"
     if not isinstance(value, dict):
         raise ConfigError(
@@ -156,7 +159,7 @@ def parse_search(value: Any, algorithm: Any, file: str) -> SearchSpec:
         for candidate in values:
             table = apply_overrides(algorithm.raw, {name: candidate})
             try:
-                parse_algorithm(table, algorithm.index, file, search=False)
+                parse_candidate(table)
             except ConfigError as exc:
                 raise ConfigError(
                     f"candidate {candidate!r} is invalid: {_strip_where(exc)}",

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from opboost.compose.experiment import TrialResult, best_constant, greedy_probs, score_policy
 from opboost.compose.trial_data import TrialData, dense
+from opboost.compose.trial_result import TrialResult, best_constant, greedy_probs, score_policy
 from opboost.registry import get_registry, make
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 
