@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data import LoggedBandit
-from opboost.api.estimator import Estimator, Interval, LogsScorer
+from opboost.api.estimator import ConfidenceInterval, Estimator, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 from opboost.api.objective import softmax
@@ -138,7 +138,7 @@ class RoundSelection:
         if fit.settings.warm_start is not None:  # round 0 is a real candidate when warm-started
             self.best = (0, self.initial, fit.learner.ensemble())
 
-    def interval(self, scores: np.ndarray) -> Interval:
+    def interval(self, scores: np.ndarray) -> ConfidenceInterval:
         """Estimated value of the deployed policy of ``scores`` (n_h, K), with its interval."""
         return self.scorer.interval(action_probs(scores, self.policy))
 

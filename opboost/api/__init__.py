@@ -12,8 +12,6 @@ module                    what it holds
 ``exceptions``            the error and warning classes
 ``validation``            parameter checks with the project's messages
 ``constraints``           declared ``_parameter_constraints`` and :func:`validate_params`
-                          (its ``Interval`` is ``opboost.api.constraints.Interval``; the
-                          top-level ``Interval`` is the estimator's confidence interval)
 ``files``                 crash-safe writes and JSON-safe values
 ``memory_limit``          a fit's memory estimate against the process's limits
 ``data``                  :class:`LoggedBandit`, the logged-feedback data model
@@ -26,7 +24,7 @@ module                    what it holds
 ``round_state``           :class:`RoundState`, :class:`ActionState` (g built on first use)
 ``row_blocks``            a round's (n, K) arithmetic a block of rows at a time;
                           :class:`RowWeightedProblem`
-``estimator``             :class:`Estimator`, :class:`Interval`
+``estimator``             :class:`Estimator`, :class:`ConfidenceInterval`
 ``learner``               :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`
 ``learner_toolkit``       helpers for base learners (inputs, seeds, checked model text)
 ``threads``               the thread count of a LightGBM (OpenMP) call: by its work and the
@@ -84,6 +82,7 @@ _LAZY: dict[str, str] = {
     "check_stacked_fit": "opboost.api.memory_limit",
     "Constraint": "opboost.api.constraints",
     "InstanceOf": "opboost.api.constraints",
+    "Interval": "opboost.api.constraints",
     "Options": "opboost.api.constraints",
     "Rule": "opboost.api.constraints",
     "Satisfies": "opboost.api.constraints",
@@ -114,7 +113,8 @@ _LAZY: dict[str, str] = {
     "policy_terms": "opboost.api.objective",
     "softmax": "opboost.api.objective",
     "Estimator": "opboost.api.estimator",
-    "Interval": "opboost.api.estimator",
+    "ConfidenceInterval": "opboost.api.estimator",
+    "normal_interval": "opboost.api.estimator",
     "check_action_probs": "opboost.api.estimator",
     "BaseLearner": "opboost.api.learner",
     "ActionSchema": "opboost.api.pairs",

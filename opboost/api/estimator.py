@@ -25,17 +25,22 @@ from opboost.api.data import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import one_hot
 
-__all__ = ["Estimator", "Interval", "LogsScorer", "check_action_probs"]
+__all__ = ["ConfidenceInterval", "Estimator", "LogsScorer", "check_action_probs", "normal_interval"]
 
 
 @dataclass(frozen=True)
-class Interval:
+class ConfidenceInterval:
     """A point estimate with a two-sided confidence interval at ``level``."""
 
     value: float
     low: float
     high: float
     level: float = 0.95
+
+
+#: The old name of :class:`ConfidenceInterval` (the SDK's ``Interval`` is the parameter
+#: constraint :class:`opboost.api.constraints.Interval`).
+Interval = ConfidenceInterval
 
 
 def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str) -> np.ndarray:
@@ -157,15 +162,15 @@ def _one_hot(actions: np.ndarray, data: LoggedBandit, owner: str, accepted: str)
     return one_hot(actions, k)
 
 
-def normal_interval(values: np.ndarray, level: float) -> Interval:
+def normal_interval(values: np.ndarray, level: float) -> ConfidenceInterval:
     """Mean of ``values`` with a Student-t interval from their standard error."""
     n = len(values)
     mean = float(np.mean(values))
     if n < 2:
-        return Interval(mean, -np.inf, np.inf, level)
+        return ConfidenceInterval(mean, -np.inf, np.inf, level)
     se = float(np.std(values, ddof=1) / np.sqrt(n))
     q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
-    return Interval(mean, mean - q * se, mean + q * se, level)
+    return ConfidenceInterval(mean, mean - q * se, mean + q * se, level)
 
 
 class LogsScorer:
@@ -182,7 +187,7 @@ class LogsScorer:
         (paired comparisons of two policies use their differences)."""
         return self.estimator.round_values(self.data, action_probs)
 
-    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> ConfidenceInterval:
         """The policy's estimated value with a (1 - alpha) confidence interval."""
         return self.estimator.estimate_interval(self.data, action_probs, alpha=alpha)
 
@@ -246,7 +251,7 @@ class Estimator(Component):
 
     def estimate_interval(
         self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
-    ) -> Interval:
+    ) -> ConfidenceInterval:
         """Value estimate with a (1 - alpha) confidence interval (Student-t on round values)."""
         return normal_interval(self.round_values(data, action_probs), 1 - alpha)
 

@@ -1,5 +1,5 @@
 """Off-policy estimators: training coefficients and policy value estimates."""
 
-from opboost.api.estimator import Estimator, Interval
+from opboost.api.estimator import ConfidenceInterval, Estimator
 
-__all__ = ["Estimator", "Interval"]
+__all__ = ["ConfidenceInterval", "Estimator"]

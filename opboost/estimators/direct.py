@@ -32,12 +32,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.candidates import candidate_pairs
-from opboost.api.constraints import Interval as Between
-from opboost.api.constraints import Satisfies
+from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data import LoggedBandit
 from opboost.api.estimator import (
+    ConfidenceInterval,
     Estimator,
-    Interval,
     LogsScorer,
     check_action_probs,
     normal_interval,
@@ -125,7 +124,7 @@ class RewardModelScorer(LogsScorer):
         probs = check_action_probs(self.data, action_probs, type(self.estimator).__name__)
         return self.estimator.values_at(self.data, probs, self.q)
 
-    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> ConfidenceInterval:
         return normal_interval(self.row_values(action_probs), 1 - alpha)
 
 
@@ -145,7 +144,7 @@ class _RewardModelEstimator(Estimator):
             ),
         ],
         "n_folds": [
-            Between(int, 1, None, fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit")
+            Interval(int, 1, None, fix="use 1 to fit and predict on all rows, or 2-5 to cross-fit")
         ],
         "random_state": ["random_state"],
     }

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats
 
 from opboost.api.data import LoggedBandit
-from opboost.api.estimator import Estimator, Interval, LogsScorer
+from opboost.api.estimator import ConfidenceInterval, Estimator, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numeric import dot
 from opboost.estimators.ips import importance_weights
@@ -63,7 +63,7 @@ class SNIPS(Estimator):
 
     def estimate_interval(
         self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
-    ) -> Interval:
+    ) -> ConfidenceInterval:
         """SNIPS value with a (1 - alpha) delta-method interval (see the class docstring)."""
         return _interval(self._weights(data, action_probs), data.rewards, 1 - alpha)
 
@@ -77,20 +77,20 @@ class SNIPSScorer(LogsScorer):
     """SNIPS on fixed logs: the interval of a policy that gives probability 0 to every logged
     action is NaN with infinite bounds (nothing is known of it)."""
 
-    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> Interval:
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> ConfidenceInterval:
         weights = importance_weights(self.data, action_probs, "SNIPS")
         if not weights.sum() > 0:
-            return Interval(float("nan"), -np.inf, np.inf, 1 - alpha)
+            return ConfidenceInterval(float("nan"), -np.inf, np.inf, 1 - alpha)
         return _interval(weights, self.data.rewards, 1 - alpha)
 
 
-def _interval(weights: np.ndarray, rewards: np.ndarray, level: float) -> Interval:
+def _interval(weights: np.ndarray, rewards: np.ndarray, level: float) -> ConfidenceInterval:
     """SNIPS value of the importance ``weights`` (n,) with its delta-method interval."""
     n = len(weights)
     value = dot(weights, rewards) / float(weights.sum())
     if n < 2:
-        return Interval(value, -np.inf, np.inf, level)
+        return ConfidenceInterval(value, -np.inf, np.inf, level)
     residuals = weights * (rewards - value)
     se = float(np.sqrt(np.sum(residuals**2) / (n * (n - 1))) / weights.mean())
     q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
-    return Interval(value, value - q * se, value + q * se, level)
+    return ConfidenceInterval(value, value - q * se, value + q * se, level)
