@@ -15,7 +15,7 @@ import os as _os
 # by the user wins.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import (
     ConfigError,
     InvalidParameterError,

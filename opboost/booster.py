@@ -19,10 +19,10 @@ from sklearn.base import BaseEstimator, clone
 from opboost.api.callback import Callback
 from opboost.api.component import check_params
 from opboost.api.constraints import validate_params
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.engine import BoosterEngine, Components, RemoteLogs
-from opboost.api.exploration import ExplorationMixin
-from opboost.api.tabular_frames import attach_feature_names, attach_schema
+from opboost.api.serving.exploration import ExplorationMixin
 from opboost.api.validation import check_fitted
 from opboost.booster_checks import BOOSTER_CONSTRAINTS
 from opboost.booster_inputs import check_X, fit_logs, record_features
@@ -112,7 +112,7 @@ class Booster(ExplorationMixin, BaseEstimator):
     Notes
     -----
     Deployment with exploration: ``sample``, ``action_distribution`` and ``sample_slate``
-    (:mod:`opboost.api.exploration`)."""
+    (:mod:`opboost.api.serving.exploration`)."""
 
     def __init__(
         self,

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
-from opboost.api.data import LoggedBandit
-from opboost.api.data_checks import first_missing
+from opboost.api.data.checks import first_missing
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.callbacks import Callback, Progress
 from opboost.selection import SELECTION_POLICIES

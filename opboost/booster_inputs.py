@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit, check_data, check_eval_data
+from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data
+from opboost.api.data.tabular import TabularSchema, action_indices, frame_schema
+from opboost.api.data.tabular_frames import encode_frame
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import TabularSchema, action_indices, frame_schema
-from opboost.api.tabular_frames import encode_frame
 
 __all__ = [
     "Y_FIELDS",

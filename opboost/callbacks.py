@@ -27,7 +27,7 @@ import numpy as np
 from opboost.api.callback import FIT_METRICS, Callback, RoundEnv
 from opboost.api.constraints import InstanceOf, Interval, Options
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.files import fsync_dir, write_atomic
+from opboost.api.files.atomic import fsync_dir, write_atomic
 from opboost.api.hookspecs import hookimpl
 
 __all__ = ["Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv"]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 
 __all__ = ["OffPolicyScorer", "off_policy_scorer", "to_xy"]

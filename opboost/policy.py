@@ -51,8 +51,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from opboost.api.files import TooLarge, read_regular
-from opboost.api.pair_serving import action_schema_of
+from opboost.api.files.atomic import TooLarge, read_regular
+from opboost.api.files.saved_schema import check_saved_schema
 from opboost.api.policy import (
     CONSTANT_FORMAT,
     CONSTANT_FORMAT_VERSION,
@@ -68,7 +68,7 @@ from opboost.api.policy import (
     Policy,
     manifest_digest,
 )
-from opboost.api.saved_schema import check_saved_schema
+from opboost.api.serving.catalogue import action_schema_of
 
 __all__ = [
     "CONSTANT_FORMAT",

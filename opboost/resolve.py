@@ -11,9 +11,9 @@ from typing import Any
 from sklearn.base import clone
 
 from opboost.api.callback import Callback
+from opboost.api.data.tabular import use_categorical_features
 from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import use_categorical_features
 from opboost.api.validation import check_random_state
 from opboost.booster_checks import check_callbacks, check_missing, with_progress
 from opboost.fit.slots import make_fit, uses_pairs

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import ConfidenceInterval, Estimator, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.numeric import one_hot
+from opboost.api.numerics.arrays import one_hot
 from opboost.api.objective import softmax
 from opboost.api.policy import ConstantPolicy, Policy
 from opboost.registry import get_registry

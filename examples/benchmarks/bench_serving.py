@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 import opboost
-from opboost.api.design import stacked_design
 from opboost.api.learner_toolkit import as_contexts
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import design_rows
+from opboost.api.numerics.design import stacked_design
 from opboost.simulation.datasets.bundled import Digits
 from opboost.simulation.supervised import supervised_to_bandit
 

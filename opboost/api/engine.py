@@ -6,7 +6,7 @@ rounds, end) and one round (``boost_round``): the in-memory fit, the warm start'
 distillation and a fit on a cluster (``opboost.dask``) all implement :class:`Engine`. Logs
 that live elsewhere (:class:`RemoteLogs`) build their own engine from the resolved
 :class:`Components` and the :class:`FitSettings`; what such an engine needs besides this
-module is in the SDK too: the data checks (:func:`opboost.api.data.check_data`) and what a
+module is in the SDK too: the data checks (:func:`opboost.api.data.logged.check_data`) and what a
 fitted policy records (:mod:`opboost.api.fit_metadata`).
 """
 

@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from opboost.api.candidates import first_outside, is_candidate
 from opboost.api.component import Component
-from opboost.api.data import LoggedBandit
+from opboost.api.data.candidates import first_outside, is_candidate
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.numeric import one_hot
+from opboost.api.numerics.arrays import one_hot
 
 __all__ = ["ConfidenceInterval", "Estimator", "LogsScorer", "check_action_probs", "normal_interval"]
 
@@ -226,8 +226,8 @@ class Estimator(Component):
 
     def pair_coefficients(self, data: LoggedBandit, pairs: Any) -> np.ndarray | None:
         """Training coefficients for boosting on candidate pairs, in slot coordinates
-        (:mod:`opboost.api.slots`): ``data`` the logs (with candidates and/or action
-        features), ``pairs`` their :class:`opboost.api.pairs.PairRows`; per-action
+        (:mod:`opboost.api.data.slots`): ``data`` the logs (with candidates and/or action
+        features), ``pairs`` their :class:`opboost.api.data.pairs.PairRows`; per-action
         coefficients Gamma (n, C), 0 in the padded slots. None (the default): the booster
         uses :meth:`coefficients` of the slot logs, right for per-row coefficients, which do
         not depend on what the actions are. Estimators with ``takes_reward_predictions``

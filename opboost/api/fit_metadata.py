@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
-from opboost.api.numeric import dot
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.numerics.arrays import dot
 from opboost.api.objective import softmax
 
 __all__ = ["opboost_version", "policy_metadata", "policy_values"]

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.row_blocks import RowWeightedProblem, row_blocks
+from opboost.api.numerics.row_blocks import RowWeightedProblem, row_blocks
 from opboost.api.validation import check_choice, check_random_state, check_scalar
 
 __all__ = [
@@ -207,7 +207,7 @@ def wls_gradients(
 
     The values are bit for bit those of the same products on :func:`wls_terms`'s output,
     but w*y exists only a block of rows at a time. ``scratch`` (n, K) float64 receives the
-    weights of a :class:`~opboost.api.row_blocks.RowWeightedProblem` (which keeps one per
+    weights of a :class:`~opboost.api.numerics.row_blocks.RowWeightedProblem` (which keeps one per
     row), so that their sum is numpy's sum of the (n, K) weights, as in wls_terms; it is
     read before ``grad`` and ``hess`` are written, so it may share their memory.
     """

@@ -44,13 +44,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.api.component import Component
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.slots import mask_slots
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.numeric import dot, row_sums
+from opboost.api.numerics.arrays import dot, row_sums
+from opboost.api.numerics.row_blocks import RowWeightedProblem, logged_gradient, row_blocks
 from opboost.api.round_state import ActionState, RoundState
-from opboost.api.row_blocks import RowWeightedProblem, logged_gradient, row_blocks
-from opboost.api.slots import mask_slots
 from opboost.api.validation import check_choice
 
 __all__ = [

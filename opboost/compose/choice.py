@@ -33,13 +33,13 @@ import numpy as np
 from sklearn.base import clone
 
 from opboost.api.constraints import InstanceOf, Interval, Rule, Satisfies
-from opboost.api.data import LoggedBandit, check_data
+from opboost.api.data.logged import LoggedBandit, check_data
+from opboost.api.data.tabular_frames import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.memory_limit import check_stacked_fit
+from opboost.api.numerics.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.serving import mask_scores, serving_mask
-from opboost.api.tabular_frames import action_ids_of, attach_feature_names, attach_schema
+from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.booster_checks import split_holdout
 from opboost.booster_inputs import check_X, feature_names_of, record_features

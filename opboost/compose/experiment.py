@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.numeric import one_hot
+from opboost.api.numerics.arrays import one_hot
 from opboost.compose.trial_data import TrialData, dense
 from opboost.compose.trial_deployment import run_deployment_trial
 from opboost.compose.trial_result import (

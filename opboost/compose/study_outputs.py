@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from opboost.api.files import json_safe, write_atomic
+from opboost.api.files.atomic import json_safe, write_atomic
 from opboost.compose.study_errors import StudyError
 
 __all__ = [

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from typing import Any
 
-from opboost.api.files import json_safe
+from opboost.api.files.atomic import json_safe
 from opboost.compose.config import ExperimentConfig, parse_config
 from opboost.compose.study_errors import StudyInterrupted
 from opboost.compose.trial_plan import TrialKey, trial_overrides

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.simulation.supervised import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 
 __all__ = ["TrialData", "data_hash", "load_dataset", "prepare_trial"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.files import json_safe
-from opboost.api.numeric import one_hot
+from opboost.api.files.atomic import json_safe
+from opboost.api.numerics.arrays import one_hot
 from opboost.compose.trial_data import TrialData
 from opboost.registry import make
 from opboost.simulation.supervised import expected_reward

@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.data import LoggedBandit, check_data
+from opboost.api.data.logged import LoggedBandit, check_data
 from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
-from opboost.api.data_checks import check_columns
+from opboost.api.data.checks import check_columns
+from opboost.api.data.logged import LoggedBandit
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.array as da

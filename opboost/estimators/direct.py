@@ -31,9 +31,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.candidates import candidate_pairs
 from opboost.api.constraints import Interval, Satisfies
-from opboost.api.data import LoggedBandit
+from opboost.api.data.candidates import candidate_pairs
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import PairRows, pair_features
 from opboost.api.estimator import (
     ConfidenceInterval,
     Estimator,
@@ -42,7 +43,6 @@ from opboost.api.estimator import (
     normal_interval,
 )
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.pairs import PairRows, pair_features
 from opboost.api.validation import check_random_state
 
 __all__ = [

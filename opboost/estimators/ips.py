@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from opboost.api.constraints import Interval
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import Estimator, check_action_probs
 
 __all__ = ["IPS", "TruncatedIPS", "importance_weights"]

@@ -18,10 +18,10 @@ from typing import ClassVar
 import numpy as np
 from scipy import stats
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import ConfidenceInterval, Estimator, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.numeric import dot
+from opboost.api.numerics.arrays import dot
 from opboost.estimators.ips import importance_weights
 
 __all__ = ["SNIPS", "SNIPSScorer"]

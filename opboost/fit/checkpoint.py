@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.files import json_params
+from opboost.api.files.atomic import json_params
 from opboost.api.learner import BaseLearner
 
 __all__ = ["fingerprint", "restore", "snapshot"]

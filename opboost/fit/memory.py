@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.engine import Components, FitSettings, Fitted
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner import BaseProblem
+from opboost.api.numerics.row_blocks import add_scaled
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
-from opboost.api.row_blocks import add_scaled
 from opboost.booster_checks import check_f
 from opboost.fit.checkpoint import fingerprint, restore, snapshot
 from opboost.fit.warm_start import fit_warm_start

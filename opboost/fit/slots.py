@@ -1,12 +1,12 @@
 """The in-memory fit on candidate sets and action features: boosting in slot coordinates.
 
 Logs with ``candidates`` and/or ``action_features`` are boosted on the slot view
-(:mod:`opboost.api.slots`): scores F are (n, C) with each row's candidates in slots 0 .. C_i - 1
-and :data:`~opboost.api.slots.MASKED_SCORE` in the padding, so the softmax runs over each
-row's candidates only and the objective, the estimator's per-row coefficients, the step and
-the held-out selection all run unchanged on the slot logs. The base learner fits one tree per
-round on the P = sum_i C_i candidate pairs [x_i; phi(a)] (``BaseLearner.prepare_pairs``).
-Logs with neither never come here: they take :class:`~opboost.fit.memory.InMemoryFit` as is.
+(:mod:`opboost.api.data.slots`): scores F are (n, C) with each row's candidates in its first
+C_i slots and :data:`~opboost.api.data.slots.MASKED_SCORE` in the padding, so the softmax runs over
+each row's candidates only and the objective, the estimator's per-row coefficients, the step and the
+held-out selection all run unchanged on the slot logs. The base learner fits one tree per round on
+the P = sum_i C_i candidate pairs [x_i; phi(a)] (``BaseLearner.prepare_pairs``). Logs with neither
+never come here: they take :class:`~opboost.fit.memory.InMemoryFit` as is.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.data.slots import MASKED_SCORE, SlotView, mask_slots
 from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.memory_limit import check_stacked_fit
-from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.numerics.memory_limit import check_stacked_fit
 from opboost.api.policy import Policy
-from opboost.api.slots import MASKED_SCORE, SlotView, mask_slots
 from opboost.booster_checks import check_f, split_holdout
 from opboost.fit.memory import InMemoryFit, check_reward_range
 from opboost.fit.warm_start import reward_scale

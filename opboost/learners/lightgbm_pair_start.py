@@ -30,7 +30,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.pairs import PairRows, pair_features
+from opboost.api.data.pairs import PairRows, pair_features
 from opboost.learners.lightgbm_linear_tree import column_tree_model
 from opboost.learners.lightgbm_reward_start import (
     CLEAR_GAIN_SE,

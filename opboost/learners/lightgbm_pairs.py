@@ -1,5 +1,5 @@
 """``lightgbm_tree``'s rounds on candidate pairs: one tree per round on the rows [x_i; phi(a)]
-of each row's candidates (boosting on a catalogue, :mod:`opboost.api.pairs`).
+of each row's candidates (boosting on a catalogue, :mod:`opboost.api.data.pairs`).
 
 :class:`PairRounds` is the part of :class:`~opboost.learners.lightgbm_tree.LightGBMTree` that
 ``prepare_pairs`` switches on: the Dataset holds the P = sum_i C_i candidate pairs (built by
@@ -17,6 +17,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
+from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
@@ -30,7 +31,6 @@ from opboost.api.lgbm.rows import (
     pairs_dataset,
 )
 from opboost.api.lgbm.threads import lightgbm_threads
-from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_pair_start import fit_pair_start
 from opboost.learners.lightgbm_reward_start import merge_in_front
 

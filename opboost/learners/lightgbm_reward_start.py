@@ -35,10 +35,10 @@ import scipy.sparse as sp
 from lightgbm.basic import _LIB, _ConfigAliases, _safe_call
 from threadpoolctl import threadpool_limits
 
-from opboost.api.design import action_rows
 from opboost.api.lgbm.layout import fetch_scores
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.lgbm.threads import lightgbm_threads
+from opboost.api.numerics.design import action_rows
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.learners.linear_reward import LinearRewards, fit_linear_rewards
 

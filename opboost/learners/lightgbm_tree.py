@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import lightgbm as lgb
 import numpy as np
 
+from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.api.learner_toolkit import (
@@ -62,7 +63,6 @@ from opboost.api.lgbm.rows import (
     stacked_dataset,
 )
 from opboost.api.lgbm.threads import AUTO, lightgbm_threads
-from opboost.api.pairs import PairRows
 from opboost.learners.lightgbm_commits import CommittedRounds
 from opboost.learners.lightgbm_pairs import PairRounds
 from opboost.learners.lightgbm_reward_start import fit_reward_model, merge_in_front

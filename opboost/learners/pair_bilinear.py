@@ -1,6 +1,6 @@
 """The bilinear reward model of candidate pairs, cross-fitted: the interaction column of a fit.
 
-q(x, a) = [x_c; 1]^T W [phi~(a); 1] (:class:`opboost.api.pair_interaction.PairInteraction`) is
+q(x, a) = [x_c; 1]^T W [phi~(a); 1] (:class:`opboost.api.data.pair_interaction.PairInteraction`) is
 a ridge regression of the logged rewards on the outer products of the context terms with the
 logged item's terms (the (1, 1) product is the ridge's own intercept), its penalty chosen by
 exact leave-one-out error (:func:`opboost.learners.linear_reward.ridge_loo`). With phi the
@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from opboost.api.pair_interaction import PairInteraction
+from opboost.api.data.pair_interaction import PairInteraction
 from opboost.learners.linear_reward import ridge_loo
 
 __all__ = ["CrossFittedInteraction", "fit_interaction", "interaction_layout"]

@@ -26,9 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.constraints import Interval, Options, Rule, Satisfies
-from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
+from opboost.api.numerics.design import stacked_design
 from opboost.learners.sklearn_ensemble import (
     ACTION_DESIGNS,
     InMemoryModel,

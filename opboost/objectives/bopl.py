@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from opboost.api.numeric import dot
+from opboost.api.numerics.arrays import dot
 from opboost.api.objective import ActionState, Objective, RoundState
 
 __all__ = ["BOPL"]

@@ -38,8 +38,8 @@ from typing import ClassVar
 import numpy as np
 
 from opboost.api.constraints import Interval
-from opboost.api.data import LoggedBandit
-from opboost.api.numeric import dot
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.numerics.arrays import dot
 from opboost.api.objective import (
     Objective,
     RoundState,

@@ -13,15 +13,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.constraints import Interval
-from opboost.api.data import LoggedBandit
-from opboost.api.design import action_rows, stacked_design
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.data.slots import SlotView
+from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
-from opboost.api.memory_limit import check_memory
-from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.numerics.design import action_rows, stacked_design
+from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.serving import mask_scores, serving_mask
-from opboost.api.slots import SlotView
-from opboost.api.tabular_frames import attach_schema
+from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["RewardRegression"]

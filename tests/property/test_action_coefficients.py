@@ -10,7 +10,7 @@ import pytest
 from objective_problems import make_problem
 from scipy import optimize
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.objective import ActionState, centre_rows
 from opboost.estimators.direct import DoublyRobust, dr_coefficients

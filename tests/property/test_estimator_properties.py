@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.estimators.direct import DoublyRobust
 from opboost.estimators.ips import IPS, TruncatedIPS
 from opboost.estimators.snips import SNIPS

@@ -14,8 +14,8 @@ from objective_problems import (
     upper_bound,
 )
 
-from opboost.api.data import LoggedBandit
-from opboost.api.slots import MASKED_SCORE, SlotView
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.slots import MASKED_SCORE, SlotView
 from opboost.objectives import BOPL, BOPLS
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]

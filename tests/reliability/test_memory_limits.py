@@ -19,7 +19,7 @@ CHILD = r"""
 import os, resource, sys, time
 import numpy as np
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
 from opboost.policy_learners.reward_regression import RewardRegression
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import OpboostWarning
 from opboost.api.hookspecs import hookimpl
 from opboost.registry import get_registry, reset_registry

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.policy import manifest_digest
 from opboost.policy import ConstantPolicy, load_policy
 

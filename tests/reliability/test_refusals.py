@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
 from opboost.compose.cli import main
 from opboost.compose.config import load_config

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.dataset import Dataset, SupervisedData
 from opboost.api.hookspecs import hookimpl
 from opboost.registry import reset_registry

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from opboost import Booster, NotFittedError
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError
 from opboost.learners.sklearn import SklearnTree

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.validation import check_random_state

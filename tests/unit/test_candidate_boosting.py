@@ -10,10 +10,10 @@ import pytest
 import scipy.sparse as sp
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import PairRows
+from opboost.api.data.slots import SlotView
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.pairs import PairRows
-from opboost.api.slots import SlotView
 from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.policy import load_policy
 from opboost.policy_learners.reward_regression import RewardRegression
@@ -88,8 +88,8 @@ def test_a_pair_round_is_its_tree_on_the_designed_pairs(sim, categorical):
     """The round's (n, C) outputs, read from LightGBM's cached training scores, equal the
     committed tree predicting the designed pairs [x_i; phi(a)]: the Dataset's rows are the
     pairs, in pair order (rows of 1 to 5 candidates, so with padded slots)."""
+    from opboost.api.data.slots import MASKED_SCORE
     from opboost.api.learner import BaseProblem
-    from opboost.api.slots import MASKED_SCORE
 
     d = sim.logged
     rng = np.random.default_rng(1)
@@ -462,7 +462,7 @@ def test_categorical_item_features_are_split_as_categories_and_serve_new_items(t
 def test_a_malformed_saved_item_schema_is_a_value_error(categories):
     """A saved policy's action schema with broken categories (not pairs, not lists, or a
     column the schema does not have) is refused with a ValueError naming the record."""
-    from opboost.api.pairs import ActionSchema
+    from opboost.api.data.pairs import ActionSchema
 
     record = {
         "kind": "features",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.direct import DirectMethod, DoublyRobust, action_features
 from opboost.estimators.ips import IPS, TruncatedIPS

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from opboost.api.candidates import is_candidate
+from opboost.api.data.candidates import is_candidate
 from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.ips import IPS
 from opboost.simulation import SimulatedCatalogue, simulate_catalogue

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.validation import check_random_state
 from opboost.booster_checks import split_holdout
 from opboost.compose.choice import PolicyChoice

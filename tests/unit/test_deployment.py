@@ -14,7 +14,7 @@ import pytest
 
 from opboost.api.bandit import BanditLearner
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.api.exploration import draw
+from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
 from opboost.compose.trial_plan import TrialKey, fingerprint
 from opboost.policy import ConstantPolicy

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.exploration import draw, exploration_distribution, sample_slates
+from opboost.api.serving.exploration import draw, exploration_distribution, sample_slates
 from opboost.compose.choice import PolicyChoice
 from opboost.policy import ConstantPolicy, load_policy
 from opboost.policy_learners.reward_regression import RewardRegression

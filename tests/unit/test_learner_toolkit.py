@@ -17,7 +17,7 @@ from opboost.api.learner_toolkit import (
     wls_gradients,
     wls_terms,
 )
-from opboost.api.row_blocks import RowWeightedProblem
+from opboost.api.numerics.row_blocks import RowWeightedProblem
 
 
 def test_as_contexts_keeps_float_dtype_and_converts_ints():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.design import action_rows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
+from opboost.api.numerics.design import action_rows
 from opboost.learners.lightgbm_tree import LightGBMTree
 
 N, D, K = 400, 4, 3

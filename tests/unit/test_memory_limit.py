@@ -1,4 +1,4 @@
-"""The memory estimate and the limits it is compared with (opboost.api.memory_limit)."""
+"""The memory estimate and the limits it is compared with (opboost.api.numerics.memory_limit)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from opboost.api import memory_limit
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InsufficientMemoryError
 
 

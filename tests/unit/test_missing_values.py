@@ -81,7 +81,7 @@ def test_dataframes_with_missing_numbers_fit_and_predict():
     )
     columns = ["x0", "x1", "x2", "count", "city"]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", opboost.api.tabular.ActionCatalogueWarning)
+        warnings.simplefilter("ignore", opboost.api.data.tabular.ActionCatalogueWarning)
         table = opboost.LoggedBandit.from_dataframe(
             pd.concat([frame, y], axis=1), contexts=columns, action="action",
             propensity="propensity", reward="reward", n_actions=2,

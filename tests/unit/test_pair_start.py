@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.pair_interaction import PairInteraction
-from opboost.api.pairs import ActionSchema, PairRows
-from opboost.api.slots import SlotView
+from opboost.api.data.pair_interaction import PairInteraction
+from opboost.api.data.pairs import ActionSchema, PairRows
+from opboost.api.data.slots import SlotView
 from opboost.estimators.direct import DoublyRobust, dr_coefficients
 from opboost.fit.warm_start import reward_temperature
 from opboost.learners.lightgbm_tree import LightGBMTree

@@ -9,10 +9,10 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge, RidgeCV
 
-from opboost.api.design import action_rows
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.model_text import check_model_text
 from opboost.api.lgbm.rows import design_rows
+from opboost.api.numerics.design import action_rows
 from opboost.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.learners.lightgbm_reward_start import (
     CLEAR_GAIN_SE,

@@ -9,7 +9,7 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, load_policy
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.callbacks import Callback, EarlyStopping
 from opboost.selection import ConstantPolicy, action_probs, constant_action_values, logs_scorer

@@ -8,11 +8,11 @@ import pytest
 import scipy.sparse as sp
 
 from opboost.api import threads
-from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import design_rows
+from opboost.api.numerics.design import stacked_design
 from opboost.learners import lightgbm_ensemble, lightgbm_threads
 from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.policy import Policy

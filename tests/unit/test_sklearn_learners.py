@@ -12,9 +12,9 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import opboost
-from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
+from opboost.api.numerics.design import stacked_design
 from opboost.learners.sklearn import (
     SklearnClassifier,
     SklearnEnsemble,

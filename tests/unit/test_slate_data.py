@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from estimator_cases import ESTIMATORS
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
 from opboost.estimators.ips import IPS

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.tabular import MISSING_CODE, ActionCatalogueWarning, TabularSchema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import MISSING_CODE, ActionCatalogueWarning, TabularSchema
 
 ADS = ["ad-a", "ad-b", "ad-c", "ad-d"]  # ad-d is never shown
 CONTEXTS = ["city", "device", "age"]

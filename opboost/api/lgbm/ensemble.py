@@ -87,7 +87,7 @@ class LightGBMEnsemble(Ensemble):
         return out
 
     def score_pairs(self, pairs: Any) -> np.ndarray:
-        """Scores F of the pairs of a :class:`opboost.api.pairs.PairRows`, shape (P,)
+        """Scores F of the pairs of a :class:`opboost.api.data.pairs.PairRows`, shape (P,)
         (design ``"pairs"`` only), designed and predicted in chunks of pairs."""
         width = self.n_features + self.n_action_features
         if self.action_design != PAIRS_DESIGN or pairs.width != width:

@@ -26,7 +26,7 @@ from lightgbm.basic import _LIB, _safe_call
 from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.lgbm.process_threads import use_threads
 from opboost.api.lgbm.rows import histogram_layout
-from opboost.api.row_blocks import row_blocks
+from opboost.api.numerics.row_blocks import row_blocks
 
 __all__ = [
     "LAYOUTS",

@@ -17,8 +17,8 @@ import lightgbm as lgb
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.design import stacked_design
 from opboost.api.learner_toolkit import as_contexts
+from opboost.api.numerics.design import stacked_design
 
 __all__ = [
     "ACTION_DESIGNS",
@@ -90,9 +90,9 @@ def context_rows_cache(n_features: int, n_actions: int, design: str) -> Designed
 
 
 def _dense_stacked_rows(X: np.ndarray, n_actions: int, dtype: Any, onehot: bool) -> np.ndarray:
-    """The rows of :func:`opboost.api.design.stacked_design` for dense ``X``, written straight into
-    one preallocated (m, K, width) array (no index arrays, no scipy): the same values, faster
-    (about 5x for one context, where it is a large part of serving one prediction)."""
+    """The rows of :func:`opboost.api.numerics.design.stacked_design` for dense ``X``, written
+    straight into one preallocated (m, K, width) array (no index arrays, no scipy): the same values,
+    faster (about 5x for one context, where it is a large part of serving one prediction)."""
     m, d = X.shape
     K = n_actions
     width = d + (K if onehot else 1)
@@ -186,7 +186,7 @@ def _append_columns(rows: lgb.Dataset, columns: lgb.Dataset) -> lgb.Dataset:
 
 def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto") -> lgb.Dataset:
     """Constructed LightGBM Dataset of the candidate pairs [x_i; phi(a)] of ``pairs`` (a
-    :class:`opboost.api.pairs.PairRows`), in pair order (row-major, slots ascending).
+    :class:`opboost.api.data.pairs.PairRows`), in pair order (row-major, slots ascending).
 
     As :func:`stacked_dataset`: the n contexts are binned once and repeated inside LightGBM
     (``subset`` with row i listed C_i times), then the binned phi columns of the pairs are

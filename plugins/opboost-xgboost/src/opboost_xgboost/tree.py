@@ -40,7 +40,6 @@ import scipy.sparse as sp
 import xgboost as xgb
 
 from opboost.api.constraints import Interval, Options
-from opboost.api.design import stacked_design
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.api.learner_toolkit import (
@@ -52,6 +51,7 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_terms,
 )
+from opboost.api.numerics.design import stacked_design
 
 __all__ = ["FORMAT", "TREE_METHODS", "XGBoostEnsemble", "XGBoostTree"]
 

@@ -1,4 +1,4 @@
-"""Validation of the fields of :class:`opboost.api.data.LoggedBandit`.
+"""Validation of the fields of :class:`opboost.api.data.logged.LoggedBandit`.
 
 Every check raises ``ValueError`` naming the field, the rule, the first bad index and its
 value, and how to fix it.

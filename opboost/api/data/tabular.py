@@ -8,7 +8,7 @@ LightGBM reads as its missing category), and the action ids become indices 0..K-
 action catalogue. :class:`TabularSchema` records the column names, the categories and the
 action ids; a fitted policy saves it in its JSON metadata (key ``"schema"``) and encodes a
 DataFrame with it at prediction time, so the policy can answer with the original action ids
-(:mod:`opboost.api.tabular_frames`).
+(:mod:`opboost.api.data.tabular_frames`).
 
 Base learners see the codes as numbers. One that can split on categorical columns natively
 takes a ``categorical_features`` parameter (context column indices, None by default); the

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.candidates import Candidates, check_candidates, count_candidates
-from opboost.api.data_checks import (
+from opboost.api.data.candidates import Candidates, check_candidates, count_candidates
+from opboost.api.data.checks import (
     Contexts,
     as_real,
     check_action_features,
@@ -22,15 +22,15 @@ from opboost.api.data_checks import (
     check_row_fields,
     readonly,
 )
-from opboost.api.exceptions import InvalidParameterError
-from opboost.api.obp_format import feedback_fields
-from opboost.api.tabular import (
+from opboost.api.data.obp_format import feedback_fields
+from opboost.api.data.tabular import (
     TabularSchema,
     check_same_schema,
     check_schema,
     dataframe_fields,
     encode_contexts,
 )
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state, check_scalar
 
 __all__ = ["LoggedBandit", "check_data", "check_eval_data"]
@@ -75,11 +75,11 @@ class LoggedBandit:
         candidate, each logged action is a candidate of its row and ``logging_probs`` put no
         mass outside the candidates; estimators reject policies that do.
     schema
-        optional :class:`opboost.api.tabular.TabularSchema`: the table the logs came from
+        optional :class:`opboost.api.data.tabular.TabularSchema`: the table the logs came from
         (``from_dataframe`` sets it): context column names, the categories of categorical
         columns and the action ids. Kept by ``subset``, ``split`` and ``with_rewards``.
     item_schema
-        the :class:`opboost.api.tabular.TabularSchema` of a DataFrame ``action_features``
+        the :class:`opboost.api.data.tabular.TabularSchema` of a DataFrame ``action_features``
         (set from it; pass it with already-encoded features to restore it).
 
     Notes
@@ -259,7 +259,7 @@ class LoggedBandit:
 
         Context columns may be numeric (finite), or categorical: a pandas ``category``, a
         string column or an ``object`` column of strings, encoded as integer codes (missing
-        values: -1, LightGBM's missing category); see :mod:`opboost.api.tabular`.
+        values: -1, LightGBM's missing category); see :mod:`opboost.api.data.tabular`.
         ``actions`` is the action catalogue, the list of every action id (strings or any
         hashable): action a is ``actions[a]`` and ``n_actions`` is its length. Without it,
         integer ids are the actions themselves (``n_actions`` defaults to max + 1) and other

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from opboost.api.files import fsync_dir, read_regular, write_atomic
+from opboost.api.files.atomic import fsync_dir, read_regular, write_atomic
 
 __all__ = [
     "ENSEMBLE_FILE",

@@ -2,7 +2,7 @@
 
 London et al. (appendix F.5) boost F on joint features (x, a) with a one-hot encoding of the
 action; with item features phi(a) (``LoggedBandit.action_features``, (K, d_a)) the same trees
-score items they never saw. Only the candidate pairs of a :class:`~opboost.api.slots.SlotView`
+score items they never saw. Only the candidate pairs of a :class:`~opboost.api.data.slots.SlotView`
 become rows, so a design costs O(sum_i C_i (d + d_a)), never O(n K).
 
 Logs without action features use phi(a) = [a], the action index as ONE categorical column
@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.pair_interaction import PairInteraction
-from opboost.api.slots import SlotView
-from opboost.api.tabular import TabularSchema
+from opboost.api.data.pair_interaction import PairInteraction
+from opboost.api.data.slots import SlotView
+from opboost.api.data.tabular import TabularSchema
 
 __all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows", "pair_features"]
 
@@ -53,7 +53,7 @@ class ActionSchema:
         cls, action_features: np.ndarray | None, n_actions: int, item_schema: Any = None
     ) -> ActionSchema:
         """The schema of logs with ``action_features`` (K, d_a) and, when they came from a
-        DataFrame, its :class:`~opboost.api.tabular.TabularSchema`; or of index actions."""
+        DataFrame, its :class:`~opboost.api.data.tabular.TabularSchema`; or of index actions."""
         if action_features is None:
             return cls("index", 1, int(n_actions))
         d_a = int(action_features.shape[1])
@@ -163,7 +163,7 @@ class PairRows:
     ``action_features`` (K, d_a): pair p is [contexts[rows[p]]; action_features[items[p]]].
     ``categorical`` lists the phi columns LightGBM splits as categorical (the action index,
     or categorical item features). With an ``interaction``
-    (:class:`~opboost.api.pair_interaction.PairInteraction`) each pair has one more column,
+    (:class:`~opboost.api.data.pair_interaction.PairInteraction`) each pair has one more column,
     its score s(x, a), or ``interaction_values`` (P,) when given (a fit's cross-fitted s)."""
 
     contexts: Any

@@ -1,7 +1,7 @@
 """Checks of a saved policy's metadata at load: the table schema it serves with.
 
 :func:`check_saved_schema` is what :func:`opboost.policy.load_policy` runs on
-``metadata["schema"]`` (:class:`opboost.api.tabular.TabularSchema` as JSON), so a catalogue or
+``metadata["schema"]`` (:class:`opboost.api.data.tabular.TabularSchema` as JSON), so a catalogue or
 category list that cannot serve the model fails at load, naming what is wrong.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from opboost.api.tabular import TabularSchema
+from opboost.api.data.tabular import TabularSchema
 
 __all__ = ["check_saved_schema"]
 

@@ -1,7 +1,7 @@
 """Serving a policy fitted on action features: scores of a catalogue given at prediction time.
 
 A policy boosted on candidate pairs [x; phi(a)] (its metadata holds an
-:class:`~opboost.api.pairs.ActionSchema`) scores any catalogue with the trained item-feature
+:class:`~opboost.api.data.pairs.ActionSchema`) scores any catalogue with the trained item-feature
 schema, items never seen in training included: ``action_features`` (K', d_a) is the catalogue
 and ``candidates`` an (m, K') mask (dense or sparse) of each row's eligible items (None: all).
 Only the candidate pairs are designed and scored; non-candidates score -inf.
@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.data.slots import SlotView
 from opboost.api.learner import Ensemble
 from opboost.api.learner_toolkit import as_contexts
-from opboost.api.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
-from opboost.api.serving import serving_mask
-from opboost.api.slots import SlotView
+from opboost.api.serving.masks import serving_mask
 
 __all__ = ["action_schema_of", "catalogue_scores"]
 

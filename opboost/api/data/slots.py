@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.candidates import Candidates, candidate_pairs, count_candidates
-from opboost.api.data import LoggedBandit
+from opboost.api.data.candidates import Candidates, candidate_pairs, count_candidates
+from opboost.api.data.logged import LoggedBandit
 
 __all__ = ["MASKED_SCORE", "SlotView", "mask_slots"]
 

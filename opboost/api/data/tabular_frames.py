@@ -1,5 +1,5 @@
 """What a fitted policy records about the table it was fitted on, and how it reads tables
-with it: the logs' :class:`~opboost.api.tabular.TabularSchema` and the fit's feature names in
+with it: the logs' :class:`~opboost.api.data.tabular.TabularSchema` and the fit's feature names in
 the policy's JSON metadata (keys ``"schema"``, ``"feature_names"``), DataFrames encoded or
 matched by column name at prediction (:func:`encode_frame`) and answers given as the
 catalogue's action ids (:func:`action_ids_of`)."""
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.tabular import TabularSchema
+from opboost.api.data.tabular import TabularSchema
 
 __all__ = ["action_ids_of", "attach_feature_names", "attach_schema", "encode_frame"]
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.objective import softmax
-from opboost.api.serving import mask_scores, serving_mask, top_k
+from opboost.api.serving.masks import mask_scores, serving_mask, top_k
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -130,7 +130,7 @@ def sample_slates(
     owner: str = "sample_slates",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Epsilon-greedy slates of ``k`` distinct actions per row: with probability
-    ``1 - epsilon`` the ranked slate (:func:`~opboost.api.serving.top_k`: best first, ties to
+    ``1 - epsilon`` the ranked slate (:func:`~opboost.api.serving.masks.top_k`: best first, ties to
     the lower index), else a uniformly random ordering of the row's candidates.
 
     Returns ``(slates, propensities)``, both (m, k): ``propensities[i, j]`` is the marginal
