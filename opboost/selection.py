@@ -30,7 +30,7 @@ from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import ConfidenceInterval, Estimator, LogsScorer
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.arrays import one_hot
-from opboost.api.objective import softmax
+from opboost.api.numerics.softmax import softmax
 from opboost.api.policy import ConstantPolicy, Policy
 from opboost.registry import get_registry
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.numerics.arrays import dot
-from opboost.api.objective import softmax
+from opboost.api.numerics.softmax import softmax
 
 __all__ = ["opboost_version", "policy_metadata", "policy_values"]
 

@@ -15,28 +15,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.component import Component
+from opboost.api.numerics.problem import BaseProblem
 
 __all__ = ["BaseLearner", "BaseProblem", "Ensemble"]
-
-
-@dataclass(frozen=True, eq=False)
-class BaseProblem:
-    """One round's base-learning problem over the n x K (example, action) pairs.
-
-    ``reduction`` "regression": fit f by weighted least squares to ``targets`` (n, K) with
-    ``weights`` (n, K) >= 0. "classification": ``targets`` are +-1 labels, minimise the
-    weighted 0-1 error; f takes values in {-1, +1}.
-    """
-
-    reduction: str
-    targets: np.ndarray
-    weights: np.ndarray
 
 
 class Ensemble(ABC):

@@ -31,7 +31,7 @@ from opboost.api.files.policy_save import (
 )
 from opboost.api.learner import Ensemble
 from opboost.api.numerics.arrays import one_hot
-from opboost.api.objective import softmax
+from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.catalogue import action_schema_of, catalogue_scores
 from opboost.api.serving.exploration import ExplorationMixin
 from opboost.api.serving.masks import mask_scores, serving_mask, top_k

@@ -20,7 +20,7 @@ import numpy as np
 from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.learner_toolkit import as_contexts, learner_seed, wls_terms
+from opboost.api.learner_toolkit import learner_seed, wls_terms
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.layout import fit_layout, update_one_iter
 from opboost.api.lgbm.rows import (
@@ -31,6 +31,7 @@ from opboost.api.lgbm.rows import (
     pairs_dataset,
 )
 from opboost.api.lgbm.threads import lightgbm_threads
+from opboost.api.numerics.contexts import as_contexts
 from opboost.learners.lightgbm_pair_start import fit_pair_start
 from opboost.learners.lightgbm_reward_start import merge_in_front
 

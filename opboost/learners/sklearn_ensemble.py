@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import Ensemble
-from opboost.api.learner_toolkit import check_finite_contexts
+from opboost.api.numerics.contexts import check_finite_contexts
 from opboost.api.numerics.design import stacked_design
 
 __all__ = ["ACTION_DESIGNS", "SklearnEnsemble"]

@@ -22,11 +22,12 @@ import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import Ensemble
-from opboost.api.learner_toolkit import as_contexts, dumps_checked, loads_checked
+from opboost.api.learner_toolkit import dumps_checked, loads_checked
 from opboost.api.lgbm.model_text import check_model_text
 from opboost.api.lgbm.process_threads import keeping_threads
 from opboost.api.lgbm.rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
 from opboost.api.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
+from opboost.api.numerics.contexts import as_contexts
 
 __all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
 

@@ -17,7 +17,7 @@ import lightgbm as lgb
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.learner_toolkit import as_contexts
+from opboost.api.numerics.contexts import as_contexts
 from opboost.api.numerics.design import stacked_design
 
 __all__ = [

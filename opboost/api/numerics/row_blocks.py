@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from opboost.api.learner import BaseProblem
+from opboost.api.numerics.problem import BaseProblem
 
 __all__ = [
     "BLOCK_VALUES",

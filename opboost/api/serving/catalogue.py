@@ -9,15 +9,17 @@ Only the candidate pairs are designed and scored; non-candidates score -inf.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
-from opboost.api.learner import Ensemble
-from opboost.api.learner_toolkit import as_contexts
+from opboost.api.numerics.contexts import as_contexts
 from opboost.api.serving.masks import serving_mask
+
+if TYPE_CHECKING:
+    from opboost.api.learner import Ensemble
 
 __all__ = ["action_schema_of", "catalogue_scores"]
 

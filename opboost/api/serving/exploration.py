@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.objective import softmax
+from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.masks import mask_scores, serving_mask, top_k
 from opboost.api.validation import check_random_state
 
