@@ -9,3 +9,7 @@ and the thread counts (:mod:`~opboost.api.lgbm.threads`,
 (``opboost.algorithms.learners``) and the Dask engine (``opboost.dask``) build on it; so may a
 plugin. Importing this package imports no LightGBM.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []

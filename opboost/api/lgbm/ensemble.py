@@ -29,9 +29,11 @@ from opboost.api.lgbm.rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
 from opboost.api.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.contexts import as_contexts
 
-__all__ = ["FORMAT", "LightGBMEnsemble", "check_model_text"]
+__all__ = ["LIGHTGBM_FORMAT", "LightGBMEnsemble", "check_model_text"]
 
-FORMAT = "lightgbm_text_v1"
+#: The ensemble format of the LightGBM learners' policies.
+LIGHTGBM_FORMAT = "lightgbm_text_v1"
+FORMAT = LIGHTGBM_FORMAT  # the old name
 _PREDICT_CHUNK = 1 << 15  # contexts expanded to designed rows at a time in decision_function
 
 
@@ -43,7 +45,7 @@ class LightGBMEnsemble(Ensemble):
     ``n_action_features`` columns) scores pairs instead: :meth:`score_pairs`.
     """
 
-    format: ClassVar[str] = FORMAT
+    format: ClassVar[str] = LIGHTGBM_FORMAT
 
     def __init__(
         self,
@@ -172,13 +174,13 @@ class LightGBMEnsemble(Ensemble):
         }
         if self.action_design == PAIRS_DESIGN:
             header["n_action_features"] = self.n_action_features
-        return dumps_checked(FORMAT, header, self.booster.model_to_string())
+        return dumps_checked(LIGHTGBM_FORMAT, header, self.booster.model_to_string())
 
     @classmethod
     def loads(cls, text: str) -> LightGBMEnsemble:
         """Inverse of :meth:`dumps`; raises ValueError on foreign or corrupted text."""
         # The checksum is verified first: LightGBM aborts the process on some malformed text.
-        header, model = loads_checked(text, FORMAT, cls.__name__)
+        header, model = loads_checked(text, LIGHTGBM_FORMAT, cls.__name__)
         first = json.dumps(header)
         K, design = header.get("n_actions"), header.get("action_design")
         d, rounds = header.get("n_features"), header.get("n_rounds")
@@ -186,23 +188,23 @@ class LightGBMEnsemble(Ensemble):
         ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds, d_a))
         known = design in ACTION_DESIGNS or (design == PAIRS_DESIGN and ints_ok and d_a >= 1)
         if not ints_ok or K < 2 or not known:
-            raise ValueError(f"Corrupted {FORMAT} header: {first[:200]!r}.")
+            raise ValueError(f"Corrupted {LIGHTGBM_FORMAT} header: {first[:200]!r}.")
         widths = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d, "pairs": d + d_a}
         width = widths[design]
         per_iter = K if design == "per_action" else 1
         try:  # before LightGBM parses it: malformed text can abort the process
             check_model_text(model, n_features=width, trees_per_round=per_iter)
         except ValueError as exc:
-            raise ValueError(f"Corrupted {FORMAT} text: {exc}.") from exc
+            raise ValueError(f"Corrupted {LIGHTGBM_FORMAT} text: {exc}.") from exc
         try:
             booster = lgb.Booster(model_str=model)
         except (lgb.basic.LightGBMError, ValueError) as exc:  # ValueError: its parameters' JSON
             raise ValueError(
-                f"Corrupted {FORMAT} text: LightGBM could not parse it ({exc})."
+                f"Corrupted {LIGHTGBM_FORMAT} text: LightGBM could not parse it ({exc})."
             ) from exc
         if booster.num_feature() != width or booster.num_model_per_iteration() != per_iter:
             raise ValueError(
-                f"Corrupted {FORMAT} text: the header says {design} with d={d}, K={K} "
+                f"Corrupted {LIGHTGBM_FORMAT} text: the header says {design} with d={d}, K={K} "
                 f"({width} columns, {per_iter} trees per round) but the model has "
                 f"{booster.num_feature()} columns, {booster.num_model_per_iteration()} per round."
             )

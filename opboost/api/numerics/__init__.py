@@ -7,3 +7,7 @@ base-learning problem), ``softmax`` (the policy of the scores), ``design`` (the 
 process's limits). The package imports no interface of the SDK; ``opboost.api`` exports every
 public name.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []
