@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api import memory_limit
+from opboost.api.numerics import memory_limit
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InsufficientMemoryError
 

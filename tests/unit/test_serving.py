@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api import threads
+from opboost.api.lgbm import threads
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
