@@ -106,8 +106,8 @@ import numpy as np
 
 import opboost
 from opboost import Booster
-from opboost.registry import UnknownComponentError, get_registry
-from opboost.selection import constant_action_values
+from opboost.core.registry import UnknownComponentError, get_registry
+from opboost.core.selection import constant_action_values
 from opboost.simulation.datasets import resolve_data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package

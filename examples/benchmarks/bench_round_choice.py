@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
-from opboost.booster_checks import split_holdout
+from opboost.core.booster_checks import split_holdout
 from opboost.estimators.direct import dr_coefficients
 from opboost.estimators.snips import SNIPS
 

@@ -3,7 +3,7 @@
 
 Per data set, the logs of ``bench_peers.py``'s protocol (seed 0, at most ``--max-rows`` rows);
 each process fits once to warm up and once timed, and reports the wall and CPU milliseconds of
-the boosting rounds (``opboost.booster.run_rounds``, the reward-model start left out) divided
+the boosting rounds (the engine's ``run_rounds``, the reward-model start left out) divided
 by the rounds run. The two checkouts' processes alternate ``--repeats`` times; the table gives
 the medians and their ratio (this / before). ``--threads 1`` fits with one LightGBM thread
 (``base_learner_params={"num_threads": 1}``: the Python work per round); ``--threads default``
@@ -39,18 +39,23 @@ def child(args: argparse.Namespace) -> None:
     from _bench_common import simulate_trial
     from bench_peers import load
 
-    import opboost.booster as booster_module
+    import opboost
     from opboost import Booster
 
+    try:  # the module whose run_rounds a fit calls: the engine's, or an older tree's Booster's
+        import opboost.core.engine as loop_module
+    except ImportError:
+        import opboost.booster as loop_module
+
     timings: list[tuple[float, float, int]] = []
-    run_rounds = booster_module.run_rounds
+    run_rounds = loop_module.run_rounds
 
     def timed(fit, n_rounds, *rest, **options):
         wall, cpu = time.perf_counter(), time.process_time()
         run_rounds(fit, n_rounds, *rest, **options)
         timings.append((time.perf_counter() - wall, time.process_time() - cpu, fit.round))
 
-    booster_module.run_rounds = timed
+    loop_module.run_rounds = timed
     params = {} if args.threads == "default" else {"num_threads": int(args.threads)}
     out = {}
     for name in args.datasets:
@@ -63,7 +68,7 @@ def child(args: argparse.Namespace) -> None:
             Booster(random_state=0, base_learner_params=params).fit(logged)
         wall, cpu, rounds = timings[-1]
         out[name] = [1e3 * wall / rounds, 1e3 * cpu / rounds]
-    print(json.dumps({"package": str(Path(booster_module.__file__).parents[1]), "ms": out}))
+    print(json.dumps({"package": str(Path(opboost.__file__).parents[1]), "ms": out}))
 
 
 def run_child(checkout: Path, args: argparse.Namespace) -> dict:

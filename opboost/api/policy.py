@@ -2,9 +2,9 @@
 argmax; crash-safe saving without pickle. Also the constant policy ("always play action a"),
 the safe fallback of label-free model selection, saved in the same format. Reading a saved
 policy back (which needs the registry to find the ensemble class) is
-:func:`opboost.policy.load_policy`.
+:func:`opboost.core.policy_loading.load_policy`.
 
-The file formats are described in :mod:`opboost.policy`, next to the reader.
+The file formats are described in :mod:`opboost.core.policy_loading`, next to the reader.
 """
 
 from __future__ import annotations

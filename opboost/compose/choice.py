@@ -41,8 +41,8 @@ from opboost.api.numerics.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
-from opboost.booster_checks import split_holdout
-from opboost.booster_inputs import check_X, feature_names_of, record_features
+from opboost.core.booster_checks import split_holdout
+from opboost.core.booster_inputs import check_X, feature_names_of, record_features
 
 __all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
 
@@ -89,7 +89,7 @@ def _unknown_candidates(spec: Any) -> str | None:
 
 def _booster_params_problem(params: Any) -> str | None:
     """The Booster's own check of ``booster_params`` (names and values)."""
-    from opboost.booster import Booster
+    from opboost.core.booster import Booster
 
     try:
         Booster.check_params(params or {})
@@ -125,7 +125,7 @@ class PolicyChoice(PolicyLearner):
     Attributes
     ----------
     policy_
-        the chosen, refitted policy: an ``opboost.policy.Policy`` or ``ConstantPolicy``
+        the chosen, refitted policy: an ``opboost.core.policy_loading.Policy`` or ``ConstantPolicy``
         when the candidate can export one, else the fitted learner.
     chosen_
         the chosen candidate's name.
@@ -195,8 +195,8 @@ class PolicyChoice(PolicyLearner):
         return {name: self._builtin(name) for name in spec}
 
     def _builtin(self, name: str) -> Any:
-        from opboost.booster import Booster
-        from opboost.registry import make
+        from opboost.core.booster import Booster
+        from opboost.core.registry import make
 
         entry = CANDIDATES[name]
         if isinstance(entry, Mapping):
@@ -212,8 +212,8 @@ class PolicyChoice(PolicyLearner):
         chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
         ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
         carry names): prediction then matches DataFrame columns by name."""
-        from opboost.booster import Booster
-        from opboost.selection import action_probs, logs_scorer
+        from opboost.core.booster import Booster
+        from opboost.core.selection import action_probs, logs_scorer
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
@@ -333,7 +333,7 @@ class PolicyChoice(PolicyLearner):
 
 def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:
     """A fitted copy of ``learner`` (the best constant action for "constant")."""
-    from opboost.selection import ConstantPolicy, constant_action_values
+    from opboost.core.selection import ConstantPolicy, constant_action_values
 
     if isinstance(learner, str):
         action = int(np.nanargmax(constant_action_values(data)))

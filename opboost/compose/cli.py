@@ -22,7 +22,7 @@ __all__ = ["main"]
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     registry = get_registry()
     for info in registry.plugins:

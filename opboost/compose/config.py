@@ -192,7 +192,7 @@ def _check_value(key: str, value: Any, file: str) -> None:
 
 def _check_task(data: ComponentSpec, file: str) -> None:
     """Studies simulate bandit logs from class labels: regression data sets are rejected."""
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     task = getattr(get_registry().get("dataset", data.name), "task", None)
     if task == "regression":

@@ -28,7 +28,7 @@ from opboost.compose.config_checks import (
 from opboost.compose.config_deployment import parse_algorithm_deployment
 from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
 from opboost.compose.search import parse_search
-from opboost.registry import UnknownComponentError, get_registry
+from opboost.core.registry import UnknownComponentError, get_registry
 
 __all__ = [
     "BASELINES",
@@ -191,7 +191,7 @@ def _online(table: dict, label: str, index: int, file: str, key: str) -> Algorit
 
 
 def _offline(table: dict, label: str, index: int, file: str, key: str) -> AlgorithmSpec:
-    from opboost.booster import Booster
+    from opboost.core.booster import Booster
 
     check_keys(
         table,
@@ -304,7 +304,7 @@ def resolved_component(spec: ComponentSpec, managed: set[str] = frozenset()) -> 
 
 def resolved_algorithm(algo: AlgorithmSpec) -> dict[str, Any]:
     """One algorithm row with every default filled in (None values omitted)."""
-    from opboost.booster import Booster
+    from opboost.core.booster import Booster
 
     row: dict[str, Any] = {"label": algo.label}
     if algo.family == "online":

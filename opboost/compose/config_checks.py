@@ -13,7 +13,7 @@ from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.config_specs import ComponentSpec
-from opboost.registry import get_registry
+from opboost.core.registry import get_registry
 
 __all__ = [
     "check_keys",

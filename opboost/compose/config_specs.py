@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from opboost.registry import get_registry
+from opboost.core.registry import get_registry
 
 __all__ = ["AlgorithmSpec", "ComponentSpec"]
 
@@ -50,7 +50,7 @@ class AlgorithmSpec:
 
     def make_booster(self, random_state: Any = None) -> Any:
         """The configured :class:`opboost.Booster` (offline algorithms)."""
-        from opboost.booster import Booster
+        from opboost.core.booster import Booster
 
         return Booster(
             objective=self.objective.name,

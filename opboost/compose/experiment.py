@@ -4,7 +4,7 @@
 every algorithm of that seed) and an algorithm of the config:
 
 offline
-    fit the :class:`~opboost.booster.Booster` on the logged training rows (``eval_data`` = the
+    fit the :class:`~opboost.core.booster.Booster` on the logged training rows (``eval_data`` = the
     logged validation rows when there are any); score the argmax policy (and the softmax
     policy) on test; test reward at the start (round 0) and after every boosting round from
     the ensemble's staged scores; ``info["start"]`` says which start ran (:func:`start_of`).
@@ -48,7 +48,7 @@ from opboost.compose.trial_result import (
     score_policy,
     validation_metrics,
 )
-from opboost.registry import get_registry, make
+from opboost.core.registry import get_registry, make
 from opboost.simulation.supervised import expected_reward
 
 __all__ = ["run_trial", "staged_rewards", "start_of"]
@@ -63,7 +63,7 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     ``metadata["n_rounds"]`` stages are the rounds and the stage before them is round 0 (F_0 = 0
     without a start, where ``predict``'s argmax plays action 0). The last value is the
     policy's own (``decision_function``, which the final stage must match, or None); a policy of
-    no stages, such as a :class:`~opboost.policy.ConstantPolicy`, gives that one value.
+    no stages, such as a :class:`~opboost.core.policy_loading.ConstantPolicy`, gives that one value.
     """
     ensemble = getattr(policy, "ensemble", None)
     stages = None if ensemble is None else _stages(ensemble, X)

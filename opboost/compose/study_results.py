@@ -37,7 +37,7 @@ def versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[name] = "not installed"
     try:
-        from opboost.registry import get_registry
+        from opboost.core.registry import get_registry
 
         for info in get_registry().plugins:
             if not info.builtin:
@@ -56,7 +56,7 @@ def trial_versions(
     algorithm, search candidate or data set). Installing or upgrading another plugin leaves
     the trial's stored record valid."""
     from opboost.compose.trial_plan import trial_names
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     provides = {}  # distribution -> names of its components
     for info in get_registry().plugins:
@@ -88,7 +88,7 @@ def plugins() -> list[dict[str, Any]]:
     """Every registered plugin: ``name``, ``distribution``, ``version`` and ``builtin``
     (results.json's ``plugins``)."""
     try:
-        from opboost.registry import get_registry
+        from opboost.core.registry import get_registry
 
         return [
             {

@@ -74,7 +74,7 @@ def _rng(seed: int, stage: int) -> np.random.Generator:
 
 @functools.lru_cache(maxsize=4)
 def _load_cached(name: str, params_json: str, data_dir: str | None) -> Any:
-    from opboost.registry import make
+    from opboost.core.registry import make
 
     return make("dataset", name, **json.loads(params_json)).load(data_dir)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from opboost.compose.trial_data import TrialData, dense
 from opboost.compose.trial_result import TrialResult, best_constant, greedy_probs, score_policy
-from opboost.registry import get_registry, make
+from opboost.core.registry import get_registry, make
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 
 __all__ = ["STREAM_STAGE", "run_deployment_trial"]
@@ -54,7 +54,7 @@ def _refit(algo: Any, data: TrialData, seed: int) -> Any:
             return spec.build(**extra).fit(logs)
 
     elif algo.baseline == "best_constant":
-        from opboost.policy import ConstantPolicy
+        from opboost.core.policy_loading import ConstantPolicy
 
         def fit(logs: Any) -> Any:
             action, _ = best_constant(logs, algo.params.get("estimator", "snips"))

@@ -162,9 +162,9 @@ class RewardRegression(PolicyLearner):
         return probs
 
     def to_policy(self) -> Any:
-        """The fitted model as an :class:`opboost.policy.Policy` (scores = predicted rewards):
-        its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design of
-        ``lightgbm_tree``, so it saves and loads like a boosted policy."""
+        """The fitted model as an :class:`opboost.core.policy_loading.Policy` (scores = predicted
+        rewards): its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design
+        of ``lightgbm_tree``, so it saves and loads like a boosted policy."""
         from opboost.api.lgbm.ensemble import LightGBMEnsemble
         from opboost.api.policy import Policy
 

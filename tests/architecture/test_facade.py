@@ -34,3 +34,25 @@ def test_each_sdk_name_means_one_thing():
             if seen.setdefault(n, value) is not value:
                 clashes.append(f"{name}.{n}")
     assert clashes == []
+
+
+#: The modules a user of the Booster meets, each of whose public names ``opboost`` exports.
+USER_MODULES = (
+    "opboost.api.exceptions",
+    "opboost.core.booster",
+    "opboost.core.callbacks",
+    "opboost.core.metrics",
+    "opboost.core.policy_loading",
+    "opboost.core.registry",
+)
+
+
+@pytest.mark.parametrize("name", USER_MODULES)
+def test_opboost_exports_every_public_name_of_the_user_modules(name):
+    module = importlib.import_module(name)
+    assert [n for n in module.__all__ if getattr(opboost, n, None) is not getattr(module, n)] == []
+    assert set(module.__all__) <= set(opboost.__all__)
+
+
+def test_opboost_names_resolve():
+    assert [n for n in opboost.__all__ if not hasattr(opboost, n)] == []

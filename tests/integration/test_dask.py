@@ -26,10 +26,10 @@ from sklearn.datasets import make_classification
 from opboost import Booster, InvalidParameterError, load_policy
 from opboost.api.engine import Components, FitSettings, StepSettings
 from opboost.api.objective import Objective
-from opboost.callbacks import Checkpoint, History
+from opboost.core.callbacks import Checkpoint, History
+from opboost.core.engine import boost_round
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
-from opboost.engine import boost_round
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The
@@ -447,7 +447,7 @@ def test_zero_rounds_give_an_empty_model_that_loads(client, problem, tmp_path):
 def test_without_dask_the_registry_names_the_extra(monkeypatch):
     """Without dask installed the learner is not registered and the error names the extra."""
     import opboost.dask.plugin as plugin
-    from opboost.registry import get_registry, reset_registry
+    from opboost.core.registry import get_registry, reset_registry
 
     monkeypatch.setattr(plugin, "find_spec", lambda name: None)
     reset_registry()

@@ -12,7 +12,7 @@ import opboost
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError, PluginError
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import UnknownComponentError, get_registry
+from opboost.core.registry import UnknownComponentError, get_registry
 
 
 def make_estimator_class(name: str) -> type[Estimator]:
@@ -212,7 +212,7 @@ def test_registry_is_cached(clean_registry):
 def test_import_opboost_is_light():
     """Importing opboost builds no registry and imports neither lightgbm nor river."""
     code = (
-        "import sys, opboost, opboost.registry as r;"
+        "import sys, opboost, opboost.core.registry as r;"
         "print(r._REGISTRY is None, 'lightgbm' in sys.modules, 'river' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

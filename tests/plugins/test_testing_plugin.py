@@ -7,7 +7,7 @@ import importlib.metadata
 import pytest
 
 import opboost.testing.pytest_plugin as plugin_module
-from opboost.registry import Registry
+from opboost.core.registry import Registry
 from opboost.testing import checks
 
 pytest_plugins = ["pytester"]
@@ -83,7 +83,7 @@ def test_reexported_parametrize_with_checks_is_the_checks_one():
 
 def test_registry_fixture_direct(monkeypatch):
     """Driven by hand, the fixture yields a fresh Registry and forgets it afterwards."""
-    import opboost.registry as registry
+    import opboost.core.registry as registry
 
     monkeypatch.setenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "1")
     stale = registry.get_registry()

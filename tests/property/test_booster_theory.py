@@ -10,7 +10,7 @@ import pytest
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.booster import Booster
+from opboost.core.booster import Booster
 from opboost.objectives import BOPL, BOPLS
 
 

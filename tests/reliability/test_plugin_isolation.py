@@ -16,7 +16,7 @@ import opboost
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import OpboostWarning
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import get_registry, reset_registry
+from opboost.core.registry import get_registry, reset_registry
 
 BUILTIN_BASE_LEARNERS = {"lightgbm_tree", "sklearn_tree"}
 

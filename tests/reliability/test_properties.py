@@ -126,7 +126,7 @@ CHILD = textwrap.dedent(
     import numpy as np
     import opboost
     from opboost.api.data.logged import LoggedBandit
-    from opboost.policy import load_policy
+    from opboost.core.policy_loading import load_policy
 
     rng = np.random.default_rng(0)
     n, k = 60, 3

@@ -104,7 +104,7 @@ def plugin_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def plugin(plugin_dir, monkeypatch):
     """The fake plugin installed for this test (and the worker processes it spawns)."""
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     monkeypatch.syspath_prepend(str(plugin_dir))
     monkeypatch.delenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
@@ -387,7 +387,7 @@ def test_only_the_plugins_a_trial_uses_can_rerun_it(plugin, tmp_path, monkeypatc
     only the plugins whose components it names (here the data set's), and a trial that uses
     the new plugin records it too; a change of a plugin a trial uses still re-runs it."""
     from opboost.compose.study import versions
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     raw = raw_config()
     assert study(raw, tmp_path / "out", plots=False)["timings"]["trials_run"] == 4

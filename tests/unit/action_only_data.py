@@ -19,7 +19,7 @@ import numpy as np
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.dataset import Dataset, SupervisedData
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import reset_registry
+from opboost.core.registry import reset_registry
 
 
 def action_means(k: int) -> np.ndarray:

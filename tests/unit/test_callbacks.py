@@ -13,7 +13,7 @@ import pytest
 import opboost
 from opboost import Booster
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
+from opboost.core.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
 
 
 class Kill(Callback):
@@ -205,7 +205,7 @@ def test_progress_starts_without_a_preparation():
 
 def test_callbacks_must_be_callbacks(synthetic_log):
     """A non-callback object in callbacks is rejected."""
-    with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.callbacks"):
+    with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.core.callbacks"):
         booster().fit(synthetic_log.data, callbacks=[print])
 
 
@@ -231,7 +231,7 @@ def test_a_callback_lacking_a_hook_the_fit_calls_is_refused_up_front(synthetic_l
     with pytest.raises(InvalidParameterError) as exc:
         booster().fit(synthetic_log.data, callbacks=[ThreeHooks()])
     assert str(exc.value) == (
-        "Booster.fit: callbacks must be opboost.callbacks.Callback objects. Got ThreeHooks(): "
+        "Booster.fit: callbacks must be opboost.core.callbacks.Callback objects. Got ThreeHooks(): "
         "it lacks load_checkpoint, on_prepare, on_round_begin; subclass Callback and override "
         "the hooks you need."
     )
@@ -423,7 +423,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     terminal, a fit still running after VERBOSE_DELAY seconds shows the bar."""
     import sys
 
-    import opboost.booster_checks
+    import opboost.core.booster_checks
 
     assert Booster().verbose == "auto"
     booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
@@ -431,7 +431,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     booster(n_rounds=3).fit(synthetic_log.data)
     assert capsys.readouterr().err == ""  # a terminal, but well under 10 s
-    monkeypatch.setattr(opboost.booster_checks, "VERBOSE_DELAY", 0.15)
+    monkeypatch.setattr(opboost.core.booster_checks, "VERBOSE_DELAY", 0.15)
     booster(n_rounds=6).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
     assert "boosting" in capsys.readouterr().err
 

@@ -14,8 +14,8 @@ from opboost.api.data.logged import LoggedBandit
 from opboost.api.data.pairs import PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.exceptions import InvalidParameterError
+from opboost.core.policy_loading import load_policy
 from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy import load_policy
 from opboost.policy_learners.reward_regression import RewardRegression
 from opboost.simulation import simulate_catalogue
 
@@ -258,7 +258,7 @@ def test_booster_score_reads_the_logs_catalogue_and_candidates(sim, fitted):
 
 
 def test_checkpoints_save_and_resuming_is_refused(sim, tmp_path):
-    from opboost.callbacks import Checkpoint
+    from opboost.core.callbacks import Checkpoint
 
     booster = Booster(n_rounds=4, base_learner_params=FAST, random_state=0)
     booster.fit(sim.logged, callbacks=[Checkpoint(tmp_path / "ck", every=2)])

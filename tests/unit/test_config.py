@@ -319,7 +319,7 @@ def test_shipped_labels_that_name_the_papers_algorithms_run_them():
     (or is Booster()'s default)."""
     from pathlib import Path
 
-    from opboost.resolve import effective_warm_start
+    from opboost.core.resolve import effective_warm_start
 
     root = Path(__file__).resolve().parents[2] / "examples"
     checked = []

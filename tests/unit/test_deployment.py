@@ -17,7 +17,7 @@ from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
 from opboost.compose.trial_plan import TrialKey, fingerprint
-from opboost.policy import ConstantPolicy
+from opboost.core.policy_loading import ConstantPolicy
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 from opboost.simulation.supervised import reward_table
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api.numerics import memory_limit
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InsufficientMemoryError
+from opboost.api.numerics import memory_limit
 
 
 def test_cgroup_left_is_the_tightest_limit_of_the_group_and_its_parents(tmp_path):

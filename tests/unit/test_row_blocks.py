@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api.numerics import row_blocks
 from opboost.api.learner import BaseProblem
+from opboost.api.numerics import row_blocks
 from opboost.api.numerics.row_blocks import (
     RowWeightedProblem,
     add_scaled,

@@ -15,7 +15,7 @@ from sklearn.utils import estimator_checks
 
 from opboost import Booster, LoggedBandit, PolicyChoice
 from opboost.api.exceptions import InvalidParameterError
-from opboost.metrics import off_policy_scorer, to_xy
+from opboost.core.metrics import off_policy_scorer, to_xy
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 FAST = {"base_learner_params": {"num_threads": 1}, "random_state": 0}

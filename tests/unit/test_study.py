@@ -173,7 +173,7 @@ def test_trial_data_is_identical_for_every_algorithm_and_seeded():
 @pytest.fixture
 def action_only_registry(monkeypatch, tmp_path_factory):
     """The "action_only_test" data set installed as a plugin, for this test only."""
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     registered_action_only(monkeypatch, tmp_path_factory.mktemp("plugin"))
     yield

@@ -31,7 +31,7 @@ MANIFEST_FILE = "policy.json"
 #: The ensemble file of a policy directory (while a save replaces a policy, a versioned name).
 ENSEMBLE_FILE = "ensemble.txt"
 #: Largest ``policy.json`` of the directory form (metadata only) that
-#: :func:`opboost.policy.load_policy` reads.
+#: :func:`opboost.core.policy_loading.load_policy` reads.
 MAX_MANIFEST_BYTES = 64 << 20
 # Ensemble file names a manifest may reference: "ensemble.txt", or the versioned name that
 # Policy.save uses while it replaces an existing policy ("ensemble-<16 hex>.txt").

@@ -1,6 +1,6 @@
 """Checks of a saved policy's metadata at load: the table schema it serves with.
 
-:func:`check_saved_schema` is what :func:`opboost.policy.load_policy` runs on
+:func:`check_saved_schema` is what :func:`opboost.core.policy_loading.load_policy` runs on
 ``metadata["schema"]`` (:class:`opboost.api.data.tabular.TabularSchema` as JSON), so a catalogue or
 category list that cannot serve the model fails at load, naming what is wrong.
 """

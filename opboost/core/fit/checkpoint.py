@@ -1,5 +1,5 @@
 """Checkpoints of an in-memory fit: the fingerprint that ties one to its data and settings,
-what :class:`~opboost.callbacks.Checkpoint` writes, and the restore that continues exactly."""
+what :class:`~opboost.core.callbacks.Checkpoint` writes, and the restore that continues exactly."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def fingerprint(fit: Any) -> str:
 
 
 def restore(fit: Any, ckpt: Mapping[str, Any]) -> None:
-    """Continue ``fit`` from a checkpoint written by :class:`opboost.callbacks.Checkpoint`."""
+    """Continue ``fit`` from a checkpoint written by :class:`opboost.core.callbacks.Checkpoint`."""
     if ckpt["fingerprint"] != fit.fingerprint:
         raise InvalidParameterError(
             f"The checkpoint in {ckpt['directory']} was written by a fit with other data "
@@ -74,7 +74,7 @@ def restore(fit: Any, ckpt: Mapping[str, Any]) -> None:
 
 
 def snapshot(fit: Any) -> dict[str, Any]:
-    """Everything :class:`~opboost.callbacks.Checkpoint` writes, as of the last round."""
+    """Everything :class:`~opboost.core.callbacks.Checkpoint` writes, as of the last round."""
     full = fit.policy_of(fit.learner.ensemble(), fit.metadata(fit.round))
     best = None
     if fit.best is not None and fit.best[0] < fit.round:

@@ -222,7 +222,7 @@ def load_policy(path: str | os.PathLike) -> Policy:
     and exactly the ensemble size the manifest declares; checks the SHA-256, the format and
     that the ensemble scores ``n_actions`` actions. Raises ``ValueError`` naming the path and
     what is wrong; never reads past these bounds."""
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     path = Path(path)
     if not path.exists():

@@ -26,10 +26,10 @@ import numpy as np
 
 from opboost.api.engine import Fitted, StepSettings
 from opboost.api.learner import BaseProblem
-from opboost.booster_checks import check_f
-from opboost.engine import run_rounds
-from opboost.registry import make
-from opboost.selection import constant_action_values
+from opboost.core.booster_checks import check_f
+from opboost.core.engine import run_rounds
+from opboost.core.registry import make
+from opboost.core.selection import constant_action_values
 
 __all__ = [
     "LOGGING_WARM_MEMBERS",

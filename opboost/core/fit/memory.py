@@ -22,10 +22,10 @@ from opboost.api.learner import BaseProblem
 from opboost.api.numerics.row_blocks import add_scaled
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
-from opboost.booster_checks import check_f
-from opboost.fit.checkpoint import fingerprint, restore, snapshot
-from opboost.fit.warm_start import fit_warm_start
-from opboost.selection import RoundSelection, SelectionSettings
+from opboost.core.booster_checks import check_f
+from opboost.core.fit.checkpoint import fingerprint, restore, snapshot
+from opboost.core.fit.warm_start import fit_warm_start
+from opboost.core.selection import RoundSelection, SelectionSettings
 
 __all__ = ["InMemoryFit", "check_reward_range", "training_coefficients"]
 
@@ -65,7 +65,7 @@ class InMemoryFit:
     """One fit on in-memory logs: scores F (n, K), coefficients, round state and history.
 
     With ``holdout`` logs (and how to select on them, ``selection``) the fit scores every
-    committed round there (``selection``, an :class:`opboost.selection.RoundSelection`, from
+    committed round there (``selection``, an :class:`opboost.core.selection.RoundSelection`, from
     :meth:`begin` on).
     """
 
@@ -109,7 +109,7 @@ class InMemoryFit:
             self._state_coef, self._state_options = centred, {"centred": True}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
-        """Continue from ``checkpoint`` (:func:`opboost.fit.checkpoint.restore`)."""
+        """Continue from ``checkpoint`` (:func:`opboost.core.fit.checkpoint.restore`)."""
         if self.holdout is not None:
             raise InvalidParameterError(
                 "Booster.fit: resuming from a checkpoint is not supported with "
@@ -195,7 +195,7 @@ class InMemoryFit:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Hash of the data and the settings (:func:`opboost.fit.checkpoint.fingerprint`)."""
+        """Hash of the data and the settings (:func:`opboost.core.fit.checkpoint.fingerprint`)."""
         return fingerprint(self)
 
     # --- helpers ----------------------------------------------------------------------------

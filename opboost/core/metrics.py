@@ -9,7 +9,7 @@ rows the splitter held out, so every candidate is scored without labels. Higher 
 
     from sklearn.model_selection import GridSearchCV
     from opboost import Booster
-    from opboost.metrics import off_policy_scorer, to_xy
+    from opboost.core.metrics import off_policy_scorer, to_xy
 
     X, y = to_xy(logged)  # contexts and [action, propensity, reward]
     search = GridSearchCV(Booster(), {"n_rounds": [10, 100]},
@@ -44,8 +44,8 @@ class OffPolicyScorer:
 
     def __init__(self, estimator_name: str = "snips", policy: str = "argmax") -> None:
         from opboost.api.validation import check_choice
-        from opboost.registry import get_registry
-        from opboost.selection import SELECTION_POLICIES
+        from opboost.core.registry import get_registry
+        from opboost.core.selection import SELECTION_POLICIES
 
         known = get_registry().names("estimator")
         if estimator_name not in known:
@@ -61,8 +61,8 @@ class OffPolicyScorer:
         return f"off_policy_scorer({self.estimator_name!r}, policy={self.policy!r})"
 
     def __call__(self, estimator: Any, X: Any, y: Any = None) -> float:
-        from opboost.booster_inputs import as_logged_bandit
-        from opboost.selection import action_probs, logs_scorer
+        from opboost.core.booster_inputs import as_logged_bandit
+        from opboost.core.selection import action_probs, logs_scorer
 
         serving = _serving(estimator, X)
         scores = np.asarray(estimator.decision_function(_contexts(X), **serving), dtype=float)

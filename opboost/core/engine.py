@@ -7,8 +7,8 @@ engine), start (restore a checkpoint, prepare the learner, fit any warm start), 
 gradient norm, has it fit a direction f_t, takes the closed-form step alpha_t (optionally
 after rescaling f_t to ``scale``, then times ``learning_rate``) and commits
 F <- F + alpha_t f_t. Where the rows live and how f_t is fitted is the engine's business
-(:mod:`opboost.api.engine`): an in-memory fit (:class:`opboost.fit.memory.InMemoryFit`), the
-warm start's distillation (:class:`opboost.fit.warm_start.WarmStartFit`) and a distributed fit
+(:mod:`opboost.api.engine`): an in-memory fit (:class:`opboost.core.fit.memory.InMemoryFit`), the
+warm start's distillation (:class:`opboost.core.fit.warm_start.WarmStartFit`) and a distributed fit
 (``opboost.dask``) all run through :func:`run_rounds`.
 """
 

@@ -1,6 +1,6 @@
 """Validation of the Booster's parameters, of the logs ``fit`` receives and of its callbacks
 (the progress bar ``verbose`` adds); the (X, y) route and feature names are
-:mod:`opboost.booster_inputs`."""
+:mod:`opboost.core.booster_inputs`."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfi
 from opboost.api.data.checks import first_missing
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.callbacks import Callback, Progress
-from opboost.selection import SELECTION_POLICIES
+from opboost.core.callbacks import Callback, Progress
+from opboost.core.selection import SELECTION_POLICIES
 
 #: Initial scores F_0 (``Booster.warm_start``); "none" (or None) is F_0 = 0, the uniform
 #: policy; "auto" is "reward_model" when the base learner fits its own reward model, else "none".
@@ -46,7 +46,7 @@ def _component(kind: str) -> list[Any]:
 
 
 def _estimator_names() -> list[str]:
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     return sorted(get_registry().names("estimator"))
 
@@ -179,7 +179,7 @@ CALLBACK_METHODS = (
 def check_callbacks(callbacks: Any) -> list[Callback]:
     if isinstance(callbacks, Callback) or not isinstance(callbacks, Iterable):
         raise InvalidParameterError(
-            f"Booster.fit: callbacks must be a list of opboost.callbacks.Callback objects. "
+            f"Booster.fit: callbacks must be a list of opboost.core.callbacks.Callback objects. "
             f"Got {callbacks!r} ({type(callbacks).__name__}); pass e.g. "
             f"callbacks=[EarlyStopping()]."
         )
@@ -188,7 +188,7 @@ def check_callbacks(callbacks: Any) -> list[Callback]:
         missing = [m for m in CALLBACK_METHODS if not callable(getattr(cb, m, None))]
         if missing:
             raise InvalidParameterError(
-                f"Booster.fit: callbacks must be opboost.callbacks.Callback objects. Got "
+                f"Booster.fit: callbacks must be opboost.core.callbacks.Callback objects. Got "
                 f"{cb!r}: it lacks {', '.join(missing)}; subclass Callback and override the "
                 f"hooks you need."
             )
@@ -201,7 +201,7 @@ VERBOSE_DELAY = 10.0
 
 def with_progress(callbacks: list[Callback], verbose: int | str) -> list[Callback]:
     """``callbacks`` with the progress bar ``Booster(verbose=...)`` asks for: none for 0 or
-    when a :class:`~opboost.callbacks.Progress` is there, "auto" one that shows after
+    when a :class:`~opboost.core.callbacks.Progress` is there, "auto" one that shows after
     :data:`VERBOSE_DELAY` seconds on a terminal, 1 (or more) one from the start anywhere."""
     if not verbose or any(isinstance(cb, Progress) for cb in callbacks):
         return callbacks

@@ -4,7 +4,7 @@ Each round the objective turns the ensemble scores F and the estimator's coeffic
 a base-learning problem, the base learner fits f_t, the objective gives the closed-form step
 alpha_t and F <- F + alpha_t f_t. The booster knows only the plugin interfaces: the maths is
 in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
-``opboost.callbacks``."""
+``opboost.core.callbacks``."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ from opboost.api.data.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.engine import BoosterEngine, Components, RemoteLogs
 from opboost.api.serving.exploration import ExplorationMixin
 from opboost.api.validation import check_fitted
-from opboost.booster_checks import BOOSTER_CONSTRAINTS
-from opboost.booster_inputs import check_X, fit_logs, record_features
-from opboost.engine import run_fit
-from opboost.resolve import (
+from opboost.core.booster_checks import BOOSTER_CONSTRAINTS
+from opboost.core.booster_inputs import check_X, fit_logs, record_features
+from opboost.core.engine import run_fit
+from opboost.core.resolve import (
     FitPlan,
     plan_fit,
     resolve_components,
@@ -82,23 +82,23 @@ class Booster(ExplorationMixin, BaseEstimator):
     selection : the estimator scoring held-out rounds: "snips" (default), "ips", "dr", ...
     selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
     safe : if True (needs validation_fraction), fall back to the best constant action (chosen
-        on the training logs) when the selected policy's lower 95% bound on the held-out logs
-        does not exceed that action's held-out estimate: ``fallback_`` is then "constant" and
-        ``policy_`` a :class:`opboost.selection.ConstantPolicy`. ``selection_["beats_logging"]``
-        says whether the bound beats the logging policy's value (the mean held-out reward).
+        on the training logs) when the selected policy's lower 95% bound on the held-out logs does
+        not exceed that action's held-out estimate: ``fallback_`` is then "constant" and ``policy_``
+        a :class:`opboost.core.selection.ConstantPolicy`. ``selection_["beats_logging"]`` says
+        whether the bound beats the logging policy's value (the mean held-out reward).
     refit : with validation_fraction, True (default) refits on ALL the logs for the selected
         number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
         truncated ensemble. No refit after a fallback or when round 0 was selected.
     verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
-        (:class:`opboost.callbacks.Progress`) on an interactive terminal once the fit has
-        run :data:`opboost.booster_checks.VERBOSE_DELAY`
+        (:class:`opboost.core.callbacks.Progress`) on an interactive terminal once the fit has
+        run :data:`opboost.core.booster_checks.VERBOSE_DELAY`
         seconds, so quick fits, scripts, logs and CI stay silent;
         0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
         A ``Progress`` among the fit's callbacks replaces it.
 
     Attributes
     ----------
-    policy_ : the fitted :class:`opboost.policy.Policy`.
+    policy_ : the fitted :class:`opboost.core.policy_loading.Policy`.
     n_rounds_ : the number of rounds run.
     history_ : dict of (n_rounds_,) arrays, one per metric.
     stop_reason_ : why the fit stopped.
@@ -161,7 +161,7 @@ class Booster(ExplorationMixin, BaseEstimator):
 
     # --- validation and composition -------------------------------------------------------
 
-    #: Accepted values of every parameter (:data:`opboost.booster_checks.BOOSTER_CONSTRAINTS`).
+    #: Accepted values of every parameter (:data:`opboost.core.booster_checks.BOOSTER_CONSTRAINTS`).
     _parameter_constraints: ClassVar[dict[str, Any]] = BOOSTER_CONSTRAINTS
 
     def validate_params(self) -> None:
@@ -215,8 +215,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``feature_names``. Prediction then matches DataFrame columns by name.
 
         ``eval_data`` adds per-round eval metrics (IPS and SNIPS of the softmax and argmax
-        policies) to ``history_``. ``callbacks`` are :class:`opboost.callbacks.Callback`
-        objects, run in ``order``; a :class:`~opboost.callbacks.Checkpoint` with
+        policies) to ``history_``. ``callbacks`` are :class:`opboost.core.callbacks.Callback`
+        objects, run in ``order``; a :class:`~opboost.core.callbacks.Checkpoint` with
         ``resume=True`` resumes from its directory's last checkpoint.
 
         ``X`` may also be logs that live elsewhere (:class:`opboost.api.engine.RemoteLogs`, such
@@ -299,7 +299,7 @@ class Booster(ExplorationMixin, BaseEstimator):
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a
         LoggedBandit ``X``, or contexts ``X`` with feedback ``y`` as in :meth:`fit`. Higher
         is better; what ``GridSearchCV`` maximises when no ``scoring`` is given."""
-        from opboost.metrics import off_policy_scorer
+        from opboost.core.metrics import off_policy_scorer
 
         return off_policy_scorer("snips", policy="argmax")(self, X, y)
 
@@ -325,6 +325,6 @@ class Booster(ExplorationMixin, BaseEstimator):
         return self
 
     def save(self, path: Any) -> Any:
-        """Save the fitted policy (see :meth:`opboost.policy.Policy.save`)."""
+        """Save the fitted policy (see :meth:`opboost.core.policy_loading.Policy.save`)."""
         check_fitted(self, "policy_")
         return self.policy_.save(path)

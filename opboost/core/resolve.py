@@ -15,10 +15,10 @@ from opboost.api.data.tabular import use_categorical_features
 from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
-from opboost.booster_checks import check_callbacks, check_missing, with_progress
-from opboost.fit.slots import make_fit, uses_pairs
-from opboost.registry import get_registry
-from opboost.selection import SelectionSettings
+from opboost.core.booster_checks import check_callbacks, check_missing, with_progress
+from opboost.core.fit.slots import make_fit, uses_pairs
+from opboost.core.registry import get_registry
+from opboost.core.selection import SelectionSettings
 
 __all__ = [
     "AUTO_OBJECTIVES",

@@ -3,8 +3,8 @@
 The interface they implement (:class:`~opboost.api.callback.Callback`, which sees a frozen
 :class:`~opboost.api.callback.RoundEnv`) is in :mod:`opboost.api.callback`.
 
-Resuming: ``Checkpoint(directory, every=k)`` (``resume=True`` by default) writes the ensemble
-(via :meth:`opboost.policy.Policy.save`), the booster state (JSON) and the training scores
+Resuming: ``Checkpoint(directory, every=k)`` (``resume=True`` by default) writes the ensemble (via
+:meth:`opboost.core.policy_loading.Policy.save`), the booster state (JSON) and the training scores
 (``.npy``, read with ``allow_pickle=False``) every k rounds and at the end of the fit. A later
 ``Booster.fit(..., callbacks=[Checkpoint(directory, every=k)])`` with the same data and settings
 continues from the last checkpoint and ends with bit-identical predictions.
@@ -299,7 +299,7 @@ class Checkpoint(Callback):
         root = self._check()
         if not self.resume or not (root / "LATEST").is_file():
             return None
-        from opboost.policy import load_policy
+        from opboost.core.policy_loading import load_policy
 
         target = _resolve(root, (root / "LATEST").read_text(encoding="utf-8").strip())
         try:

@@ -1,12 +1,12 @@
 """Label-free model selection: score boosting rounds on held-out logs, and safe fallbacks.
 
-The booster can hold out a slice of the logged data (``validation_fraction``), score the
-policy after every round on it with an off-policy estimator and a confidence interval
-(the estimator on those fixed logs, :meth:`opboost.api.estimator.Estimator.on_logs`), keep the
-round with the best estimate, and -- with ``safe=True`` --
-fall back to the best constant action when the selected policy's lower confidence bound does
-not beat that action's estimated value (:class:`ConstantPolicy`, defined in
-:mod:`opboost.policy` and re-exported here: a full policy that saves and loads like any other).
+The booster can hold out a slice of the logged data (``validation_fraction``), score the policy
+after every round on it with an off-policy estimator and a confidence interval (the estimator on
+those fixed logs, :meth:`opboost.api.estimator.Estimator.on_logs`), keep the round with the best
+estimate, and -- with ``safe=True`` -- fall back to the best constant action when the selected
+policy's lower confidence bound does not beat that action's estimated value
+(:class:`ConstantPolicy`, defined in :mod:`opboost.core.policy_loading` and re-exported here: a full
+policy that saves and loads like any other).
 
 Estimators for selection (``selection``):
 
@@ -32,7 +32,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.policy import ConstantPolicy, Policy
-from opboost.registry import get_registry
+from opboost.core.registry import get_registry
 
 __all__ = [
     "SELECTION_POLICIES",

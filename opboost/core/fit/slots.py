@@ -6,7 +6,7 @@ C_i slots and :data:`~opboost.api.data.slots.MASKED_SCORE` in the padding, so th
 each row's candidates only and the objective, the estimator's per-row coefficients, the step and the
 held-out selection all run unchanged on the slot logs. The base learner fits one tree per round on
 the P = sum_i C_i candidate pairs [x_i; phi(a)] (``BaseLearner.prepare_pairs``). Logs with neither
-never come here: they take :class:`~opboost.fit.memory.InMemoryFit` as is.
+never come here: they take :class:`~opboost.core.fit.memory.InMemoryFit` as is.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.numerics.memory_limit import check_stacked_fit
 from opboost.api.policy import Policy
-from opboost.booster_checks import check_f, split_holdout
-from opboost.fit.memory import InMemoryFit, check_reward_range
-from opboost.fit.warm_start import reward_scale
-from opboost.selection import SelectionSettings
+from opboost.core.booster_checks import check_f, split_holdout
+from opboost.core.fit.memory import InMemoryFit, check_reward_range
+from opboost.core.fit.warm_start import reward_scale
+from opboost.core.selection import SelectionSettings
 
 __all__ = ["SlotFit", "check_pair_fit", "make_fit", "uses_pairs"]
 
