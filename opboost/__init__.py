@@ -78,7 +78,7 @@ _LAZY = {
     },
     "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
     "simulate": ("opboost.simulation.supervised", None),
-    "online": ("opboost.online", None),
+    "online": ("opboost.algorithms.online", None),
 }
 
 __all__ = [

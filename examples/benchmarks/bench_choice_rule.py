@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_common import simulate_trial
 
 from opboost import Booster
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.core.booster_checks import split_holdout
 from opboost.core.registry import get_registry
 from opboost.core.selection import action_probs, logs_scorer
-from opboost.policy_learners.reward_regression import RewardRegression
 
 CONFIDENCES = (0.6, 0.75, 0.9)
 

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from opboost import Booster, LoggedBandit
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.simulation.datasets import resolve_data_dir
 from opboost.simulation.datasets.fashion_mnist import FashionMNIST
 

@@ -54,8 +54,8 @@ import lightgbm as lgb
 import numpy as np
 
 from opboost import Booster
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.lgbm.rows import design_rows
-from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.simulation.datasets.bundled import SyntheticMulticlass
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 

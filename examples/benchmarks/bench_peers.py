@@ -202,7 +202,7 @@ def constant_method(trial: Any) -> np.ndarray:
     if not isinstance(trial, CatalogueTrial):
         best = int(np.nanargmax(constant_action_values(trial.logged)))
         return np.full(trial.n_test, best)
-    from opboost.policy_learners.reward_regression import RewardRegression
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 
     logs = dataclasses.replace(trial.logged, contexts=np.zeros((len(trial.logged), 1)))
     model = RewardRegression(random_state=trial.seed).fit(logs)

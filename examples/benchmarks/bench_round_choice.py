@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
+from opboost.algorithms.estimators.direct import dr_coefficients
+from opboost.algorithms.estimators.snips import SNIPS
 from opboost.core.booster_checks import split_holdout
-from opboost.estimators.direct import dr_coefficients
-from opboost.estimators.snips import SNIPS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, t_interval

@@ -1,6 +1,6 @@
 """Lazy package attributes: a package lists its public names and where they live, and each is
-imported on first access (so ``import opboost.online`` loads neither river nor lightgbm). And
-moved modules: an old import path that still imports the module now living elsewhere."""
+imported on first access (so ``import opboost.algorithms.online`` loads neither river nor lightgbm).
+And moved modules: an old import path that still imports the module now living elsewhere."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ offline
     constant's test reward (rounds 0 to the last round run).
 online
     stream the logged training rows, in an order seeded by the trial seed, through
-    :func:`opboost.online.run_bandit` (labels hidden); progressive reward per interaction;
-    test reward of the learner's greedy policy (its action distribution without exploration)
-    at ``online_eval_points`` evenly spaced interactions and at the end.
+    :func:`opboost.algorithms.online.run_bandit` (labels hidden); progressive reward per
+    interaction; test reward of the learner's greedy policy (its action distribution without
+    exploration) at ``online_eval_points`` evenly spaced interactions and at the end.
 baseline
     logging policy (stochastic), uniform, best constant action (chosen on the logged
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).

@@ -3,8 +3,8 @@
 Each round the objective turns the ensemble scores F and the estimator's coefficients c into
 a base-learning problem, the base learner fits f_t, the objective gives the closed-form step
 alpha_t and F <- F + alpha_t f_t. The booster knows only the plugin interfaces: the maths is
-in ``opboost.objectives``, the models in ``opboost.learners``, the extensions in
-``opboost.core.callbacks``."""
+in ``opboost.algorithms.objectives``, the models in ``opboost.algorithms.learners``, the extensions
+in ``opboost.core.callbacks``."""
 
 from __future__ import annotations
 

@@ -261,7 +261,7 @@ def test_the_dask_learner_records_the_equivalent_lightgbm_tree():
     lightgbm_tree's own at their defaults: exactly what lightgbm_tree built from them gives
     (the Dask learner computes it without importing lightgbm_tree), and the same LightGBM
     parameters."""
-    from opboost.learners.lightgbm_tree import LightGBMTree
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     dask_learner = LightGBMDaskTree(num_leaves=7, max_bin=63, params={"time_out": 2})
     params = dask_learner.get_params(deep=False)

@@ -129,7 +129,7 @@ def test_registry_duplicate_name_names_both_providers(fake_plugins):
     with pytest.raises(
         PluginError,
         match=r"Duplicate estimator name 'ips': provided by plugin "
-        r"'opboost\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' "
+        r"'opboost\.algorithms\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' "
         r"\(opboost-clash 2\.0\)",
     ):
         get_registry()

@@ -69,7 +69,7 @@ def test_no_objectives(opboost_registry):
     assert opboost_registry.names("objective") == []
 """
     )
-    monkeypatch.setenv("OPBOOST_DISABLED_PLUGINS", "opboost.objectives.plugin")
+    monkeypatch.setenv("OPBOOST_DISABLED_PLUGINS", "opboost.algorithms.objectives.plugin")
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
     result.assert_outcomes(passed=1)
 

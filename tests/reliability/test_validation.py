@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.cli import main
 from opboost.compose.config import load_config, parse_config
-from opboost.learners.lightgbm_tree import LightGBMTree
 
 FILE = "examples/x.toml"
 

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 from opboost import Booster
+from opboost.algorithms.estimators.direct import DirectMethod
+from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
+from opboost.algorithms.objectives import softmax
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.rows import design_rows
@@ -20,9 +23,6 @@ from opboost.core.fit.warm_start import (
     reward_temperature,
 )
 from opboost.core.selection import constant_action_values
-from opboost.estimators.direct import DirectMethod
-from opboost.learners.lightgbm_reward_start import fit_reward_model
-from opboost.objectives import softmax
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}

@@ -149,7 +149,7 @@ class Events(Callback):
 
 def slow_start(monkeypatch, log: list, seconds: float = 0.0) -> None:
     """LightGBMTree.start_from_rewards records itself in ``log`` and takes ``seconds`` more."""
-    from opboost.learners.lightgbm_tree import LightGBMTree
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     original = LightGBMTree.start_from_rewards
 

@@ -10,13 +10,13 @@ import pytest
 import scipy.sparse as sp
 
 from opboost import Booster
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.data.pairs import PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.exceptions import InvalidParameterError
 from opboost.core.policy_loading import load_policy
-from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy_learners.reward_regression import RewardRegression
 from opboost.simulation import simulate_catalogue
 
 FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
@@ -197,7 +197,7 @@ def test_dr_pair_coefficients_use_a_reward_model_on_item_features(sim):
     candidates, plus (r_i - q_i) / p_i at the logged slot, 0 in padded slots."""
     from sklearn.linear_model import LinearRegression
 
-    from opboost.estimators.direct import DirectMethod, DoublyRobust
+    from opboost.algorithms.estimators.direct import DirectMethod, DoublyRobust
 
     d = sim.logged
     rng = np.random.default_rng(2)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from opboost import Booster
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
@@ -15,7 +16,6 @@ from opboost.api.serving.exploration import draw, exploration_distribution, samp
 from opboost.compose.choice import PolicyChoice
 from opboost.core.policy_loading import ConstantPolicy, load_policy
 from opboost.core.registry import make
-from opboost.policy_learners.reward_regression import RewardRegression
 
 FAST = {"num_threads": 1, "num_leaves": 4, "min_data_in_leaf": 5}
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
 from opboost.api.numerics.design import action_rows
-from opboost.learners.lightgbm_tree import LightGBMTree
 
 N, D, K = 400, 4, 3
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]
@@ -516,8 +516,8 @@ def test_the_fit_dataset_keeps_no_python_row_index(contexts, design):
 def test_the_reward_start_uses_reward_regressions_settings():
     """The reward model behind warm_start="reward_model" is fitted with the defaults of the
     reward_regression policy learner (what docs/benchmarks/defaults.md measured both with)."""
-    from opboost.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
-    from opboost.policy_learners.reward_regression import RewardRegression
+    from opboost.algorithms.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 
     rr = RewardRegression().get_params()
     assert REWARD_MODEL_PARAMS["num_iterations"] == rr["n_estimators"]

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import opboost
+from opboost.algorithms.estimators.direct import DoublyRobust
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.direct import DoublyRobust
 from opboost.simulation.runners import run_bandit
 
 N = 600

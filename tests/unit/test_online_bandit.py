@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from opboost.algorithms.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.algorithms.online.chen_bandit_boost import example_weights
+from opboost.algorithms.online.weak_learners import GaussianNBBank, PerceptronBank, make_bank
 from opboost.api.exceptions import InvalidParameterError
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
-from opboost.online.chen_bandit_boost import example_weights
-from opboost.online.weak_learners import GaussianNBBank, PerceptronBank, make_bank
 from opboost.simulation import BanditEnvironment, HiddenLabelError, run_bandit
 from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
 
@@ -48,7 +48,7 @@ LEARNERS = [
 
 def test_plugin_registers_bandit_learners():
     """The built-in plugin hook returns the bandit learners, all with bandit feedback."""
-    from opboost.online.plugin import opboost_register_online_learners
+    from opboost.algorithms.online.plugin import opboost_register_online_learners
 
     classes = opboost_register_online_learners()
     assert {c.name for c in classes} == {

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from opboost import Booster
+from opboost.algorithms.estimators.direct import DoublyRobust, dr_coefficients
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.data.pair_interaction import PairInteraction
 from opboost.api.data.pairs import ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.core.fit.warm_start import reward_temperature
 from opboost.core.policy_loading import load_policy
-from opboost.estimators.direct import DoublyRobust, dr_coefficients
-from opboost.learners.lightgbm_tree import LightGBMTree
 from opboost.simulation import simulate_catalogue
 
 FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from opboost.algorithms.objectives.bopl_s import BOPLS
 from opboost.api.learner import BaseProblem
 from opboost.api.numerics import row_blocks
 from opboost.api.numerics.row_blocks import (
@@ -20,7 +21,6 @@ from opboost.api.numerics.row_blocks import (
 )
 from opboost.api.objective import policy_terms, softmax
 from opboost.api.round_state import RoundState
-from opboost.objectives.bopl_s import BOPLS
 
 N, K = 301, 7
 

@@ -142,7 +142,7 @@ def test_safe_falls_back_to_best_constant_action(tmp_path):
 
 def test_holdout_scorer_snips_matches_estimator(digits_log):
     """SNIPS on fixed logs gives the SNIPS estimator's value of the one-hot policy."""
-    from opboost.estimators.snips import SNIPS
+    from opboost.algorithms.estimators.snips import SNIPS
 
     logged, _, _ = digits_log
     scores = np.random.default_rng(0).normal(size=(len(logged), 10))

@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
+from opboost.api.lgbm import ensemble as lightgbm_ensemble
+from opboost.api.lgbm import process_threads as lightgbm_threads
 from opboost.api.lgbm import threads
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.numerics.design import stacked_design
 from opboost.core.policy_loading import Policy
-from opboost.learners import lightgbm_ensemble, lightgbm_threads
-from opboost.learners.lightgbm_tree import LightGBMTree
 
 N, D, K = 300, 5, 4
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]

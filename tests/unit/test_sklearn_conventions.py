@@ -147,7 +147,7 @@ def test_xy_route_errors(synthetic_log):
 def test_score_is_snips_of_argmax_policy(synthetic_log):
     """Booster.score is the SNIPS estimate of the argmax policy; the scorers take (X, y)
     or a LoggedBandit and any registered estimator."""
-    from opboost.estimators.snips import SNIPS
+    from opboost.algorithms.estimators.snips import SNIPS
 
     data = synthetic_log.data
     X, y = to_xy(data)
