@@ -9,8 +9,13 @@ import pytest
 import tomli_w
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config import dumps_resolved, load_config, parse_config, resolved_config
-from opboost.compose.search import apply_overrides, select_candidate
+from opboost.compose.config.experiment import (
+    dumps_resolved,
+    load_config,
+    parse_config,
+    resolved_config,
+)
+from opboost.compose.config.search import apply_overrides, select_candidate
 
 BASE = {
     "data": {"name": "wine"},

@@ -18,9 +18,9 @@ from multiprocessing import get_context
 from typing import Any
 
 from opboost.api.files.atomic import json_safe
-from opboost.compose.config import ExperimentConfig, parse_config
-from opboost.compose.study_errors import StudyInterrupted
-from opboost.compose.trial_plan import TrialKey, trial_overrides
+from opboost.compose.config.experiment import ExperimentConfig, parse_config
+from opboost.compose.study.errors import StudyInterrupted
+from opboost.compose.trial.plan import TrialKey, trial_overrides
 
 __all__ = [
     "clear_trial_data",
@@ -35,7 +35,7 @@ _CONFIGS: dict[str, ExperimentConfig] = {}
 
 def run_trial_key(raw: dict, file: str, key: TrialKey, data_dir: str | None) -> dict[str, Any]:
     """Run one trial (in this or a worker process); return its JSON-ready dict."""
-    from opboost.compose.experiment import run_trial
+    from opboost.compose.trial.run import run_trial
 
     cache_key = json.dumps([raw, file], sort_keys=True, default=str)
     config = _CONFIGS.get(cache_key)
@@ -51,7 +51,7 @@ _DATA: dict[tuple, Any] = {}
 
 
 def _prepare_cached(config: ExperimentConfig, seed: int, data_dir: str | None) -> Any:
-    from opboost.compose.trial_data import prepare_trial
+    from opboost.compose.trial.trial_data import prepare_trial
 
     key = (
         json.dumps([config.data.name, config.data.params, config.simulation], sort_keys=True),

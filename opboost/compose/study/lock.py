@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.exceptions import OpboostWarning
-from opboost.compose.study_errors import StudyLockedError
+from opboost.compose.study.errors import StudyLockedError
 
 try:  # POSIX: the study lock is an flock, released by the kernel when its owner dies
     import fcntl

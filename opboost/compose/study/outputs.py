@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.files.atomic import json_safe, write_atomic
-from opboost.compose.study_errors import StudyError
+from opboost.compose.study.errors import StudyError
 
 __all__ = [
     "remove_leftover_temporaries",
@@ -96,7 +96,7 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
         return [out / "results.json"]
 
     def csv_out() -> list[Path]:
-        from opboost.compose.report import csv_table
+        from opboost.compose.study.report import csv_table
 
         selected = {(label, ts[0]["candidate"]) for label, ts in reported.items() if ts}
         _write_text(out / "results.csv", csv_table(results["trials"], selected))
@@ -107,7 +107,7 @@ def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> 
         return [out / "results.md"]
 
     def plots_out() -> list[Path]:
-        from opboost.compose.plots import plot_study
+        from opboost.compose.study.plots import plot_study
 
         shown = {label: ts for label, ts in reported.items() if ts}
         families = {k: v for k, v in results["families"].items() if k in shown}
@@ -140,7 +140,7 @@ def write_partial_outputs(results: dict[str, Any], out: Path) -> list[Path]:
 
 
 def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
-    from opboost.compose.report import failed_trials_markdown, markdown_table, trial_starts
+    from opboost.compose.study.report import failed_trials_markdown, markdown_table, trial_starts
 
     seconds = {
         label: sum(t["timings"].get("total_seconds", 0.0) for t in ts) / len(ts)
@@ -172,7 +172,7 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
         )
     failures = [t for t in results["trials"] if t.get("failed")]
     if "deployment" in results["config"]:
-        from opboost.compose.report_deployment import deployment_markdown
+        from opboost.compose.study.report_deployment import deployment_markdown
 
         table += deployment_markdown(reported, results["families"], confidence)
     return header + table + (failed_trials_markdown(failures) if failures else "")

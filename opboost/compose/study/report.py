@@ -1,6 +1,6 @@
 """Study reports: summaries with intervals, Markdown, CSV and plain-text tables.
 
-Inputs are the JSON-ready trial dicts of :class:`opboost.compose.trial_result.TrialResult`.
+Inputs are the JSON-ready trial dicts of :class:`opboost.compose.trial.result.TrialResult`.
 Intervals are Student-t intervals over seeds (:func:`opboost.api.estimator.normal_interval`). In a
 Markdown table the best mean of each metric is bold, and so is every other entry whose
 interval overlaps the best one's (the convention of London et al., Table 1). A trial whose
@@ -9,7 +9,7 @@ the CSV has a ``fallback`` column, and the Markdown table a ``fallbacks`` column
 trials / reported trials) when any reported trial fell back. A trial that raised has
 ``failed = True`` and ``error``: it is left out of summaries and plots, and the Markdown table
 gets a ``failed`` column (see :func:`failed_trials_markdown` for the list). The plots are
-:mod:`opboost.compose.plots`.
+:mod:`opboost.compose.study.plots`.
 """
 
 from __future__ import annotations

@@ -25,15 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from opboost.compose.trial_data import TrialData, dense
-from opboost.compose.trial_result import TrialResult, best_constant, greedy_probs, score_policy
+from opboost.compose.trial.result import TrialResult, best_constant, greedy_probs, score_policy
+from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 
 __all__ = ["STREAM_STAGE", "run_deployment_trial"]
 
 #: The stage of the trial seed's ``SeedSequence`` that seeds the stream (after the splits'
-#: and the logs' stages of :mod:`opboost.compose.trial_data`).
+#: and the logs' stages of :mod:`opboost.compose.trial.trial_data`).
 STREAM_STAGE = 4
 
 

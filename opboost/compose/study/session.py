@@ -11,22 +11,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from opboost.compose.config import ExperimentConfig, resolved_config
-from opboost.compose.study_errors import StudyError, StudyInterrupted, os_error
-from opboost.compose.study_outputs import (
+from opboost.compose.config.experiment import ExperimentConfig, resolved_config
+from opboost.compose.study.errors import StudyError, StudyInterrupted, os_error
+from opboost.compose.study.outputs import (
     remove_leftover_temporaries,
     write_partial_outputs,
     write_trial_record,
 )
-from opboost.compose.study_results import assemble, plugins, trial_versions, versions
-from opboost.compose.study_workers import (
+from opboost.compose.study.results_json import assemble, plugins, trial_versions, versions
+from opboost.compose.study.workers import (
     clear_trial_data,
     failure_entry,
     install_sigterm,
     run_trials,
 )
-from opboost.compose.trial_plan import TrialKey, fingerprint, plan_trials, trial_filenames
-from opboost.compose.trial_store import load_stored_trials
+from opboost.compose.trial.plan import TrialKey, fingerprint, plan_trials, trial_filenames
+from opboost.compose.trial.store import load_stored_trials
 
 __all__ = ["StudyRun"]
 
@@ -42,7 +42,7 @@ class StudyRun:
         data_dir: str | None,
         on_trial: Callable[[TrialKey, dict], None] | None,
     ) -> None:
-        from opboost.compose.trial_data import clear_dataset_cache, data_hash, load_dataset
+        from opboost.compose.trial.trial_data import clear_dataset_cache, data_hash, load_dataset
 
         clear_dataset_cache()  # read the data set afresh: its contents are part of the fingerprint
         clear_trial_data()

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config_checks import check_keys, check_type, suggest
+from opboost.compose.config.validate import check_keys, check_type, suggest
 
 __all__ = ["METHODS", "SearchSpec", "apply_overrides", "parse_search", "select_candidate"]
 

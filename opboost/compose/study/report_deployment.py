@@ -1,6 +1,6 @@
 """The deployment part of a study's report: cumulative reward and regret against interactions,
 mean and Student-t interval over seeds at each end of the stream's batches
-(:mod:`opboost.compose.trial_deployment` records them).
+(:mod:`opboost.compose.trial.stream` records them).
 """
 
 from __future__ import annotations

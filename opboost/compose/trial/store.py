@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from opboost.compose.trial_plan import TrialKey, trial_filenames
+from opboost.compose.trial.plan import TrialKey, trial_filenames
 
 __all__ = ["MALFORMED", "load_stored_trials", "stored_timings"]
 
@@ -90,7 +90,7 @@ def load_stored_trials(
 ) -> tuple[dict[TrialKey, dict], dict[str, list[str]]]:
     """Stored trials still valid, and {reason: [file, ...]} of stored trials to re-run.
 
-    ``current`` gives each trial's library versions (:func:`opboost.compose.study_results.
+    ``current`` gives each trial's library versions (:func:`opboost.compose.study.results_json.
     trial_versions`): a stored trial is re-run when one of those changed, not when a version
     it does not depend on (an unrelated plugin's) did. A file that is not valid JSON, or valid
     JSON of another shape than a trial record, is listed under :data:`MALFORMED` as

@@ -40,7 +40,7 @@ class AlgorithmSpec:
     policy_learner: ComponentSpec | None = None
     baseline: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    #: Hyper-parameter search (an :class:`opboost.compose.search.SearchSpec`), or None.
+    #: Hyper-parameter search (an :class:`opboost.compose.config.search.SearchSpec`), or None.
     search: Any = None
     #: The algorithm's TOML table as written (search candidates are re-parsed from it).
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

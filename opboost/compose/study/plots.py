@@ -3,7 +3,7 @@ learners, the online learners' progressive reward, offline vs online on the same
 and every algorithm's final test reward.
 
 ``reported`` maps each algorithm label to its reported trials: JSON-ready dicts of
-:class:`opboost.compose.trial_result.TrialResult`, the selected candidate of a search.
+:class:`opboost.compose.trial.result.TrialResult`, the selected candidate of a search.
 """
 
 from __future__ import annotations
@@ -130,7 +130,11 @@ def _deployment_curves(
 ) -> list[Path]:
     """deployment_cumulative_reward.png and deployment_cumulative_regret.png: every
     algorithm's curve against interactions on the stream, its interval over seeds shaded."""
-    from opboost.compose.report_deployment import DEPLOYMENT_CURVES, family_label, interval_curve
+    from opboost.compose.study.report_deployment import (
+        DEPLOYMENT_CURVES,
+        family_label,
+        interval_curve,
+    )
 
     written = []
     for key, title in DEPLOYMENT_CURVES.items():

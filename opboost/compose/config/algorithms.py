@@ -3,8 +3,8 @@
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner``), a policy learner (``policy_learner``) or a reference policy
 (``baseline``). Components are names or tables with ``name`` plus constructor parameters,
-checked by :mod:`opboost.compose.config_checks`. The config file as a whole is
-:mod:`opboost.compose.config`; ``docs/config.md`` is the reference.
+checked by :mod:`opboost.compose.config.validate`. The config file as a whole is
+:mod:`opboost.compose.config.experiment`; ``docs/config.md`` is the reference.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError, PluginError
 from opboost.api.validation import check_scalar
-from opboost.compose.config_checks import (
+from opboost.compose.config.deployment_table import parse_algorithm_deployment
+from opboost.compose.config.search import parse_search
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec
+from opboost.compose.config.validate import (
     check_keys,
     check_param,
     check_params,
@@ -25,9 +28,6 @@ from opboost.compose.config_checks import (
     suggest,
     validate_component,
 )
-from opboost.compose.config_deployment import parse_algorithm_deployment
-from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
-from opboost.compose.search import parse_search
 from opboost.core.registry import UnknownComponentError, get_registry
 
 __all__ = [

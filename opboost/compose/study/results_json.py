@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from opboost.api.exceptions import OpboostError
-from opboost.compose.config import ExperimentConfig, resolved_config
-from opboost.compose.trial_plan import TrialKey
+from opboost.compose.config.experiment import ExperimentConfig, resolved_config
+from opboost.compose.trial.plan import TrialKey
 
 __all__ = [
     "FORMAT",
@@ -52,10 +52,10 @@ def trial_versions(
 ) -> dict[TrialKey, dict[str, str]]:
     """{key: the entries of ``current`` (:func:`versions`) its numbers depend on}: Python,
     opboost and the numerical libraries, and only the plugin distributions that provide a
-    component the trial names (:func:`opboost.compose.trial_plan.trial_names`: its
+    component the trial names (:func:`opboost.compose.trial.plan.trial_names`: its
     algorithm, search candidate or data set). Installing or upgrading another plugin leaves
     the trial's stored record valid."""
-    from opboost.compose.trial_plan import trial_names
+    from opboost.compose.trial.plan import trial_names
     from opboost.core.registry import get_registry
 
     provides = {}  # distribution -> names of its components
@@ -117,7 +117,7 @@ def assemble(
     ``failed`` ({key: failure entry}) are listed among the trials and in ``failed``; the
     summary and the search use the successful trials only.
     """
-    from opboost.compose.report import fallback_counts, summarise
+    from opboost.compose.study.report import fallback_counts, summarise
 
     failed = failed or {}
     trials = [done[k] if k in done else failed[k] for k in keys]
@@ -151,7 +151,7 @@ def _search_selection(
     """{label: its reported trials} (the selected candidate of a search) and results.json's
     ``search`` ({label: metric, selected candidate, its overrides, every candidate's mean
     validation ``metric``}) from the successful trials ``ok``."""
-    from opboost.compose.search import select_candidate
+    from opboost.compose.config.search import select_candidate
 
     reported: dict[str, list[dict]] = {}
     search: dict[str, Any] = {}

@@ -1,7 +1,7 @@
 """One trial: one algorithm, one seed, scored by its TRUE expected reward on test rows.
 
-:func:`run_trial` takes the :class:`~opboost.compose.trial_data.TrialData` of a seed (identical for
-every algorithm of that seed) and an algorithm of the config:
+:func:`run_trial` takes the :class:`~opboost.compose.trial.trial_data.TrialData` of a seed
+(identical for every algorithm of that seed) and an algorithm of the config:
 
 offline
     fit the :class:`~opboost.core.booster.Booster` on the logged training rows (``eval_data`` = the
@@ -22,7 +22,7 @@ baseline
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
 
 In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
-instead (:mod:`opboost.compose.trial_deployment`).
+instead (:mod:`opboost.compose.trial.stream`).
 
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
@@ -39,15 +39,15 @@ from typing import Any
 import numpy as np
 
 from opboost.api.numerics.arrays import one_hot
-from opboost.compose.trial_data import TrialData, dense
-from opboost.compose.trial_deployment import run_deployment_trial
-from opboost.compose.trial_result import (
+from opboost.compose.trial.result import (
     TrialResult,
     best_constant,
     greedy_probs,
     score_policy,
     validation_metrics,
 )
+from opboost.compose.trial.stream import run_deployment_trial
+from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.supervised import expected_reward
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from opboost.api.files.atomic import json_safe
 from opboost.api.numerics.arrays import one_hot
-from opboost.compose.trial_data import TrialData
+from opboost.compose.trial.trial_data import TrialData
 from opboost.core.registry import make
 from opboost.simulation.supervised import expected_reward
 

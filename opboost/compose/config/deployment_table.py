@@ -17,7 +17,7 @@ from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.api.validation import check_scalar
-from opboost.compose.config_checks import check_keys, check_type
+from opboost.compose.config.validate import check_keys, check_type
 
 __all__ = [
     "ALGORITHM_DEPLOYMENT_KEYS",

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from opboost.compose.config import ExperimentConfig, parse_algorithm, resolved_config
+from opboost.compose.config.experiment import ExperimentConfig, parse_algorithm, resolved_config
 
 __all__ = [
     "TrialKey",
@@ -92,7 +92,7 @@ def trial_overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[
     algo = config.algorithm(key.label)
     if key.candidate is None:
         return algo, {}
-    from opboost.compose.search import apply_overrides
+    from opboost.compose.config.search import apply_overrides
 
     overrides = algo.search.candidates()[key.candidate]
     table = apply_overrides(algo.raw, overrides)
@@ -123,8 +123,8 @@ def trial_names(config: ExperimentConfig, key: TrialKey) -> set[str]:
 
 def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") -> str:
     """Hash of everything a trial's numbers depend on: the data set's spec and contents
-    (``data_digest``, see :func:`opboost.compose.trial_data.data_hash`), simulation, algorithm,
-    seed, and in a deployment study its ``[deployment]`` section."""
+    (``data_digest``, see :func:`opboost.compose.trial.trial_data.data_hash`), simulation,
+    algorithm, seed, and in a deployment study its ``[deployment]`` section."""
     resolved = resolved_config(config)
     algo = config.algorithm(key.label)
     row = resolved["algorithms"][algo.index]

@@ -20,13 +20,13 @@ A config has four parts::
     callbacks = [{ name = "early_stopping", patience = 10 }]
 
 An optional ``[deployment]`` section (batch_size, n_batches, epsilon, temperature) makes the
-config a deployment study (:mod:`opboost.compose.config_deployment`).
+config a deployment study (:mod:`opboost.compose.config.deployment_table`).
 
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner = { name = ..., ... }``, contextual-bandit feedback) or a reference policy
 (``baseline = "logging"``, "uniform", "best_constant" or "reward_regression", with optional
 ``params``). Any algorithm may add ``search = { method = "random", n_iter = 8, space = {...} }``
-(see :mod:`opboost.compose.search`). Keys are exactly the constructor parameters; a component
+(see :mod:`opboost.compose.config.search`). Keys are exactly the constructor parameters; a component
 is a name or a table with ``name`` plus parameters. Every unknown key, wrong type,
 out-of-range value or unknown plugin is a :class:`ConfigError` naming the file, the key path
 and the valid names.
@@ -42,17 +42,17 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config_algorithms import (
+from opboost.compose.config.algorithms import (
     BASELINES,
     parse_algorithm,
     parse_component,
     resolved_algorithm,
     resolved_component,
 )
-from opboost.compose.config_checks import check_keys, check_type, suggest
-from opboost.compose.config_deployment import DEPLOYMENT_DEFAULTS, parse_deployment
-from opboost.compose.config_overrides import apply_overrides, blame_override, parse_set_value
-from opboost.compose.config_specs import AlgorithmSpec, ComponentSpec
+from opboost.compose.config.deployment_table import DEPLOYMENT_DEFAULTS, parse_deployment
+from opboost.compose.config.overrides import apply_overrides, blame_override, parse_set_value
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec
+from opboost.compose.config.validate import check_keys, check_type, suggest
 
 __all__ = [
     "BASELINES",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.compose.config_specs import ComponentSpec
+from opboost.compose.config.specs import ComponentSpec
 from opboost.core.registry import get_registry
 
 __all__ = [

@@ -26,7 +26,7 @@ one trial per candidate per seed), runs the missing ones -- in worker processes 
     column when any reported trial fell back, a ``failed`` column and a list of failed
     trials when any trial failed).
 ``*.png``
-    plots (see :func:`opboost.compose.plots.plot_study`).
+    plots (see :func:`opboost.compose.study.plots.plot_study`).
 ``.opboost-study.lock``
     while a study runs: its pid and host. A second study on the same ``out`` is refused
     (:class:`StudyLockedError`); a lock left by a dead process is taken over with a warning.
@@ -54,16 +54,16 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config import ExperimentConfig
-from opboost.compose.study_errors import (
+from opboost.compose.config.experiment import ExperimentConfig
+from opboost.compose.study.errors import (
     StudyError,
     StudyInterrupted,
     StudyLockedError,
     os_error,
 )
-from opboost.compose.study_lock import LOCK_NAME, StudyLock
-from opboost.compose.study_outputs import reported_trials, write_outputs, write_partial_outputs
-from opboost.compose.study_results import (
+from opboost.compose.study.lock import LOCK_NAME, StudyLock
+from opboost.compose.study.outputs import reported_trials, write_outputs, write_partial_outputs
+from opboost.compose.study.results_json import (
     FORMAT,
     assemble,
     comparable,
@@ -71,15 +71,15 @@ from opboost.compose.study_results import (
     trial_versions,
     versions,
 )
-from opboost.compose.study_run import StudyRun
-from opboost.compose.trial_plan import (
+from opboost.compose.study.session import StudyRun
+from opboost.compose.trial.plan import (
     TrialKey,
     fingerprint,
     label_slug,
     plan_trials,
     trial_filenames,
 )
-from opboost.compose.trial_store import MALFORMED, load_stored_trials, stored_timings
+from opboost.compose.trial.store import MALFORMED, load_stored_trials, stored_timings
 
 __all__ = [
     "FORMAT",
@@ -138,7 +138,7 @@ def study_plan(
     timings: dict[str, list[float]] = {}
     trial_dir = None if out is None else Path(out) / "trials"
     if trial_dir is not None and trial_dir.is_dir() and any(trial_dir.glob("*.json")):
-        from opboost.compose.trial_data import clear_dataset_cache, data_hash, load_dataset
+        from opboost.compose.trial.trial_data import clear_dataset_cache, data_hash, load_dataset
 
         clear_dataset_cache()
         digest = data_hash(load_dataset(config.data, data_dir))

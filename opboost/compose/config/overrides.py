@@ -9,7 +9,7 @@ import tomllib
 from typing import Any
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config_checks import suggest
+from opboost.compose.config.validate import suggest
 
 __all__ = ["apply_overrides", "blame_override", "parse_set_value"]
 
