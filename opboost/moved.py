@@ -10,7 +10,7 @@ __all__ = ["MOVED"]
 #: old dotted path -> new dotted path
 MOVED: dict[str, str] = {
     "opboost.api.candidates": "opboost.api.data.candidates",
-    "opboost.api.data_checks": "opboost.api.data.checks",
+    "opboost.api.data_checks": "opboost.api.data.field_checks",
     "opboost.api.design": "opboost.api.numerics.design",
     "opboost.api.exploration": "opboost.api.serving.exploration",
     "opboost.api.memory_limit": "opboost.api.numerics.memory_limit",
@@ -51,9 +51,12 @@ MOVED: dict[str, str] = {
     "opboost.compose.trial_plan": "opboost.compose.trial.plan",
     "opboost.compose.trial_result": "opboost.compose.trial.result",
     "opboost.compose.trial_store": "opboost.compose.trial.store",
-    "opboost.engine": "opboost.core.engine",
+    "opboost.dask.learner": "opboost.dask.lightgbm_dask_tree",
+    "opboost.engine": "opboost.core.loop",
     "opboost.estimators": "opboost.algorithms.estimators",
     "opboost.fit": "opboost.core.fit",
+    "opboost.fit.metadata": "opboost.api.fit_metadata",
+    "opboost.fit.slots": "opboost.core.fit.slot_fit",
     "opboost.learners": "opboost.algorithms.learners",
     "opboost.learners.lightgbm_ensemble": "opboost.api.lgbm.ensemble",
     "opboost.learners.lightgbm_layout": "opboost.api.lgbm.layout",

@@ -43,7 +43,7 @@ def child(args: argparse.Namespace) -> None:
     from opboost import Booster
 
     try:  # the module whose run_rounds a fit calls: the engine's, or an older tree's Booster's
-        import opboost.core.engine as loop_module
+        import opboost.core.loop as loop_module
     except ImportError:
         import opboost.booster as loop_module
 

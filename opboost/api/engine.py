@@ -1,7 +1,7 @@
 """The engine extension point: what one boosting fit is to the loop that runs it.
 
 An engine holds the state of one fit: where the rows live and how f_t is fitted on them. The
-core runs every engine through one function (``opboost.core.engine.run_fit``: prepare, start,
+core runs every engine through one function (``opboost.core.loop.run_fit``: prepare, start,
 rounds, end) and one round (``boost_round``): the in-memory fit, the warm start's
 distillation and a fit on a cluster (``opboost.dask``) all implement :class:`Engine`. Logs
 that live elsewhere (:class:`RemoteLogs`) build their own engine from the resolved

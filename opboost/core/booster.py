@@ -26,7 +26,7 @@ from opboost.api.serving.exploration import ExplorationMixin
 from opboost.api.validation import check_fitted
 from opboost.core.booster_checks import BOOSTER_CONSTRAINTS
 from opboost.core.booster_inputs import check_X, fit_logs, record_features
-from opboost.core.engine import run_fit
+from opboost.core.loop import run_fit
 from opboost.core.resolve import (
     FitPlan,
     plan_fit,

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
-from opboost.api.data.checks import first_missing
-from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.field_checks import first_missing
+from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data  # old home
 from opboost.api.exceptions import InvalidParameterError
 from opboost.core.callbacks import Callback, Progress
 from opboost.core.selection import SELECTION_POLICIES
@@ -28,6 +28,8 @@ __all__ = [
     "VERBOSE_DELAY",
     "WARM_STARTS",
     "check_callbacks",
+    "check_data",
+    "check_eval_data",
     "check_f",
     "check_missing",
     "split_holdout",

@@ -16,7 +16,7 @@ from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLog
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.core.booster_checks import check_callbacks, check_missing, with_progress
-from opboost.core.fit.slots import make_fit, uses_pairs
+from opboost.core.fit.slot_fit import make_fit, uses_pairs
 from opboost.core.registry import get_registry
 from opboost.core.selection import SelectionSettings
 

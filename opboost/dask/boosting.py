@@ -74,7 +74,7 @@ def _check_options(settings: FitSettings, eval_data: Any, callbacks: Any) -> Non
 
 
 def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
-    from opboost.dask.learner import LightGBMDaskTree
+    from opboost.dask.lightgbm_dask_tree import LightGBMDaskTree
 
     if not isinstance(learner, LightGBMDaskTree):
         raise InvalidParameterError(

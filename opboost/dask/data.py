@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opboost.api.data.checks import check_columns
+from opboost.api.data.field_checks import check_columns
 from opboost.api.data.logged import LoggedBandit
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.bandit import BanditLearner
-from opboost.api.data.checks import first_missing
+from opboost.api.data.field_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_scalar
 from opboost.simulation.environment import BanditEnvironment

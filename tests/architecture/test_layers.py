@@ -73,7 +73,7 @@ def _functions(path: Path):
 
 
 def test_one_boosting_loop():
-    """Exactly one function loops over boosting rounds (opboost.core.engine.run_rounds), and only
+    """Exactly one function loops over boosting rounds (opboost.core.loop.run_rounds), and only
     the engine's round asks a fit for a direction: the Booster, the warm start and the Dask
     fit all run through it."""
     loops, callers = [], []
@@ -84,8 +84,8 @@ def test_one_boosting_loop():
                     loops.append(f"{path.relative_to(ROOT)}:{func.name}")
                 if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".fit_direction"):
                     callers.append(f"{path.relative_to(ROOT)}:{func.name}")
-    assert loops == ["opboost/core/engine.py:run_rounds"]
-    assert sorted(set(callers)) == ["opboost/core/engine.py:boost_round"]
+    assert loops == ["opboost/core/loop.py:run_rounds"]
+    assert sorted(set(callers)) == ["opboost/core/loop.py:boost_round"]
 
 
 #: Where no function may exceed 60 lines: the SDK and the core.

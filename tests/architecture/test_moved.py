@@ -1,10 +1,13 @@
 """Moved modules keep their old import paths (opboost.moved.MOVED), and opboost itself imports
-only the new ones."""
+only the new ones: every module of the tree at cf3ad7d still imports, with the public names it
+had (public_names_cf3ad7d.json: each module's ``__all__`` then), but the ones removed on
+purpose."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +18,15 @@ from opboost.api.lazy import MovedModules
 from opboost.moved import MOVED
 
 ROOT = Path(__file__).parents[2]
+OLD_NAMES = json.loads((Path(__file__).parent / "public_names_cf3ad7d.json").read_text())
+#: Public names of cf3ad7d removed on purpose (issue 38), and what replaces each.
+REMOVED = {
+    "opboost.dask.boosting": {
+        "SUPPORTED_OBJECTIVES",  # Objective.row_local: any per-row objective runs on Dask
+        "SUPPORTED_ESTIMATORS",  # Estimator.row_local
+    },
+    "opboost.selection": {"HoldoutScorer"},  # Estimator.on_logs; opboost.core.selection.logs_scorer
+}
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
@@ -23,6 +35,13 @@ def test_an_old_import_path_gives_the_moved_module(old, new):
     moved = importlib.import_module(old)
     assert moved is importlib.import_module(new)
     assert moved.__name__ == moved.__spec__.name == new
+
+
+@pytest.mark.parametrize("old", sorted(OLD_NAMES))
+def test_every_old_module_imports_with_its_public_names(old):
+    module = importlib.import_module(old)
+    gone = [n for n in OLD_NAMES[old] if not hasattr(module, n)]
+    assert sorted(gone) == sorted(REMOVED.get(old, ()))
 
 
 def test_an_old_path_imported_first_loads_the_new_module_once():

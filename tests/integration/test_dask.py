@@ -27,7 +27,7 @@ from opboost import Booster, InvalidParameterError, load_policy
 from opboost.api.engine import Components, FitSettings, StepSettings
 from opboost.api.objective import Objective
 from opboost.core.callbacks import Checkpoint, History
-from opboost.core.engine import boost_round
+from opboost.core.loop import boost_round
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit

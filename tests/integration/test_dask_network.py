@@ -26,7 +26,7 @@ from sklearn.datasets import make_classification
 from opboost import Booster, InvalidParameterError
 from opboost.api.callback import Callback
 from opboost.api.engine import FitSettings
-from opboost.core.engine import boost_round
+from opboost.core.loop import boost_round
 from opboost.dask import DaskLoggedBandit, DistributedFitError, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
 from opboost.simulation.supervised import supervised_to_bandit

@@ -12,7 +12,7 @@ import pytest
 
 from opboost.api.callback import Callback, RoundEnv
 from opboost.api.engine import StepSettings
-from opboost.core.engine import TOLERANCE, boost_round, run_fit, run_rounds
+from opboost.core.loop import TOLERANCE, boost_round, run_fit, run_rounds
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ def test_rows_of_zero_coefficients_are_inert_exactly_where_the_objective_says(na
 def test_the_rounds_learn_on_the_rows_that_carry_a_gradient_only(monkeypatch):
     """Under IPS with 0/1 rewards (BOPL, BOPL-S, POEM) only the clicked rows' candidate pairs
     are the learner's rows, and the rounds still lower the training risk."""
-    from opboost.core.fit.slots import SlotFit
+    from opboost.core.fit.slot_fit import SlotFit
 
     logs = _bilinear_world().logged
     seen = {}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data.checks import bad_entry, first_index
+from opboost.api.data.field_checks import bad_entry, first_index
 
 __all__ = [
     "Candidates",

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data.candidates import Candidates, check_candidates, count_candidates
-from opboost.api.data.checks import (
+from opboost.api.data.field_checks import (
     Contexts,
     as_real,
     check_action_features,

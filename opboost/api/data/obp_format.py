@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.data.checks import as_real, check_positions
+from opboost.api.data.field_checks import as_real, check_positions
 
 __all__ = ["REQUIRED_KEYS", "feedback_fields", "logging_slot"]
 

@@ -27,7 +27,7 @@ import numpy as np
 from opboost.api.engine import Fitted, StepSettings
 from opboost.api.learner import BaseProblem
 from opboost.core.booster_checks import check_f
-from opboost.core.engine import run_rounds
+from opboost.core.loop import run_rounds
 from opboost.core.registry import make
 from opboost.core.selection import constant_action_values
 

@@ -19,9 +19,28 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from opboost.api.callback import Callback, HistoryView, RoundEnv
-from opboost.api.engine import BoosterEngine, Engine, StepSettings
 
-__all__ = ["TOLERANCE", "boost_round", "call_hook", "round_env", "run_fit", "run_rounds"]
+# the engine's types live in the SDK; Direction, FitSettings and RemoteLogs keep their old path
+from opboost.api.engine import (
+    BoosterEngine,
+    Direction,
+    Engine,
+    FitSettings,
+    RemoteLogs,
+    StepSettings,
+)
+
+__all__ = [
+    "TOLERANCE",
+    "Direction",
+    "FitSettings",
+    "RemoteLogs",
+    "boost_round",
+    "call_hook",
+    "round_env",
+    "run_fit",
+    "run_rounds",
+]
 
 #: Early stop when |alpha|, the gradient norm or max|f| falls below this (paper, appendix G).
 TOLERANCE = 1e-10
