@@ -38,6 +38,41 @@ def test_import_linter_contracts_are_kept():
     assert code == 0, "lint-imports found a broken layer contract (run `lint-imports`)"
 
 
+def test_the_drawing_is_checked_by_at_least_eleven_contracts():
+    """docs/architecture.md's claims each have a contract: at least 11, named."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    assert len(contracts) >= 11
+    assert all(c["name"] for c in contracts)
+
+
+def test_booster_calls_no_lifecycle_hook():
+    """A fit's lifecycle lives in the engine (opboost.core.loop.run_fit): the Booster neither
+    calls a callback's hook nor restores a checkpoint itself."""
+    text = (PACKAGE / "core" / "booster.py").read_text(encoding="utf-8")
+    calls = [
+        ast.unparse(node.func) for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)
+    ]
+    hooks = [
+        c for c in calls if c.split(".")[-1].startswith(("on_", "call_hook", "load_checkpoint"))
+    ]
+    hooks += [c for c in calls if c.split(".")[-1] in ("restore", "begin", "run_rounds")]
+    assert hooks == []
+    assert "run_fit" in calls
+
+
+def test_one_module_per_name():
+    """No two modules of opboost share a file name (a package's __init__ and the plugin
+    modules that register each package's components aside)."""
+    names: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name not in ("__init__.py", "plugin.py"):
+            names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: paths for n, paths in names.items() if len(paths) > 1} == {}
+
+
 def test_no_module_imports_another_modules_private_names():
     """A leading underscore is private to its module: nobody else imports it."""
     offences = []
