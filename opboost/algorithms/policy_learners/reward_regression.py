@@ -52,7 +52,9 @@ class RewardRegression(PolicyLearner):
         is used as it is (0: LightGBM's default, every core).
     random_state : seed.
 
-    Fitted attribute ``num_threads_``: the fit's LightGBM threads.
+    Attributes
+    ----------
+    num_threads_ : the fit's LightGBM threads.
     """
 
     name: ClassVar[str] = "reward_regression"

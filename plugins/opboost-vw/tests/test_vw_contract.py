@@ -11,7 +11,7 @@ from opboost_vw.explore import VWCBExplore
 from opboost_vw.offline import VWOfflinePolicy
 
 from opboost.api.exceptions import InvalidParameterError
-from opboost.core.registry import get_registry, reset_registry
+from opboost import get_registry, reset_registry
 from opboost.testing import parametrize_with_checks
 
 
