@@ -10,8 +10,8 @@ import pytest
 from opboost_vw.explore import VWCBExplore
 from opboost_vw.offline import VWOfflinePolicy
 
-from opboost.api.exceptions import InvalidParameterError
 from opboost import get_registry, reset_registry
+from opboost.api.exceptions import InvalidParameterError
 from opboost.testing import parametrize_with_checks
 
 
