@@ -63,18 +63,7 @@ _LAZY = {
     },
     **{
         name: ("opboost.core.policy_loading", name)
-        for name in (
-            "CONSTANT_FORMAT",
-            "CONSTANT_FORMAT_VERSION",
-            "FORMAT_VERSION",
-            "MAX_MANIFEST_BYTES",
-            "MAX_POLICY_BYTES",
-            "SUPPORTED_FORMAT_VERSIONS",
-            "ConstantEnsemble",
-            "ConstantPolicy",
-            "Policy",
-            "load_policy",
-        )
+        for name in ("ConstantPolicy", "Policy", "load_policy")
     },
     "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
     "simulate": ("opboost.simulation.supervised", None),
@@ -83,19 +72,12 @@ _LAZY = {
 
 __all__ = [
     "BUILTIN_DISTRIBUTION",
-    "CONSTANT_FORMAT",
-    "CONSTANT_FORMAT_VERSION",
     "ENTRY_POINT_GROUP",
-    "FORMAT_VERSION",
-    "MAX_MANIFEST_BYTES",
-    "MAX_POLICY_BYTES",
-    "SUPPORTED_FORMAT_VERSIONS",
     "Booster",
     "Callback",
     "Checkpoint",
     "ConfigError",
     "ConfigParameterError",
-    "ConstantEnsemble",
     "ConstantPolicy",
     "EarlyStopping",
     "HiddenLabelError",

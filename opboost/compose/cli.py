@@ -146,7 +146,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _dry_run_study(args: argparse.Namespace, config: Any) -> int:
-    from opboost.compose.study.runner import study_plan, trial_filenames
+    from opboost.compose.study.runner import study_plan
+    from opboost.compose.trial.plan import trial_filenames
 
     plan = study_plan(config, args.out, data_dir=args.data_dir, n_jobs=args.n_jobs)
     keys, to_run, reused = plan["trials"], plan["to_run"], set(plan["reused"])

@@ -53,7 +53,7 @@ from typing import Any
 
 from opboost.api.files.atomic import TooLarge, read_regular
 from opboost.api.files.saved_schema import check_saved_schema
-from opboost.api.policy import (
+from opboost.api.policy import (  # noqa: F401 - this module's old names (opboost.policy)
     CONSTANT_FORMAT,
     CONSTANT_FORMAT_VERSION,
     ENSEMBLE_NAME_RE,
@@ -70,18 +70,7 @@ from opboost.api.policy import (
 )
 from opboost.api.serving.catalogue import action_schema_of
 
-__all__ = [
-    "CONSTANT_FORMAT",
-    "CONSTANT_FORMAT_VERSION",
-    "FORMAT_VERSION",
-    "MAX_MANIFEST_BYTES",
-    "MAX_POLICY_BYTES",
-    "SUPPORTED_FORMAT_VERSIONS",
-    "ConstantEnsemble",
-    "ConstantPolicy",
-    "Policy",
-    "load_policy",
-]
+__all__ = ["ConstantPolicy", "Policy", "load_policy"]
 
 # --- reading -------------------------------------------------------------------------------
 

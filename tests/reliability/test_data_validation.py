@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from opboost import Booster
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.compose.config.experiment import parse_config
+from opboost.compose.config import parse_config
 
 N, K = 6, 3
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from opboost.api.exceptions import OpboostWarning
-from opboost.compose.config.experiment import load_config
-from opboost.compose.study.runner import comparable, run_study
+from opboost.compose.config import load_config
+from opboost.compose.study import comparable, run_study
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "deployment.toml"
 SHORT = [

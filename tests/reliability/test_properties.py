@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config.experiment import parse_config
+from opboost.compose.config import parse_config
 
 FIELDS = ("contexts", "actions", "propensities", "rewards", "n_actions")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

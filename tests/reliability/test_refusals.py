@@ -14,8 +14,8 @@ import opboost
 from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
 from opboost.compose.cli import main
-from opboost.compose.config.experiment import load_config
-from opboost.compose.study.runner import run_study
+from opboost.compose.config import load_config
+from opboost.compose.study import run_study
 
 
 def _raises(error, message: str):

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from opboost.api.exceptions import OpboostWarning
-from opboost.compose.config.experiment import parse_config
-from opboost.compose.study.runner import LOCK_NAME, StudyError, StudyLockedError, run_study
+from opboost.compose.config import parse_config
+from opboost.compose.study import LOCK_NAME, StudyError, StudyLockedError, run_study
 
 PLUGIN = """
 import os
@@ -327,7 +327,7 @@ def test_failing_trial_with_n_jobs_2_keeps_every_other_trial(plugin, tmp_path, c
 
 
 def parse_config_file(path: Path) -> dict:
-    from opboost.compose.config.experiment import load_config
+    from opboost.compose.config import load_config
 
     return {"raw": load_config(path).raw}
 
@@ -386,7 +386,7 @@ def test_only_the_plugins_a_trial_uses_can_rerun_it(plugin, tmp_path, monkeypatc
     """Installing a plugin that no stored trial uses re-runs none of them: a trial records
     only the plugins whose components it names (here the data set's), and a trial that uses
     the new plugin records it too; a change of a plugin a trial uses still re-runs it."""
-    from opboost.compose.study.runner import versions
+    from opboost.compose.study import versions
     from opboost.core.registry import reset_registry
 
     raw = raw_config()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_study_durability import plugin, plugin_dir, raw_config, study, toml
 
-from opboost.compose.study.runner import LOCK_NAME, comparable
+from opboost.compose.study import LOCK_NAME, comparable
 
 __all__ = ["plugin", "plugin_dir"]  # fixtures used by the tests below
 

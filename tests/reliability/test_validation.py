@@ -11,7 +11,7 @@ import pytest
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.cli import main
-from opboost.compose.config.experiment import load_config, parse_config
+from opboost.compose.config import load_config, parse_config
 
 FILE = "examples/x.toml"
 

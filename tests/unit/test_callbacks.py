@@ -437,7 +437,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
 
 
 def test_verbose_is_checked_and_studies_keep_boosters_silent():
-    from opboost.compose.config.experiment import parse_config
+    from opboost.compose.config import parse_config
 
     with pytest.raises(InvalidParameterError, match=r"The 'verbose' parameter of Booster"):
         Booster(verbose=-1).validate_params()

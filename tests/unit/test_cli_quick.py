@@ -8,7 +8,7 @@ import pytest
 
 from opboost.api.exceptions import ConfigError
 from opboost.compose.cli import main
-from opboost.compose.config.experiment import apply_overrides, load_config
+from opboost.compose.config import apply_overrides, load_config
 
 TINY = """
 [data]
@@ -144,7 +144,7 @@ def test_study_dry_run_lists_stored_trials_and_estimates_time(tiny, tmp_path, ca
 
 
 def test_partial_results_after_each_trial_and_plugins(tiny, tmp_path):
-    from opboost.compose.study.runner import run_study
+    from opboost.compose.study import run_study
 
     config = load_config(tiny, ["experiment.seeds=[0,1]"])
     seen = []

@@ -9,7 +9,7 @@ import pytest
 import tomli_w
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config.experiment import (
+from opboost.compose.config import (
     dumps_resolved,
     load_config,
     parse_config,

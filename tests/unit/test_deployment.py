@@ -15,7 +15,7 @@ import pytest
 from opboost.api.bandit import BanditLearner
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.api.serving.exploration import draw
-from opboost.compose.config.experiment import dumps_resolved, parse_config, resolved_config
+from opboost.compose.config import dumps_resolved, parse_config, resolved_config
 from opboost.compose.trial.plan import TrialKey, fingerprint
 from opboost.core.policy_loading import ConstantPolicy
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online

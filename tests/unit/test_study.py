@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from action_only_data import registered_action_only
 
-from opboost.compose.config.experiment import parse_config
-from opboost.compose.study.runner import comparable, plan_trials, run_study
+from opboost.compose.config import parse_config
+from opboost.compose.study import comparable, plan_trials, run_study
 from opboost.compose.trial.run import run_trial
 from opboost.compose.trial.trial_data import prepare_trial
 
@@ -323,8 +323,8 @@ def test_curves_have_one_point_per_round_from_the_start():
 def test_plotted_curve_ends_at_the_table_value(study):
     """The plotted mean test-reward curve ends at the table's mean test reward, at the last
     round run."""
+    from opboost.compose.study import reported_trials
     from opboost.compose.study.plots import mean_curve
-    from opboost.compose.study.runner import reported_trials
 
     _, _, results = study
     trials = reported_trials(results)["BOPL-S"]

@@ -11,20 +11,24 @@ from __future__ import annotations
 
 from opboost.api.lazy import lazy_attributes
 
-__all__ = [
-    "BASELINES",
-    "AlgorithmSpec",
-    "ComponentSpec",
-    "ExperimentConfig",
-    "apply_overrides",
-    "dumps_resolved",
-    "load_config",
-    "parse_algorithm",
-    "parse_config",
-    "parse_set_value",
-    "resolved_config",
-]
+#: The names the old module opboost.compose.config had -> the module of this package that
+#: defines each.
+_HOMES = {
+    "AlgorithmSpec": "specs",
+    "BASELINES": "algorithms",
+    "ComponentSpec": "specs",
+    "ExperimentConfig": "experiment",
+    "apply_overrides": "overrides",
+    "dumps_resolved": "experiment",
+    "load_config": "experiment",
+    "parse_algorithm": "algorithms",
+    "parse_config": "experiment",
+    "parse_set_value": "overrides",
+    "resolved_config": "experiment",
+}
 
-_LAZY = {name: "opboost.compose.config.experiment" for name in __all__}
+__all__ = sorted(_HOMES)
+
+_LAZY = {name: f"opboost.compose.config.{module}" for name, module in _HOMES.items()}
 
 __getattr__, __dir__ = lazy_attributes("opboost.compose.config", _LAZY, globals())

@@ -43,30 +43,17 @@ from typing import Any
 
 from opboost.api.exceptions import ConfigError
 from opboost.compose.config.algorithms import (
-    BASELINES,
     parse_algorithm,
     parse_component,
     resolved_algorithm,
     resolved_component,
 )
 from opboost.compose.config.deployment_table import DEPLOYMENT_DEFAULTS, parse_deployment
-from opboost.compose.config.overrides import apply_overrides, blame_override, parse_set_value
+from opboost.compose.config.overrides import apply_overrides, blame_override
 from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec
 from opboost.compose.config.validate import check_keys, check_type, suggest
 
-__all__ = [
-    "BASELINES",
-    "AlgorithmSpec",
-    "ComponentSpec",
-    "ExperimentConfig",
-    "apply_overrides",
-    "dumps_resolved",
-    "load_config",
-    "parse_algorithm",
-    "parse_config",
-    "parse_set_value",
-    "resolved_config",
-]
+__all__ = ["ExperimentConfig", "dumps_resolved", "load_config", "parse_config", "resolved_config"]
 
 SIMULATION_DEFAULTS: dict[str, Any] = {
     "log_fraction": 0.1,

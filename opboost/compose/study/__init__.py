@@ -12,29 +12,33 @@ from __future__ import annotations
 
 from opboost.api.lazy import lazy_attributes
 
-__all__ = [
-    "FORMAT",
-    "LOCK_NAME",
-    "MALFORMED",
-    "StudyError",
-    "StudyInterrupted",
-    "StudyLockedError",
-    "TrialKey",
-    "assemble",
-    "comparable",
-    "label_slug",
-    "plan_trials",
-    "plugins",
-    "reported_trials",
-    "run_study",
-    "stored_timings",
-    "study_plan",
-    "trial_filenames",
-    "versions",
-    "write_outputs",
-    "write_partial_outputs",
-]
+#: The names the old module opboost.compose.study had -> the module under opboost.compose
+#: that defines each.
+_HOMES = {
+    "FORMAT": "study.results_json",
+    "LOCK_NAME": "study.lock",
+    "MALFORMED": "trial.store",
+    "StudyError": "study.errors",
+    "StudyInterrupted": "study.errors",
+    "StudyLockedError": "study.errors",
+    "TrialKey": "trial.plan",
+    "assemble": "study.results_json",
+    "comparable": "study.results_json",
+    "label_slug": "trial.plan",
+    "plan_trials": "trial.plan",
+    "plugins": "study.results_json",
+    "reported_trials": "study.outputs",
+    "run_study": "study.runner",
+    "stored_timings": "trial.store",
+    "study_plan": "study.runner",
+    "trial_filenames": "trial.plan",
+    "versions": "study.results_json",
+    "write_outputs": "study.outputs",
+    "write_partial_outputs": "study.outputs",
+}
 
-_LAZY = {name: "opboost.compose.study.runner" for name in __all__}
+__all__ = sorted(_HOMES)
+
+_LAZY = {name: f"opboost.compose.{module}" for name, module in _HOMES.items()}
 
 __getattr__, __dir__ = lazy_attributes("opboost.compose.study", _LAZY, globals())

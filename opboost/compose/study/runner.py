@@ -57,17 +57,11 @@ from opboost.api.exceptions import ConfigError
 from opboost.compose.config.experiment import ExperimentConfig
 from opboost.compose.study.errors import (
     StudyError,
-    StudyInterrupted,
-    StudyLockedError,
     os_error,
 )
-from opboost.compose.study.lock import LOCK_NAME, StudyLock
-from opboost.compose.study.outputs import reported_trials, write_outputs, write_partial_outputs
+from opboost.compose.study.lock import StudyLock
+from opboost.compose.study.outputs import write_outputs
 from opboost.compose.study.results_json import (
-    FORMAT,
-    assemble,
-    comparable,
-    plugins,
     trial_versions,
     versions,
 )
@@ -75,34 +69,11 @@ from opboost.compose.study.session import StudyRun
 from opboost.compose.trial.plan import (
     TrialKey,
     fingerprint,
-    label_slug,
     plan_trials,
-    trial_filenames,
 )
-from opboost.compose.trial.store import MALFORMED, load_stored_trials, stored_timings
+from opboost.compose.trial.store import load_stored_trials, stored_timings
 
-__all__ = [
-    "FORMAT",
-    "LOCK_NAME",
-    "MALFORMED",
-    "StudyError",
-    "StudyInterrupted",
-    "StudyLockedError",
-    "TrialKey",
-    "assemble",
-    "comparable",
-    "label_slug",
-    "plan_trials",
-    "plugins",
-    "reported_trials",
-    "run_study",
-    "stored_timings",
-    "study_plan",
-    "trial_filenames",
-    "versions",
-    "write_outputs",
-    "write_partial_outputs",
-]
+__all__ = ["run_study", "study_plan"]
 
 
 def _n_jobs(n_jobs: int | None, config: ExperimentConfig) -> int:

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from opboost.compose.config.experiment import ExperimentConfig, parse_algorithm, resolved_config
+from opboost.compose.config.algorithms import parse_algorithm
+from opboost.compose.config.experiment import ExperimentConfig, resolved_config
 
 __all__ = [
     "TrialKey",
