@@ -56,3 +56,23 @@ def test_opboost_exports_every_public_name_of_the_user_modules(name):
 
 def test_opboost_names_resolve():
     assert [n for n in opboost.__all__ if not hasattr(opboost, n)] == []
+
+
+#: Packages that kept the names their old module had, each from the module that defines it.
+COMPAT_PACKAGES = ("opboost.compose.config", "opboost.compose.study")
+
+
+@pytest.mark.parametrize("package", COMPAT_PACKAGES)
+def test_a_compat_package_gives_each_name_from_its_one_home(package):
+    """One name, one home: each old name of the package is in the ``__all__`` of exactly one
+    module of opboost.compose, the module it is loaded from (no module re-exports another's)."""
+    compose = importlib.import_module("opboost.compose")
+    modules = [
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(compose.__path__, "opboost.compose.")
+        if m.name not in COMPAT_PACKAGES
+    ]
+    pkg = importlib.import_module(package)
+    homes = {n: [m for m in modules if n in getattr(m, "__all__", ())] for n in pkg.__all__}
+    assert {n: [m.__name__ for m in ms] for n, ms in homes.items() if len(ms) != 1} == {}
+    assert [n for n, (home,) in homes.items() if getattr(pkg, n) is not getattr(home, n)] == []

@@ -30,7 +30,7 @@ import numpy as np
 from opboost.api.exceptions import ConfigError
 from opboost.compose.config.validate import check_keys, check_type, suggest
 
-__all__ = ["METHODS", "SearchSpec", "apply_overrides", "parse_search", "select_candidate"]
+__all__ = ["METHODS", "SearchSpec", "parse_search", "select_candidate", "with_candidate"]
 
 METHODS = ("random", "grid")
 _KEYS = ("method", "n_iter", "seed", "space")
@@ -80,8 +80,9 @@ class SearchSpec:
         }
 
 
-def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of the algorithm ``table`` with the dotted ``overrides`` set."""
+def with_candidate(table: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of the algorithm ``table`` with the dotted ``overrides`` of a search
+    candidate set (and no ``search`` table)."""
     out = copy.deepcopy(table)
     out.pop("search", None)
     for key, value in overrides.items():
@@ -98,6 +99,11 @@ def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> dict[st
         section[param] = copy.deepcopy(value)
         out[head] = section
     return out
+
+
+#: The old name (opboost.compose.search.apply_overrides), which config.overrides.apply_overrides
+#: (``PATH=VALUE`` on a whole config) also had.
+apply_overrides = with_candidate
 
 
 def _strip_where(exc: ConfigError) -> str:
@@ -157,7 +163,7 @@ def parse_search(
                 key=where,
             )
         for candidate in values:
-            table = apply_overrides(algorithm.raw, {name: candidate})
+            table = with_candidate(algorithm.raw, {name: candidate})
             try:
                 parse_candidate(table)
             except ConfigError as exc:

@@ -93,10 +93,10 @@ def trial_overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[
     algo = config.algorithm(key.label)
     if key.candidate is None:
         return algo, {}
-    from opboost.compose.config.search import apply_overrides
+    from opboost.compose.config.search import with_candidate
 
     overrides = algo.search.candidates()[key.candidate]
-    table = apply_overrides(algo.raw, overrides)
+    table = with_candidate(algo.raw, overrides)
     return parse_algorithm(table, algo.index, config.file, search=False), overrides
 
 
