@@ -108,7 +108,7 @@ import opboost
 from opboost import Booster
 from opboost.core.registry import UnknownComponentError, get_registry
 from opboost.core.selection import constant_action_values
-from opboost.simulation.datasets import resolve_data_dir
+from opboost.simulation.datasets import SupervisedData, resolve_data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, t_interval
@@ -276,6 +276,20 @@ def split_name(name: str) -> tuple[str, int | None]:
     return base, int(rows)
 
 
+def supervised_data(name: str, data_dir: str | None) -> SupervisedData | str:
+    """The registered data set ``name`` (every row), or the reason it is skipped."""
+    cls = get_registry().get("dataset", name)
+    if not getattr(cls, "bundled", False) and resolve_data_dir(data_dir) is None:
+        return "real data set and no data directory: pass --data-dir or set $OPBOOST_DATA"
+    try:
+        data = cls().load(data_dir)
+    except FileNotFoundError as exc:
+        return str(exc)
+    if data.task == "regression":
+        return "regression data set: no supervised-to-bandit simulation"
+    return data
+
+
 def load(
     name: str, data_dir: str | None, max_rows: int | None = None, sim_rows: int | None = None
 ) -> Source | str:
@@ -289,15 +303,9 @@ def load(
         kind = "catalogue" if base in CATALOGUES else "synthetic"
         info = {"kind": kind, "n_rows": n, "description": world.summary(n)}
         return Source(name, functools.partial(world.trial, n=n), world.summary(n), info)
-    cls = get_registry().get("dataset", base)
-    if not getattr(cls, "bundled", False) and resolve_data_dir(data_dir) is None:
-        return "real data set and no data directory: pass --data-dir or set $OPBOOST_DATA"
-    try:
-        data = cls().load(data_dir)
-    except FileNotFoundError as exc:
-        return str(exc)
-    if data.task == "regression":
-        return "regression data set: no supervised-to-bandit simulation"
+    data = supervised_data(base, data_dir)
+    if isinstance(data, str):
+        return data
     cap = min(filter(None, (rows, max_rows)), default=None)
     n, d = data.X.shape
     subsample = f" (subsample of {cap:,})" if cap and n > cap else ""

@@ -36,7 +36,7 @@ from opboost.algorithms.estimators.snips import SNIPS
 from opboost.core.booster_checks import split_holdout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
-from _bench_common import simulate_trial, t_interval
+from _bench_common import t_interval
 from bench_peers import DATASETS, load
 from bench_staged_rounds import stage_scores
 
@@ -56,15 +56,26 @@ RULES: dict[str, Callable[[np.ndarray], int]] = {
 
 def held_out_curves(scores: list[np.ndarray], held, scale: float) -> dict[str, np.ndarray]:
     """SNIPS and DR (q = start scores / ``scale``) of each stage's argmax policy on ``held``
-    (SNIPS 0 for a policy that matches no logged action)."""
+    (SNIPS 0 for a policy that matches no logged action); ``"dr_clear"``: DR where a stage's
+    paired DR advantage over the last stage, row by row, is above 1.96 standard errors, else
+    -inf (the last stage 0): its argmax keeps every round unless the held-out logs clearly
+    prefer fewer."""
     rows, gamma = np.arange(len(held)), dr_coefficients(held, scores[0] / scale)
-    estimator, snips, dr = SNIPS(), [], []
+    estimator, snips, dr, per_row = SNIPS(), [], [], []
     for stage in scores:
         chosen = stage.argmax(axis=1)
         matched = bool(np.any(chosen == held.actions))
         snips.append(estimator.estimate_value(held, chosen) if matched else 0.0)
-        dr.append(float(gamma[rows, chosen].mean()))
-    return {"snips": np.array(snips), "dr": np.array(dr)}
+        per_row.append(gamma[rows, chosen])
+        dr.append(float(per_row[-1].mean()))
+    clear = np.full(len(scores), -np.inf)
+    clear[-1] = 0.0
+    for t, values in enumerate(per_row[:-1]):
+        gain = values - per_row[-1]
+        se = gain.std(ddof=1) / np.sqrt(len(gain))
+        if gain.mean() > 1.96 * se:
+            clear[t] = gain.mean()
+    return {"snips": np.array(snips), "dr": np.array(dr), "dr_clear": clear}
 
 
 def one_seed(trial, params: dict) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -93,15 +104,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n")
-    columns = [(est, rule) for est in ("snips", "dr") for rule in RULES]
+    columns = [(est, rule) for est in ("snips", "dr") for rule in RULES] + [("dr_clear", "argmax")]
     print("| data set | 100 rounds | " + " | ".join(f"{e} {r}" for e, r in columns) + " |")
     print("|---|--:|" + "---|" * len(columns))
     for name in args.datasets:
-        data = load(name, args.data_dir)
-        if isinstance(data, str):
-            print(f"| {name} | skipped: {data} |" + " |" * len(columns))
+        source = load(name, args.data_dir, args.max_rows)
+        if isinstance(source, str):
+            print(f"| {name} | skipped: {source} |" + " |" * len(columns))
             continue
-        trials = (simulate_trial(data, s, args.max_rows) for s in range(args.seeds))
+        trials = (source.trial(s) for s in range(args.seeds))
         runs = [one_seed(trial, args.booster) for trial in trials]
         default = np.array([test[-1] for _, test in runs])
         cells = [f"{default.mean():.4f}"]

@@ -36,7 +36,6 @@ def child(args: argparse.Namespace) -> None:
     """In a process whose ``sys.path`` starts with a checkout: per data set, the per-round
     wall and CPU milliseconds of one timed fit (after one to warm up), as JSON."""
     sys.path.insert(0, str(HERE))
-    from _bench_common import simulate_trial
     from bench_peers import load
 
     import opboost
@@ -59,11 +58,11 @@ def child(args: argparse.Namespace) -> None:
     params = {} if args.threads == "default" else {"num_threads": int(args.threads)}
     out = {}
     for name in args.datasets:
-        data = load(name, args.data_dir)
-        if isinstance(data, str):
-            out[name] = data
+        source = load(name, args.data_dir, args.max_rows)
+        if isinstance(source, str):
+            out[name] = source
             continue
-        logged = simulate_trial(data, 0, args.max_rows).logged
+        logged = source.trial(0).logged
         for _ in range(2):  # the first warms up
             Booster(random_state=0, base_learner_params=params).fit(logged)
         wall, cpu, rounds = timings[-1]

@@ -27,7 +27,7 @@ from opboost.api.learner_toolkit import as_contexts
 from opboost.api.lgbm.rows import design_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
-from _bench_common import simulate_trial, t_interval
+from _bench_common import t_interval
 from bench_peers import DATASETS, load
 
 
@@ -82,13 +82,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| data set | {header} | oracle gain |")
     print("|---|" + "--:|" * (len(stages) + 1))
     for name in args.datasets:
-        data = load(name, args.data_dir)
-        if isinstance(data, str):
-            print(f"| {name} | skipped: {data} |" + " |" * len(stages))
+        source = load(name, args.data_dir, args.max_rows)
+        if isinstance(source, str):
+            print(f"| {name} | skipped: {source} |" + " |" * len(stages))
             continue
         values = np.array(
             [
-                staged_rewards(simulate_trial(data, seed, args.max_rows), stages, args.n_rounds)
+                staged_rewards(source.trial(seed), stages, args.n_rounds)
                 for seed in range(args.seeds)
             ]
         )

@@ -29,7 +29,6 @@ import numpy as np
 from opboost import Booster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
-from _bench_common import simulate_trial
 from bench_peers import DATASETS, load
 
 
@@ -78,11 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|--:|--:|--:|---|---|")
     ratios = []
     for name in args.datasets:
-        data = load(name, args.data_dir)
-        if isinstance(data, str):
-            print(f"| {name} | skipped: {data} | | | | |")
+        source = load(name, args.data_dir, args.max_rows)
+        if isinstance(source, str):
+            print(f"| {name} | skipped: {source} | | | | |")
             continue
-        row = timed_fits(simulate_trial(data, args.seed, args.max_rows), args.repeats, args.threads)
+        row = timed_fits(source.trial(args.seed), args.repeats, args.threads)
         ratio = row["auto"] / row["none"]
         ratios.append(ratio)
         reward = f"{row['reward']['auto']:.4f}, {row['reward']['none']:.4f}"

@@ -39,7 +39,7 @@ from opboost.simulation.datasets.bundled import SyntheticMulticlass
 from opboost.simulation.supervised import supervised_to_bandit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
-from bench_peers import load
+from bench_peers import supervised_data
 
 SYNTHETIC = {
     "small": {"n_samples": 3_334, "n_features": 20, "n_classes": 4, "n_informative": 10},
@@ -54,7 +54,7 @@ def logs(name: str, data_dir: str | None):
     if name in SYNTHETIC:
         data = SyntheticMulticlass(**SYNTHETIC[name], random_state=0).load()
     else:
-        data = load(name, data_dir)
+        data = supervised_data(name, data_dir)
         if isinstance(data, str):
             return data
     return supervised_to_bandit(data.X, data.y, n_actions=data.n_actions, random_state=0).logged
