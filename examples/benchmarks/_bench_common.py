@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 from sklearn.model_selection import train_test_split
 
-from opboost.api.data.logged import LoggedBandit
+from opboost.api.data import LoggedBandit
 from opboost.simulation.datasets import SupervisedData
 from opboost.simulation.supervised import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 

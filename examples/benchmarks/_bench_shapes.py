@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from _bench_common import Trial, simulate_trial
 from scipy.special import expit
 
-from opboost.api.data.logged import LoggedBandit
+from opboost.api.data import LoggedBandit
 from opboost.simulation.datasets import SupervisedData
 from opboost.simulation.items import SimulatedCatalogue, simulate_catalogue
 

@@ -14,6 +14,10 @@ average is printed with the table.
     python examples/benchmarks/bench_round_time.py --data-dir "$OPBOOST_DATA" --before /tmp/before
     python examples/benchmarks/bench_round_time.py --data-dir "$OPBOOST_DATA" \\
         --before /tmp/before --threads default
+
+The plugins register through entry points, which name their modules: a checkout from before
+the modules moved (``opboost.core``, ``opboost.algorithms``: issue 38) needs an environment of
+its own, ``--before-python /tmp/before-venv/bin/python`` (``pip install -e /tmp/before``).
 """
 
 from __future__ import annotations
@@ -70,10 +74,10 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps({"package": str(Path(opboost.__file__).parents[1]), "ms": out}))
 
 
-def run_child(checkout: Path, args: argparse.Namespace) -> dict:
-    """One child process with ``checkout`` first on its path."""
+def run_child(checkout: Path, args: argparse.Namespace, python: str = sys.executable) -> dict:
+    """One child process of ``python`` with ``checkout`` first on its path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(HERE)])}
-    command = [sys.executable, __file__, "--child", "--threads", args.threads]
+    command = [python, __file__, "--child", "--threads", args.threads]
     command += ["--max-rows", str(args.max_rows), "--datasets", *args.datasets]
     if args.data_dir:
         command += ["--data-dir", args.data_dir]
@@ -87,6 +91,12 @@ def run_child(checkout: Path, args: argparse.Namespace) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, help="the other checkout (its repository root)")
+    parser.add_argument(
+        "--before-python",
+        default=sys.executable,
+        help="the interpreter for --before (default this one): its environment's opboost entry "
+        "points must name the built-in plugins where that checkout has them",
+    )
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--max-rows", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
@@ -103,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     runs: dict[str, list[dict]] = {"this": [], "before": []}
     for _ in range(args.repeats):
         runs["this"].append(run_child(this, args))
-        runs["before"].append(run_child(args.before, args))
+        runs["before"].append(run_child(args.before, args, args.before_python))
     print(f"Command: `python {' '.join(sys.argv)}`\n")
     print(
         "| data set | before: wall ms/round | CPU ms | this: wall ms/round | CPU ms | "
