@@ -73,8 +73,8 @@ def run_bandit(
         )
     if not isinstance(learner, BanditLearner):
         raise InvalidParameterError(
-            f"run_bandit: learner must be a BanditLearner (feedback='bandit') or its registered "
-            f"name. Got {type(learner).__name__}; loss-feedback learners have their own runner."
+            f"run_bandit: learner must be a BanditLearner (feedback='bandit'). Got "
+            f"{type(learner).__name__}; loss-feedback learners have their own runner."
         )
     if getattr(learner, "n_actions", env.n_actions) != env.n_actions:
         raise InvalidParameterError(

@@ -379,6 +379,17 @@ def test_run_bandit_takes_a_learner_not_a_name():
     )
 
 
+def test_run_bandit_refuses_a_learner_without_bandit_feedback():
+    """Anything but a BanditLearner is refused, naming its type (no name is taken)."""
+    X, y = _blobs(20)
+    with pytest.raises(InvalidParameterError) as exc:
+        run_bandit(object(), X, y)
+    assert str(exc.value) == (
+        "run_bandit: learner must be a BanditLearner (feedback='bandit'). Got object; "
+        "loss-feedback learners have their own runner."
+    )
+
+
 # --- UCI loaders on tiny files in the same formats ----------------------------------------
 
 
