@@ -36,8 +36,8 @@ from scipy import stats
 
 import opboost
 from opboost import LoggedBandit
-from opboost.estimators.ips import IPS
-from opboost.estimators.snips import SNIPS
+from opboost.algorithms.estimators.ips import IPS
+from opboost.algorithms.estimators.snips import SNIPS
 
 
 def empirical_action_dist(log: LoggedBandit, n_rows: int) -> np.ndarray:

@@ -1,7 +1,9 @@
 """opboost: boosting algorithms that learn contextual-bandit policies from bandit feedback.
 
-Public facade. Importing opboost loads neither lightgbm nor river, and builds no plugin
-registry; both happen on first use.
+Public facade: every public name of the modules a user of the Booster meets (the Booster, the
+fit callbacks, the scorers, loading policies, the registry, the errors, the logs, the policy
+choice). Plugin authors use :mod:`opboost.api`. Importing opboost loads neither lightgbm nor
+river, and builds no plugin registry; both happen on first use.
 """
 
 from __future__ import annotations
@@ -15,34 +17,87 @@ import os as _os
 # by the user wins.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import (
     ConfigError,
+    ConfigParameterError,
+    HiddenLabelError,
+    InsufficientMemoryError,
     InvalidParameterError,
     NotFittedError,
     OpboostError,
+    OpboostWarning,
     PluginError,
 )
+from opboost.api.fit_metadata import opboost_version
 from opboost.api.hookspecs import hookimpl
-from opboost.api.lazy import lazy_attributes
-from opboost.registry import available, get_registry, make
+from opboost.api.lazy import MovedModules, lazy_attributes
+from opboost.core.registry import (
+    BUILTIN_DISTRIBUTION,
+    ENTRY_POINT_GROUP,
+    PluginInfo,
+    PluginLoadWarning,
+    Registry,
+    UnknownComponentError,
+    available,
+    get_registry,
+    make,
+    reset_registry,
+)
+from opboost.moved import MOVED
 
-try:
-    from importlib.metadata import version as _version
+__version__ = opboost_version()
 
-    __version__ = _version("opboost")
-except Exception:  # pragma: no cover - source tree without metadata
-    __version__ = "0+unknown"
+MovedModules(MOVED).install()  # the old import paths of moved modules
+
+#: Names loaded on first use -> (module, attribute; None: the module itself).
+_LAZY = {
+    "Booster": ("opboost.core.booster", "Booster"),
+    **{
+        name: ("opboost.core.callbacks", name)
+        for name in ("Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv")
+    },
+    **{
+        name: ("opboost.core.metrics", name)
+        for name in ("OffPolicyScorer", "off_policy_scorer", "to_xy")
+    },
+    **{
+        name: ("opboost.core.policy_loading", name)
+        for name in ("ConstantPolicy", "Policy", "load_policy")
+    },
+    "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
+    "simulate": ("opboost.simulation.supervised", None),
+    "online": ("opboost.algorithms.online", None),
+}
 
 __all__ = [
+    "BUILTIN_DISTRIBUTION",
+    "ENTRY_POINT_GROUP",
     "Booster",
+    "Callback",
+    "Checkpoint",
     "ConfigError",
+    "ConfigParameterError",
+    "ConstantPolicy",
+    "EarlyStopping",
+    "HiddenLabelError",
+    "History",
+    "InsufficientMemoryError",
     "InvalidParameterError",
     "LoggedBandit",
     "NotFittedError",
+    "OffPolicyScorer",
     "OpboostError",
+    "OpboostWarning",
     "PluginError",
+    "PluginInfo",
+    "PluginLoadWarning",
+    "Policy",
     "PolicyChoice",
+    "Progress",
+    "Registry",
+    "RoundEnv",
+    "UnknownComponentError",
     "__version__",
     "available",
     "get_registry",
@@ -50,16 +105,9 @@ __all__ = [
     "load_policy",
     "make",
     "off_policy_scorer",
+    "reset_registry",
+    "to_xy",
 ]
-
-_LAZY = {
-    "Booster": ("opboost.booster", "Booster"),
-    "load_policy": ("opboost.policy", "load_policy"),
-    "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
-    "off_policy_scorer": ("opboost.metrics", "off_policy_scorer"),
-    "simulate": ("opboost.simulation.supervised", None),
-    "online": ("opboost.online", None),
-}
 
 
 __getattr__, __dir__ = lazy_attributes("opboost", _LAZY, globals())

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.simulation.datasets.bundled import Digits
 
 

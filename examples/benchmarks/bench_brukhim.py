@@ -32,9 +32,9 @@ import time
 
 import numpy as np
 
-from opboost.online.brukhim_hazan import BrukhimHazanBoost
-from opboost.online.fkm import NFKM
-from opboost.online.ogd import OGB, OGD
+from opboost.algorithms.online.brukhim_hazan import BrukhimHazanBoost
+from opboost.algorithms.online.fkm import NFKM
+from opboost.algorithms.online.ogd import OGB, OGD
 from opboost.simulation.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
 from opboost.simulation.loss_runner import run_loss_feedback
 

@@ -52,7 +52,7 @@ def _rss_kib() -> int:
 def run_case(name: str, n: int, rounds: int, trace: bool) -> dict[str, float]:
     """Fit one case in this process; its seconds and memory (MiB; traced only if ``trace``)."""
     from opboost import Booster, LoggedBandit
-    from opboost.api.slots import SlotView
+    from opboost.api.data.slots import SlotView
     from opboost.simulation import simulate_catalogue
 
     scale, n_items, d_item = CASES[name]

@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.algorithms.online import Banditron, ChenBanditBoost, ConservativeOVA
 from opboost.simulation import run_bandit
 from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
 

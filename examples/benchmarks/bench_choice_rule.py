@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_common import simulate_trial
 
 from opboost import Booster
-from opboost.booster_checks import split_holdout
-from opboost.policy_learners.reward_regression import RewardRegression
-from opboost.registry import get_registry
-from opboost.selection import HoldoutScorer, action_probs
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+from opboost.core.booster_checks import split_holdout
+from opboost.core.registry import get_registry
+from opboost.core.selection import action_probs, logs_scorer
 
 CONFIDENCES = (0.6, 0.75, 0.9)
 
@@ -59,12 +59,12 @@ def picks(seed_data, seed: int, max_rows: int) -> dict[str, float]:
         ),
         "rr": RewardRegression(random_state=seed),
     }
-    scorer = HoldoutScorer(holdout, "dr", random_state=seed)
+    scorer = logs_scorer(holdout, "dr", seed)
     values, true = {}, {}
     for name, model in candidates.items():
         model.fit(train)
         probs = action_probs(model.decision_function(holdout.contexts), "argmax")
-        values[name] = scorer.dr_values(probs)
+        values[name] = scorer.row_values(probs)
         true[name] = trial.value(model.predict(trial.X_test))
     out = {"max": true[max(values, key=lambda c: values[c].mean())]}
     for confidence in CONFIDENCES:

@@ -1,5 +1,5 @@
 """Peak memory of a Booster fit per stacked row, against the lower bound that refuses fits
-which cannot fit (``opboost.api.memory_limit.stacked_fit_bytes``).
+which cannot fit (``opboost.api.numerics.memory_limit.stacked_fit_bytes``).
 
 Each case runs in a fresh child process (peak RSS, ``VmHWM``, is per process): random logs of
 ``--rows`` contexts x ``--features`` features x ``--actions`` actions, a 3-round fit on one
@@ -20,7 +20,7 @@ CHILD = r"""
 import sys
 import numpy as np
 import opboost
-from opboost.api.memory_limit import stacked_fit_bytes
+from opboost.api.numerics.memory_limit import stacked_fit_bytes
 
 n, k, d, warm_start = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rng = np.random.default_rng(0)

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.online import (
+from opboost.algorithms.online import (
     Banditron,
     ChenBanditBoost,
     ConservativeOVA,

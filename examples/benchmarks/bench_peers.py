@@ -106,9 +106,14 @@ import numpy as np
 
 import opboost
 from opboost import Booster
-from opboost.registry import UnknownComponentError, get_registry
-from opboost.selection import constant_action_values
 from opboost.simulation.datasets import SupervisedData, resolve_data_dir
+
+try:
+    from opboost.core.registry import UnknownComponentError, get_registry
+    from opboost.core.selection import constant_action_values
+except ImportError:  # a tree before opboost.core: bench_round_time.py --before runs load() there
+    from opboost.registry import UnknownComponentError, get_registry
+    from opboost.selection import constant_action_values
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, t_interval
@@ -202,7 +207,7 @@ def constant_method(trial: Any) -> np.ndarray:
     if not isinstance(trial, CatalogueTrial):
         best = int(np.nanargmax(constant_action_values(trial.logged)))
         return np.full(trial.n_test, best)
-    from opboost.policy_learners.reward_regression import RewardRegression
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 
     logs = dataclasses.replace(trial.logged, contexts=np.zeros((len(trial.logged), 1)))
     model = RewardRegression(random_state=trial.seed).fit(logs)

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
-from opboost.booster_checks import split_holdout
-from opboost.estimators.direct import dr_coefficients
-from opboost.estimators.snips import SNIPS
+from opboost.algorithms.estimators.direct import dr_coefficients
+from opboost.algorithms.estimators.snips import SNIPS
+from opboost.core.booster_checks import split_holdout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import t_interval
@@ -78,13 +78,31 @@ def held_out_curves(scores: list[np.ndarray], held, scale: float) -> dict[str, n
     return {"snips": np.array(snips), "dr": np.array(dr), "dr_clear": clear}
 
 
+def two_fold_dr(trial, params: dict) -> np.ndarray:
+    """DR curve (T + 1,) over every logged row: the default fitted on each half of the logs,
+    its stages scored on the other half with DR (q: that half-fit's own start)."""
+    first, second = split_holdout(trial.logged, 0.5, trial.seed + 1000)
+    per_row = []
+    for train, held in ((first, second), (second, first)):
+        part = Booster(random_state=trial.seed, **params).fit(train)
+        scores = stage_scores(part, held.contexts)
+        gamma = dr_coefficients(held, scores[0] / float(part.reward_start_["scale"]))
+        rows = np.arange(len(held))
+        per_row.append(np.array([gamma[rows, stage.argmax(axis=1)] for stage in scores]))
+    stages = min(len(values) for values in per_row)
+    return np.concatenate([values[:stages] for values in per_row], axis=1).mean(axis=1)
+
+
 def one_seed(trial, params: dict) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """(held-out curves of the 80% fit, true test reward (T + 1,) of the full fit per round),
-    both ``Booster(random_state=seed, **params)``."""
+    both ``Booster(random_state=seed, validation_fraction=None, **params)``; "dr2fold": the
+    DR curve of :func:`two_fold_dr`."""
+    params = {"validation_fraction": None, **params}  # every round: the stages are scored here
     train, held = split_holdout(trial.logged, 0.2, trial.seed + 1000)
     part = Booster(random_state=trial.seed, **params).fit(train)
     scale = float(part.reward_start_["scale"])
     curves = held_out_curves(stage_scores(part, held.contexts), held, scale)
+    curves["dr2fold"] = two_fold_dr(trial, params)
     full = Booster(random_state=trial.seed, **params).fit(trial.logged)
     test = np.array([trial.value(s.argmax(axis=1)) for s in stage_scores(full, trial.X_test)])
     return curves, test
@@ -105,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n")
     columns = [(est, rule) for est in ("snips", "dr") for rule in RULES] + [("dr_clear", "argmax")]
+    columns += [("dr2fold", rule) for rule in RULES]
     print("| data set | 100 rounds | " + " | ".join(f"{e} {r}" for e, r in columns) + " |")
     print("|---|--:|" + "---|" * len(columns))
     for name in args.datasets:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.learner import BaseLearner, BaseProblem
 from opboost.api.learner_toolkit import wls_terms
 

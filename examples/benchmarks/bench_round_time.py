@@ -3,7 +3,7 @@
 
 Per data set, the logs of ``bench_peers.py``'s protocol (seed 0, at most ``--max-rows`` rows);
 each process fits once to warm up and once timed, and reports the wall and CPU milliseconds of
-the boosting rounds (``opboost.booster.run_rounds``, the reward-model start left out) divided
+the boosting rounds (the engine's ``run_rounds``, the reward-model start left out) divided
 by the rounds run. The two checkouts' processes alternate ``--repeats`` times; the table gives
 the medians and their ratio (this / before). ``--threads 1`` fits with one LightGBM thread
 (``base_learner_params={"num_threads": 1}``: the Python work per round); ``--threads default``
@@ -14,6 +14,10 @@ average is printed with the table.
     python examples/benchmarks/bench_round_time.py --data-dir "$OPBOOST_DATA" --before /tmp/before
     python examples/benchmarks/bench_round_time.py --data-dir "$OPBOOST_DATA" \\
         --before /tmp/before --threads default
+
+The plugins register through entry points, which name their modules: a checkout from before
+the modules moved (``opboost.core``, ``opboost.algorithms``: issue 38) needs an environment of
+its own, ``--before-python /tmp/before-venv/bin/python`` (``pip install -e /tmp/before``).
 """
 
 from __future__ import annotations
@@ -38,18 +42,23 @@ def child(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(HERE))
     from bench_peers import load
 
-    import opboost.booster as booster_module
+    import opboost
     from opboost import Booster
 
+    try:  # the module whose run_rounds a fit calls: the engine's, or an older tree's Booster's
+        import opboost.core.loop as loop_module
+    except ImportError:
+        import opboost.booster as loop_module
+
     timings: list[tuple[float, float, int]] = []
-    run_rounds = booster_module.run_rounds
+    run_rounds = loop_module.run_rounds
 
     def timed(fit, n_rounds, *rest, **options):
         wall, cpu = time.perf_counter(), time.process_time()
         run_rounds(fit, n_rounds, *rest, **options)
         timings.append((time.perf_counter() - wall, time.process_time() - cpu, fit.round))
 
-    booster_module.run_rounds = timed
+    loop_module.run_rounds = timed
     params = {} if args.threads == "default" else {"num_threads": int(args.threads)}
     out = {}
     for name in args.datasets:
@@ -59,16 +68,19 @@ def child(args: argparse.Namespace) -> None:
             continue
         logged = source.trial(0).logged
         for _ in range(2):  # the first warms up
-            Booster(random_state=0, base_learner_params=params).fit(logged)
+            # every round in one fit (older checkouts take validation_fraction=None too)
+            Booster(random_state=0, base_learner_params=params, validation_fraction=None).fit(
+                logged
+            )
         wall, cpu, rounds = timings[-1]
         out[name] = [1e3 * wall / rounds, 1e3 * cpu / rounds]
-    print(json.dumps({"package": str(Path(booster_module.__file__).parents[1]), "ms": out}))
+    print(json.dumps({"package": str(Path(opboost.__file__).parents[1]), "ms": out}))
 
 
-def run_child(checkout: Path, args: argparse.Namespace) -> dict:
-    """One child process with ``checkout`` first on its path."""
+def run_child(checkout: Path, args: argparse.Namespace, python: str = sys.executable) -> dict:
+    """One child process of ``python`` with ``checkout`` first on its path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(HERE)])}
-    command = [sys.executable, __file__, "--child", "--threads", args.threads]
+    command = [python, __file__, "--child", "--threads", args.threads]
     command += ["--max-rows", str(args.max_rows), "--datasets", *args.datasets]
     if args.data_dir:
         command += ["--data-dir", args.data_dir]
@@ -82,6 +94,12 @@ def run_child(checkout: Path, args: argparse.Namespace) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, help="the other checkout (its repository root)")
+    parser.add_argument(
+        "--before-python",
+        default=sys.executable,
+        help="the interpreter for --before (default this one): its environment's opboost entry "
+        "points must name the built-in plugins where that checkout has them",
+    )
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--max-rows", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
@@ -98,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     runs: dict[str, list[dict]] = {"this": [], "before": []}
     for _ in range(args.repeats):
         runs["this"].append(run_child(this, args))
-        runs["before"].append(run_child(args.before, args))
+        runs["before"].append(run_child(args.before, args, args.before_python))
     print(f"Command: `python {' '.join(sys.argv)}`\n")
     print(
         "| data set | before: wall ms/round | CPU ms | this: wall ms/round | CPU ms | "

@@ -24,7 +24,7 @@ import numpy as np
 
 from opboost import Booster
 from opboost.api.learner_toolkit import as_contexts
-from opboost.learners.lightgbm_rows import design_rows
+from opboost.api.lgbm.rows import design_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import t_interval
@@ -55,7 +55,9 @@ def stage_scores(booster: Booster, X: Any, last: int | None = None) -> list[np.n
 def staged_rewards(trial, stages: list[int], n_rounds: int | None) -> np.ndarray:
     """True test reward (len(stages),) of the default fitted on ``trial.logged`` after each
     stage's number of rounds (NaN past the rounds the fit ran)."""
-    params = {} if n_rounds is None else {"n_rounds": n_rounds}
+    params = {"validation_fraction": None}  # every round: the stages are scored here
+    if n_rounds is not None:
+        params["n_rounds"] = n_rounds
     booster = Booster(random_state=trial.seed, **params).fit(trial.logged)
     scores = stage_scores(booster, trial.X_test, max(stages))
     values = np.full(len(stages), np.nan)

@@ -1,8 +1,12 @@
 """The opboost plugin SDK: every interface a plugin implements or uses, in one place.
 
-Core (the booster, registry, policies) and the algorithms (objectives, estimators, learners,
-online learners) both build on this package and on nothing of each other; a third-party
-plugin imports only from here (and from :mod:`opboost.testing` in its tests).
+Core (the booster, engine, registry, policies) and the algorithms (objectives, estimators,
+learners, online learners, policy learners) both build on this package and on nothing of each
+other; so do the Dask engine and a third-party plugin, which imports only from here (and from
+:mod:`opboost.testing` in its tests). Every public name of every module below is a name of this
+package: ``from opboost.api import LoggedBandit, Objective, lightgbm_threads``.
+
+The interfaces, at the top:
 
 ========================  =================================================================
 module                    what it holds
@@ -11,41 +15,30 @@ module                    what it holds
 ``hookspecs``             the pluggy hook specifications and ``hookimpl``
 ``exceptions``            the error and warning classes
 ``validation``            parameter checks with the project's messages
-``constraints``           declared ``_parameter_constraints`` and :func:`validate_params`
-                          (its ``Interval`` is ``opboost.api.constraints.Interval``; the
-                          top-level ``Interval`` is the estimator's confidence interval)
-``files``                 crash-safe writes and JSON-safe values
-``memory_limit``          a fit's memory estimate against the process's limits
-``data``                  :class:`LoggedBandit`, the logged-feedback data model
-``data_checks``,          its field checks; Open Bandit Pipeline's bandit-feedback dict;
-``obp_format``,           the per-row candidate sets (eligible actions)
-``candidates``
-``tabular``               :class:`TabularSchema`: string and categorical columns, action ids
-``design``                the stacked (x, a) design of the regression reduction
-``objective``             :class:`Objective`, :class:`RoundState`, softmax and the step
-``round_state``           :class:`RoundState`, :class:`ActionState` (g built on first use)
-``row_blocks``            a round's (n, K) arithmetic a block of rows at a time;
-                          :class:`RowWeightedProblem`
-``estimator``             :class:`Estimator`, :class:`Interval`
-``learner``               :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`
+``constraints``           declared ``_parameter_constraints`` (:class:`Interval`, ...) and
+                          :func:`validate_params`
+``objective``,            :class:`Objective`, the closed-form step; :class:`RoundState`,
+``round_state``           :class:`ActionState` (a round's policy, g built on first use)
+``estimator``             :class:`Estimator`, :class:`ConfidenceInterval`, :class:`LogsScorer`
+``learner``,              :class:`BaseLearner`, :class:`BaseProblem`, :class:`Ensemble`;
 ``learner_toolkit``       helpers for base learners (inputs, seeds, checked model text)
-``threads``               the thread count of a LightGBM (OpenMP) call: by its work and the
-                          free cores
 ``online``, ``bandit``,   :class:`OnlineLearner`, :class:`BanditLearner`,
 ``loss_feedback``         :class:`LossFeedbackLearner`
 ``policy_learner``        :class:`PolicyLearner`
 ``callback``              :class:`Callback`, :class:`RoundEnv`
 ``dataset``               :class:`Dataset`, :class:`SupervisedData`
-``policy``, ``policy_save`` :class:`Policy`, :class:`ConstantPolicy`, their crash-safe save
-``saved_schema``          a saved policy's table schema, checked at load
-``serving``               candidate masks and top-k slates at prediction time
-``exploration``           deployed policies: epsilon-greedy or softmax exploration with
-                          exact propensities (:class:`ExplorationMixin`)
-``slots``, ``pairs``,     boosting on candidates and item features: :class:`SlotView`
-``pair_serving``          (each row's candidates in slots), :class:`PairRows` (rows
-                          [x_i; phi(a)]), :class:`ActionSchema`; scoring a catalogue
-``lazy``                  lazy package attributes
+``policy``                :class:`Policy`, :class:`ConstantPolicy`
+``engine``,               the engine extension point: :class:`Engine`, :class:`RemoteLogs`,
+``fit_metadata``          :class:`FitSettings`, :class:`Components`; what a fit records
+``lazy``                  lazy package attributes; the old paths of moved modules
 ========================  =================================================================
+
+Below them, in sub-packages that import none of the interfaces: ``data`` (the data model:
+:class:`LoggedBandit`, its checks, candidate sets, :class:`TabularSchema`, slots and candidate
+pairs), ``numerics`` (a round's row arithmetic, the softmax, the stacked design, memory
+limits), ``serving`` (candidate masks, top-k slates, catalogues, exploration with exact
+propensities) and ``files`` (crash-safe writes, a policy's save protocol). ``lgbm`` is the
+LightGBM toolkit the LightGBM learners and the Dask engine share.
 
 Names load lazily: ``from opboost.api import BaseLearner`` imports only what it needs.
 """
@@ -54,114 +47,293 @@ from __future__ import annotations
 
 from opboost.api.lazy import lazy_attributes
 
-_LAZY: dict[str, str] = {
-    "Component": "opboost.api.component",
-    "KINDS": "opboost.api.component",
-    "clone": "opboost.api.component",
-    "HOOKS": "opboost.api.hookspecs",
-    "PROJECT_NAME": "opboost.api.hookspecs",
-    "hookimpl": "opboost.api.hookspecs",
-    "ConfigError": "opboost.api.exceptions",
-    "ConfigParameterError": "opboost.api.exceptions",
-    "HiddenLabelError": "opboost.api.exceptions",
-    "InsufficientMemoryError": "opboost.api.exceptions",
-    "InvalidParameterError": "opboost.api.exceptions",
-    "NotFittedError": "opboost.api.exceptions",
-    "OpboostError": "opboost.api.exceptions",
-    "OpboostWarning": "opboost.api.exceptions",
-    "PluginError": "opboost.api.exceptions",
-    "check_choice": "opboost.api.validation",
-    "check_fitted": "opboost.api.validation",
-    "check_random_state": "opboost.api.validation",
-    "check_scalar": "opboost.api.validation",
-    "TooLarge": "opboost.api.files",
-    "fsync_dir": "opboost.api.files",
-    "json_params": "opboost.api.files",
-    "json_safe": "opboost.api.files",
-    "read_regular": "opboost.api.files",
-    "write_atomic": "opboost.api.files",
-    "check_memory": "opboost.api.memory_limit",
-    "check_stacked_fit": "opboost.api.memory_limit",
-    "Constraint": "opboost.api.constraints",
-    "InstanceOf": "opboost.api.constraints",
-    "Options": "opboost.api.constraints",
-    "Rule": "opboost.api.constraints",
-    "Satisfies": "opboost.api.constraints",
-    "Skip": "opboost.api.constraints",
-    "validate_params": "opboost.api.constraints",
-    "dot": "opboost.api.numeric",
-    "one_hot": "opboost.api.numeric",
-    "mask_scores": "opboost.api.serving",
-    "serving_mask": "opboost.api.serving",
-    "top_k": "opboost.api.serving",
-    "ExplorationMixin": "opboost.api.exploration",
-    "check_exploration": "opboost.api.exploration",
-    "draw": "opboost.api.exploration",
-    "exploration_distribution": "opboost.api.exploration",
-    "sample_slates": "opboost.api.exploration",
-    "row_sums": "opboost.api.numeric",
-    "LoggedBandit": "opboost.api.data",
-    "ActionCatalogueWarning": "opboost.api.tabular",
-    "TabularSchema": "opboost.api.tabular",
-    "ENCODINGS": "opboost.api.design",
-    "action_rows": "opboost.api.design",
-    "stacked_design": "opboost.api.design",
-    "ActionState": "opboost.api.objective",
-    "Objective": "opboost.api.objective",
-    "REDUCTIONS": "opboost.api.objective",
-    "RoundState": "opboost.api.objective",
-    "closed_form_step": "opboost.api.objective",
-    "policy_terms": "opboost.api.objective",
-    "softmax": "opboost.api.objective",
-    "Estimator": "opboost.api.estimator",
-    "Interval": "opboost.api.estimator",
-    "check_action_probs": "opboost.api.estimator",
-    "BaseLearner": "opboost.api.learner",
-    "ActionSchema": "opboost.api.pairs",
-    "PairRows": "opboost.api.pairs",
-    "SlotView": "opboost.api.slots",
-    "BaseProblem": "opboost.api.learner",
-    "Ensemble": "opboost.api.learner",
-    "HESSIAN_UNITS": "opboost.api.learner_toolkit",
-    "as_contexts": "opboost.api.learner_toolkit",
-    "dumps_checked": "opboost.api.learner_toolkit",
-    "learner_seed": "opboost.api.learner_toolkit",
-    "loads_checked": "opboost.api.learner_toolkit",
-    "prepare_inputs": "opboost.api.learner_toolkit",
-    "wls_terms": "opboost.api.learner_toolkit",
-    "lightgbm_threads": "opboost.api.threads",
-    "OnlineLearner": "opboost.api.online",
-    "as_context": "opboost.api.online",
-    "BanditLearner": "opboost.api.bandit",
-    "FullLoss": "opboost.api.loss_feedback",
-    "LABEL_SETS": "opboost.api.loss_feedback",
-    "LOSSES": "opboost.api.loss_feedback",
-    "LossFeedbackLearner": "opboost.api.loss_feedback",
-    "project": "opboost.api.loss_feedback",
-    "sample_unit_sphere": "opboost.api.loss_feedback",
-    "spherical_gradient": "opboost.api.loss_feedback",
-    "PolicyLearner": "opboost.api.policy_learner",
-    "Callback": "opboost.api.callback",
-    "HistoryView": "opboost.api.callback",
-    "RoundEnv": "opboost.api.callback",
-    "DATA_ENV": "opboost.api.dataset",
-    "Dataset": "opboost.api.dataset",
-    "SupervisedData": "opboost.api.dataset",
-    "find_file": "opboost.api.dataset",
-    "resolve_data_dir": "opboost.api.dataset",
-    "CONSTANT_FORMAT": "opboost.api.policy",
-    "CONSTANT_FORMAT_VERSION": "opboost.api.policy",
-    "ConstantEnsemble": "opboost.api.policy",
-    "ConstantPolicy": "opboost.api.policy",
-    "ENSEMBLE_FILE": "opboost.api.policy",
-    "ENSEMBLE_NAME_RE": "opboost.api.policy",
-    "FORMAT_VERSION": "opboost.api.policy",
-    "MANIFEST_FILE": "opboost.api.policy",
-    "MAX_MANIFEST_BYTES": "opboost.api.policy",
-    "MAX_POLICY_BYTES": "opboost.api.policy",
-    "Policy": "opboost.api.policy",
-    "SUPPORTED_FORMAT_VERSIONS": "opboost.api.policy",
+#: Every public name of the SDK -> the module (under opboost.api) that defines it.
+_HOMES: dict[str, str] = {
+    # bandit
+    "BanditLearner": "bandit",
+    # callback
+    "Callback": "callback",
+    "FIT_METRICS": "callback",
+    "HistoryView": "callback",
+    "RoundEnv": "callback",
+    # component
+    "Component": "component",
+    "KINDS": "component",
+    "check_params": "component",
+    "clone": "component",
+    "constructor_defaults": "component",
+    # constraints
+    "Constraint": "constraints",
+    "InstanceOf": "constraints",
+    "Interval": "constraints",
+    "Options": "constraints",
+    "Rule": "constraints",
+    "Satisfies": "constraints",
+    "Skip": "constraints",
+    "describe_constraints": "constraints",
+    "make_constraint": "constraints",
+    "validate_params": "constraints",
+    # dataset
+    "DATA_ENV": "dataset",
+    "Dataset": "dataset",
+    "SupervisedData": "dataset",
+    "find_file": "dataset",
+    "resolve_data_dir": "dataset",
+    # engine
+    "BoosterEngine": "engine",
+    "Components": "engine",
+    "Direction": "engine",
+    "Engine": "engine",
+    "FitSettings": "engine",
+    "Fitted": "engine",
+    "RemoteLogs": "engine",
+    "StepSettings": "engine",
+    # estimator
+    "ConfidenceInterval": "estimator",
+    "Estimator": "estimator",
+    "LogsScorer": "estimator",
+    "check_action_probs": "estimator",
+    "normal_interval": "estimator",
+    # exceptions
+    "ConfigError": "exceptions",
+    "ConfigParameterError": "exceptions",
+    "HiddenLabelError": "exceptions",
+    "InsufficientMemoryError": "exceptions",
+    "InvalidParameterError": "exceptions",
+    "NotFittedError": "exceptions",
+    "OpboostError": "exceptions",
+    "OpboostWarning": "exceptions",
+    "PluginError": "exceptions",
+    # fit_metadata
+    "opboost_version": "fit_metadata",
+    "policy_metadata": "fit_metadata",
+    "policy_values": "fit_metadata",
+    # hookspecs
+    "HOOKS": "hookspecs",
+    "PROJECT_NAME": "hookspecs",
+    "hookimpl": "hookspecs",
+    # lazy
+    "MovedModules": "lazy",
+    "lazy_attributes": "lazy",
+    # learner
+    "BaseLearner": "learner",
+    "Ensemble": "learner",
+    # learner_toolkit
+    "HESSIAN_UNITS": "learner_toolkit",
+    "dumps_checked": "learner_toolkit",
+    "learner_seed": "learner_toolkit",
+    "loads_checked": "learner_toolkit",
+    "prepare_inputs": "learner_toolkit",
+    "wls_gradients": "learner_toolkit",
+    "wls_terms": "learner_toolkit",
+    # loss_feedback
+    "FullLoss": "loss_feedback",
+    "LABEL_CONSTRAINTS": "loss_feedback",
+    "LABEL_SETS": "loss_feedback",
+    "LOSSES": "loss_feedback",
+    "LossFeedbackLearner": "loss_feedback",
+    "project": "loss_feedback",
+    "sample_unit_sphere": "loss_feedback",
+    "spherical_gradient": "loss_feedback",
+    # objective
+    "Objective": "objective",
+    "REDUCTIONS": "objective",
+    "closed_form_step": "objective",
+    "policy_terms": "objective",
+    # online
+    "OnlineLearner": "online",
+    "as_context": "online",
+    # policy
+    "CONSTANT_FORMAT": "policy",
+    "CONSTANT_FORMAT_VERSION": "policy",
+    "ConstantEnsemble": "policy",
+    "ConstantPolicy": "policy",
+    "FORMAT_VERSION": "policy",
+    "MANIFEST_DIGEST": "policy",
+    "MAX_POLICY_BYTES": "policy",
+    "Policy": "policy",
+    "SUPPORTED_FORMAT_VERSIONS": "policy",
+    "manifest_digest": "policy",
+    # policy_learner
+    "PolicyLearner": "policy_learner",
+    # round_state
+    "ActionState": "round_state",
+    "RoundState": "round_state",
+    # validation
+    "check_choice": "validation",
+    "check_fitted": "validation",
+    "check_random_state": "validation",
+    "check_scalar": "validation",
+    # data.candidates
+    "Candidates": "data.candidates",
+    "candidate_pairs": "data.candidates",
+    "check_candidates": "data.candidates",
+    "count_candidates": "data.candidates",
+    "first_outside": "data.candidates",
+    "is_candidate": "data.candidates",
+    # data.field_checks
+    "MAX_ACTIONS": "data.field_checks",
+    "as_real": "data.field_checks",
+    "check_action_features": "data.field_checks",
+    "check_actions": "data.field_checks",
+    "check_columns": "data.field_checks",
+    "check_contexts": "data.field_checks",
+    "check_logging_probs": "data.field_checks",
+    "check_n_actions": "data.field_checks",
+    "check_positions": "data.field_checks",
+    "check_row_fields": "data.field_checks",
+    "first_missing": "data.field_checks",
+    "readonly": "data.field_checks",
+    # data.logged
+    "LoggedBandit": "data.logged",
+    "check_data": "data.logged",
+    "check_eval_data": "data.logged",
+    # data.obp_format
+    "REQUIRED_KEYS": "data.obp_format",
+    "feedback_fields": "data.obp_format",
+    "logging_slot": "data.obp_format",
+    # data.pair_interaction
+    "PairInteraction": "data.pair_interaction",
+    # data.pairs
+    "ACTION_SCHEMA_KEY": "data.pairs",
+    "ActionSchema": "data.pairs",
+    "PairRows": "data.pairs",
+    "pair_features": "data.pairs",
+    # data.slots
+    "MASKED_SCORE": "data.slots",
+    "SlotView": "data.slots",
+    "mask_slots": "data.slots",
+    # data.tabular
+    "ActionCatalogueWarning": "data.tabular",
+    "MISSING_CODE": "data.tabular",
+    "TabularSchema": "data.tabular",
+    "action_indices": "data.tabular",
+    "check_same_schema": "data.tabular",
+    "check_schema": "data.tabular",
+    "dataframe_fields": "data.tabular",
+    "frame_schema": "data.tabular",
+    "use_categorical_features": "data.tabular",
+    # data.tabular_frames
+    "action_ids_of": "data.tabular_frames",
+    "attach_feature_names": "data.tabular_frames",
+    "attach_schema": "data.tabular_frames",
+    "encode_frame": "data.tabular_frames",
+    # files.atomic
+    "TooLarge": "files.atomic",
+    "fsync_dir": "files.atomic",
+    "json_params": "files.atomic",
+    "json_safe": "files.atomic",
+    "read_regular": "files.atomic",
+    "write_atomic": "files.atomic",
+    # files.policy_save
+    "ENSEMBLE_FILE": "files.policy_save",
+    "ENSEMBLE_NAME_RE": "files.policy_save",
+    "MANIFEST_FILE": "files.policy_save",
+    "MAX_MANIFEST_BYTES": "files.policy_save",
+    "save_directory": "files.policy_save",
+    # files.saved_schema
+    "check_saved_schema": "files.saved_schema",
+    # lgbm.ensemble
+    "LIGHTGBM_FORMAT": "lgbm.ensemble",
+    "LightGBMEnsemble": "lgbm.ensemble",
+    # lgbm.layout
+    "LAYOUTS": "lgbm.layout",
+    "PROBE_MIN_ROWS": "lgbm.layout",
+    "PROBE_ROUNDS": "lgbm.layout",
+    "fetch_scores": "lgbm.layout",
+    "fit_layout": "lgbm.layout",
+    "score_change": "lgbm.layout",
+    "set_round_leaves": "lgbm.layout",
+    "stored_leaves": "lgbm.layout",
+    "update_one_iter": "lgbm.layout",
+    # lgbm.model_fields
+    "FLOAT_RE": "lgbm.model_fields",
+    "check_features": "lgbm.model_fields",
+    "check_tail": "lgbm.model_fields",
+    # lgbm.model_text
+    "check_model_text": "lgbm.model_text",
+    "leaf_values": "lgbm.model_text",
+    # lgbm.params
+    "CATEGORICAL_FEATURES": "lgbm.params",
+    "LIGHTGBM_PARAMS": "lgbm.params",
+    "LIGHTGBM_TREE_CONSTRAINTS": "lgbm.params",
+    "TREE_ONLY_DEFAULTS": "lgbm.params",
+    "check_lightgbm_params": "lgbm.params",
+    "lightgbm_aliases": "lgbm.params",
+    "lightgbm_params_problem": "lgbm.params",
+    "tree_params": "lgbm.params",
+    # lgbm.process_threads
+    "default_threads": "lgbm.process_threads",
+    "keeping_threads": "lgbm.process_threads",
+    "use_threads": "lgbm.process_threads",
+    # lgbm.rows
+    "ACTION_DESIGNS": "lgbm.rows",
+    "DesignedRowsCache": "lgbm.rows",
+    "ROW_WISE_MAX_BINS": "lgbm.rows",
+    "action_tilt": "lgbm.rows",
+    "categorical_columns": "lgbm.rows",
+    "context_rows_cache": "lgbm.rows",
+    "design_rows": "lgbm.rows",
+    "histogram_layout": "lgbm.rows",
+    "pairs_dataset": "lgbm.rows",
+    "repeated_rows": "lgbm.rows",
+    "stacked_dataset": "lgbm.rows",
+    # lgbm.threads
+    "AUTO": "lgbm.threads",
+    "FIT_WORK_PER_THREAD": "lgbm.threads",
+    "NUM_THREADS": "lgbm.threads",
+    "PREDICT_WORK_PER_THREAD": "lgbm.threads",
+    "free_cores": "lgbm.threads",
+    "lightgbm_threads": "lgbm.threads",
+    "usable_cores": "lgbm.threads",
+    # numerics.arrays
+    "dot": "numerics.arrays",
+    "one_hot": "numerics.arrays",
+    "row_sums": "numerics.arrays",
+    # numerics.contexts
+    "as_contexts": "numerics.contexts",
+    "check_finite_contexts": "numerics.contexts",
+    # numerics.design
+    "ENCODINGS": "numerics.design",
+    "action_rows": "numerics.design",
+    "stacked_design": "numerics.design",
+    # numerics.memory_limit
+    "CELL_BYTES": "numerics.memory_limit",
+    "STACKED_ROW_BYTES": "numerics.memory_limit",
+    "cgroup_left": "numerics.memory_limit",
+    "check_memory": "numerics.memory_limit",
+    "check_stacked_fit": "numerics.memory_limit",
+    "memory_left": "numerics.memory_limit",
+    "memory_problem": "numerics.memory_limit",
+    "stacked_fit_bytes": "numerics.memory_limit",
+    # numerics.problem
+    "BaseProblem": "numerics.problem",
+    # numerics.row_blocks
+    "BLOCK_VALUES": "numerics.row_blocks",
+    "RowWeightedProblem": "numerics.row_blocks",
+    "add_scaled": "numerics.row_blocks",
+    "gradient_products": "numerics.row_blocks",
+    "logged_gradient": "numerics.row_blocks",
+    "row_blocks": "numerics.row_blocks",
+    # numerics.softmax
+    "softmax": "numerics.softmax",
+    "softmax_and_log_norm": "numerics.softmax",
+    # serving.catalogue
+    "action_schema_of": "serving.catalogue",
+    "catalogue_scores": "serving.catalogue",
+    # serving.exploration
+    "ExplorationMixin": "serving.exploration",
+    "check_exploration": "serving.exploration",
+    "draw": "serving.exploration",
+    "exploration_distribution": "serving.exploration",
+    "sample_slates": "serving.exploration",
+    # serving.masks
+    "mask_scores": "serving.masks",
+    "serving_mask": "serving.masks",
+    "top_k": "serving.masks",
 }
+
+_LAZY = {name: f"opboost.api.{module}" for name, module in _HOMES.items()}
 
 __all__ = sorted(_LAZY)
 

@@ -4,7 +4,7 @@ A callback is a :class:`Callback` with an ``order`` (lower runs first) and hooks
 receive a frozen :class:`RoundEnv`. Callbacks never get the loop's locals and never raise to
 stop: they call ``env.request_stop(reason)``, and the first reason becomes the booster's
 ``stop_reason_``. The engine never sets attributes on callbacks; each callback resets its own
-state in ``on_fit_start``. The built-in callbacks are in :mod:`opboost.callbacks`.
+state in ``on_fit_start``. The built-in callbacks are in :mod:`opboost.core.callbacks`.
 """
 
 from __future__ import annotations

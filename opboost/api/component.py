@@ -80,6 +80,14 @@ class Component(BaseEstimator):
     # scikit-learn's name for the same check (its own runs on sklearn's constraint objects)
     _validate_params = validate_params
 
+    def seeded(self, seed: int) -> Component:
+        """Set ``random_state`` to ``seed`` when this component has that parameter and left
+        it None (an unseeded estimator with a reward model takes the fit's seed); returns
+        self."""
+        if self.get_params(deep=False).get("random_state", 0) is None:
+            self.set_params(random_state=seed)
+        return self
+
     @classmethod
     def check_params(
         cls, params: Mapping[str, Any], where: str = "", *, managed: Collection[str] = ()

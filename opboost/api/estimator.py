@@ -6,7 +6,9 @@ An estimator has two roles:
   estimator defines them: one per row (IPS: r_i / p_i; truncated IPS: r_i * min(1/p_i, M))
   or one per row and action (DR, DM: an (n, K) matrix Gamma);
 * the value of any policy on logged data (``estimate_value``) and a confidence interval
-  (``estimate_interval``), from per-example contributions (``round_values``).
+  (``estimate_interval``), from per-example contributions (``round_values``); on fixed logs
+  that score many policies (every round of a fit on held-out logs, the candidates of a
+  choice) through :meth:`Estimator.on_logs`, which computes once what no policy changes.
 """
 
 from __future__ import annotations
@@ -17,23 +19,28 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from opboost.api.candidates import first_outside, is_candidate
 from opboost.api.component import Component
-from opboost.api.data import LoggedBandit
+from opboost.api.data.candidates import first_outside, is_candidate
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.numeric import one_hot
+from opboost.api.numerics.arrays import one_hot
 
-__all__ = ["Estimator", "Interval", "check_action_probs"]
+__all__ = ["ConfidenceInterval", "Estimator", "LogsScorer", "check_action_probs", "normal_interval"]
 
 
 @dataclass(frozen=True)
-class Interval:
+class ConfidenceInterval:
     """A point estimate with a two-sided confidence interval at ``level``."""
 
     value: float
     low: float
     high: float
     level: float = 0.95
+
+
+#: The old name of :class:`ConfidenceInterval` (the SDK's ``Interval`` is the parameter
+#: constraint :class:`opboost.api.constraints.Interval`).
+Interval = ConfidenceInterval
 
 
 def check_action_probs(data: LoggedBandit, action_probs: np.ndarray, owner: str) -> np.ndarray:
@@ -155,15 +162,34 @@ def _one_hot(actions: np.ndarray, data: LoggedBandit, owner: str, accepted: str)
     return one_hot(actions, k)
 
 
-def normal_interval(values: np.ndarray, level: float) -> Interval:
+def normal_interval(values: np.ndarray, level: float) -> ConfidenceInterval:
     """Mean of ``values`` with a Student-t interval from their standard error."""
     n = len(values)
     mean = float(np.mean(values))
     if n < 2:
-        return Interval(mean, -np.inf, np.inf, level)
+        return ConfidenceInterval(mean, -np.inf, np.inf, level)
     se = float(np.std(values, ddof=1) / np.sqrt(n))
     q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
-    return Interval(mean, mean - q * se, mean + q * se, level)
+    return ConfidenceInterval(mean, mean - q * se, mean + q * se, level)
+
+
+class LogsScorer:
+    """An estimator on fixed logs ``data``, scoring many policies there: every boosting round
+    on the held-out logs, every candidate of a choice. This default asks the estimator each
+    time; an estimator with work that no policy changes (a reward model) returns its own
+    subclass from :meth:`Estimator.on_logs`, which does that work once."""
+
+    def __init__(self, estimator: Estimator, data: LoggedBandit) -> None:
+        self.estimator, self.data = estimator, data
+
+    def row_values(self, action_probs: np.ndarray) -> np.ndarray:
+        """Per-row values (n,) of the policy ``action_probs`` whose mean is its estimate
+        (paired comparisons of two policies use their differences)."""
+        return self.estimator.round_values(self.data, action_probs)
+
+    def interval(self, action_probs: np.ndarray, *, alpha: float = 0.05) -> ConfidenceInterval:
+        """The policy's estimated value with a (1 - alpha) confidence interval."""
+        return self.estimator.estimate_interval(self.data, action_probs, alpha=alpha)
 
 
 class Estimator(Component):
@@ -179,6 +205,14 @@ class Estimator(Component):
     #: model's q (n, C) that the fit already has (its reward-model start's), in place of a
     #: model of the estimator's own.
     takes_reward_predictions: ClassVar[bool] = False
+    #: Whether the estimates model the rewards of fixed action ids (a reward model over
+    #: [x; onehot(a)]): logs in slot coordinates, where slot j is another item in every row
+    #: (candidate sets, item features), cannot be scored by it.
+    needs_fixed_actions: ClassVar[bool] = False
+    #: Whether ``coefficients`` gives one c_i per row computed from row i alone (IPS,
+    #: truncated IPS; not a cross-fitted reward model): the coefficients of any part of the
+    #: logs are then that part's rows', and a fit over partitions (the Dask engine) can use it.
+    row_local: ClassVar[bool] = False
 
     def coefficients(self, data: LoggedBandit) -> np.ndarray:
         """Training coefficients: c_i, shape (n,), or per-action coefficients Gamma (n, K)
@@ -192,8 +226,8 @@ class Estimator(Component):
 
     def pair_coefficients(self, data: LoggedBandit, pairs: Any) -> np.ndarray | None:
         """Training coefficients for boosting on candidate pairs, in slot coordinates
-        (:mod:`opboost.api.slots`): ``data`` the logs (with candidates and/or action
-        features), ``pairs`` their :class:`opboost.api.pairs.PairRows`; per-action
+        (:mod:`opboost.api.data.slots`): ``data`` the logs (with candidates and/or action
+        features), ``pairs`` their :class:`opboost.api.data.pairs.PairRows`; per-action
         coefficients Gamma (n, C), 0 in the padded slots. None (the default): the booster
         uses :meth:`coefficients` of the slot logs, right for per-row coefficients, which do
         not depend on what the actions are. Estimators with ``takes_reward_predictions``
@@ -217,6 +251,15 @@ class Estimator(Component):
 
     def estimate_interval(
         self, data: LoggedBandit, action_probs: np.ndarray, *, alpha: float = 0.05
-    ) -> Interval:
+    ) -> ConfidenceInterval:
         """Value estimate with a (1 - alpha) confidence interval (Student-t on round values)."""
         return normal_interval(self.round_values(data, action_probs), 1 - alpha)
+
+    def on_logs(
+        self, data: LoggedBandit, reward_predictions: np.ndarray | None = None
+    ) -> LogsScorer:
+        """This estimator on the fixed logs ``data``, to score many policies there (the
+        held-out selection of a fit scores every round): a :class:`LogsScorer`.
+        ``reward_predictions`` (n, K), a reward model's q on ``data`` fitted elsewhere, is
+        used by estimators with ``takes_reward_predictions`` instead of fitting one."""
+        return LogsScorer(self, data)

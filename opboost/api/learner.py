@@ -15,28 +15,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opboost.api.component import Component
+from opboost.api.numerics.problem import BaseProblem
 
 __all__ = ["BaseLearner", "BaseProblem", "Ensemble"]
-
-
-@dataclass(frozen=True, eq=False)
-class BaseProblem:
-    """One round's base-learning problem over the n x K (example, action) pairs.
-
-    ``reduction`` "regression": fit f by weighted least squares to ``targets`` (n, K) with
-    ``weights`` (n, K) >= 0. "classification": ``targets`` are +-1 labels, minimise the
-    weighted 0-1 error; f takes values in {-1, +1}.
-    """
-
-    reduction: str
-    targets: np.ndarray
-    weights: np.ndarray
 
 
 class Ensemble(ABC):
@@ -59,7 +45,7 @@ class Ensemble(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not expose its rounds.")
 
     def score_pairs(self, pairs: Any) -> np.ndarray:
-        """Scores F of the (context, action) pairs of a :class:`opboost.api.pairs.PairRows`,
+        """Scores F of the (context, action) pairs of a :class:`opboost.api.data.pairs.PairRows`,
         shape (P,); only ensembles fitted on candidate pairs (``prepare_pairs``) have it."""
         raise NotImplementedError(
             f"{type(self).__name__} scores a fixed set of actions, not (context, item) pairs."
@@ -117,9 +103,9 @@ class BaseLearner(Component, ABC):
 
     def prepare_pairs(self, pairs: Any, *, random_state: Any = None) -> None:
         """Build per-fit structures on the candidate pairs of a
-        :class:`opboost.api.pairs.PairRows` (rows [x_i; phi(a)]) instead of ``prepare``; the
+        :class:`opboost.api.data.pairs.PairRows` (rows [x_i; phi(a)]) instead of ``prepare``; the
         rounds' problems and ``fit_round``'s predictions are then (n, C) slot matrices
-        (:class:`opboost.api.slots.SlotView`), 0 in the invalid slots, and ``predict_round``
+        (:class:`opboost.api.data.slots.SlotView`), 0 in the invalid slots, and ``predict_round``
         takes a ``PairRows`` of other rows. Learners that cannot keep the default."""
         raise NotImplementedError(
             f"{type(self).__name__} cannot boost on candidate sets or action features."
@@ -172,7 +158,7 @@ class BaseLearner(Component, ABC):
     ) -> np.ndarray | None:
         """Optional, the candidate-pair form of :meth:`start_from_rewards`: fit a reward model
         q(x, a) on the logged pairs [x_i; phi(a_i)] -> r_i (``actions``: the logged items
-        (n,), ``rewards`` (n,)) of every row of the :class:`opboost.api.pairs.PairRows`
+        (n,), ``rewards`` (n,)) of every row of the :class:`opboost.api.data.pairs.PairRows`
         ``pairs``, and put F_0 = s q in front of the ensemble, s = ``scale(q)`` with q a slot
         matrix of the prepared rows (NaN in the padded slots). ``rows`` (n,) bool: the rows
         of ``pairs`` that :meth:`prepare_pairs` received (None: all). Returns F_0 on those

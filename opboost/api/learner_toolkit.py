@@ -15,11 +15,11 @@ import numbers
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.row_blocks import RowWeightedProblem, row_blocks
+from opboost.api.numerics.contexts import as_contexts
+from opboost.api.numerics.row_blocks import RowWeightedProblem, row_blocks
 from opboost.api.validation import check_choice, check_random_state, check_scalar
 
 __all__ = [
@@ -32,61 +32,6 @@ __all__ = [
     "wls_gradients",
     "wls_terms",
 ]
-
-
-def as_contexts(
-    X: Any, n_features: int | None = None, *, dtype: Any = None, missing: bool = False
-) -> Any:
-    """Contexts as a float CSR matrix or a C-contiguous float array, shape (m, d).
-
-    float32/float64 input keeps its dtype unless ``dtype`` is given; ``n_features`` checks d.
-    ``missing``: NaN (a missing value) is accepted, for learners that route it
-    (``BaseLearner.accepts_missing``); infinite values are always refused.
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        target = dtype or (X.dtype if X.dtype in (np.float32, np.float64) else np.float64)
-        X = X.astype(target, copy=False)
-    else:
-        X = np.asarray(X)
-        target = dtype or (X.dtype if X.dtype in (np.float32, np.float64) else np.float64)
-        X = np.ascontiguousarray(X, dtype=target)
-    if X.ndim != 2:
-        raise InvalidParameterError(f"contexts must be a 2-D (m, d) array; got shape {X.shape}.")
-    if n_features is not None and X.shape[1] != n_features:
-        raise InvalidParameterError(
-            f"contexts have {X.shape[1]} features but the model was fitted on {n_features}; "
-            f"pass rows with the training features."
-        )
-    check_finite_contexts(X, missing=missing)
-    return X
-
-
-def check_finite_contexts(X: Any, *, missing: bool = False) -> None:
-    """An infinite context value is an error, as in :class:`opboost.LoggedBandit`; so is NaN
-    (a missing value) unless ``missing``: the learner routes missing values itself."""
-    values = X.data if sp.issparse(X) else X
-    with np.errstate(over="ignore", invalid="ignore"):  # huge finite values overflow the sum
-        total = values.sum() if values.size else 0.0
-    if not np.isfinite(total) and not np.all(np.isfinite(values)):
-        bad = np.isinf(values) if missing else ~np.isfinite(values)
-        if not bad.any():
-            return
-        if sp.issparse(X):
-            k = int(np.flatnonzero(bad)[0])
-            index = (int(np.searchsorted(X.indptr, k, side="right") - 1), int(X.indices[k]))
-        else:
-            index = tuple(int(i) for i in np.argwhere(bad)[0])
-        fix = (
-            "Replace infinite values (NaN marks a missing value)."
-            if missing
-            else "This learner cannot take missing values: impute them (or use lightgbm_tree, "
-            "which routes them natively) and replace infinite values."
-        )
-        raise InvalidParameterError(
-            f"contexts must be finite{' or NaN' if missing else ''}; index {index} has "
-            f"{float(values[bad][0])!r}. {fix}"
-        )
 
 
 def prepare_inputs(
@@ -207,7 +152,7 @@ def wls_gradients(
 
     The values are bit for bit those of the same products on :func:`wls_terms`'s output,
     but w*y exists only a block of rows at a time. ``scratch`` (n, K) float64 receives the
-    weights of a :class:`~opboost.api.row_blocks.RowWeightedProblem` (which keeps one per
+    weights of a :class:`~opboost.api.numerics.row_blocks.RowWeightedProblem` (which keeps one per
     row), so that their sum is numpy's sum of the (n, K) weights, as in wls_terms; it is
     read before ``grad`` and ``hess`` are written, so it may share their memory.
     """

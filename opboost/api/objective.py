@@ -44,13 +44,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.api.component import Component
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.slots import mask_slots
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.numeric import dot, row_sums
+from opboost.api.numerics.arrays import dot
+from opboost.api.numerics.row_blocks import RowWeightedProblem, logged_gradient, row_blocks
+from opboost.api.numerics.softmax import softmax, softmax_and_log_norm
 from opboost.api.round_state import ActionState, RoundState
-from opboost.api.row_blocks import RowWeightedProblem, logged_gradient, row_blocks
-from opboost.api.slots import mask_slots
 from opboost.api.validation import check_choice
 
 __all__ = [
@@ -64,40 +65,8 @@ __all__ = [
     "softmax_and_log_norm",
 ]
 
-#: Up to this many actions, row-wise max loops over columns (see ``_row_max``).
-_COLUMN_LOOP_MAX_K = 64
 #: The base-learning reductions of London et al. (2023), section 4.4 and appendix D.
 REDUCTIONS: frozenset[str] = frozenset({"regression", "classification"})
-
-
-def softmax(scores: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of (n, K) scores, computed stably; returns a new (n, K) array."""
-    return softmax_and_log_norm(scores)[0]
-
-
-def _row_max(scores: np.ndarray) -> np.ndarray:
-    """max_a F[i, a], shape (n,). A loop over the K columns when K is small: numpy's axis-1
-    reduction over rows of a few elements is about 5x slower (measured, n = 100,000, K = 7)."""
-    if scores.shape[1] > _COLUMN_LOOP_MAX_K:
-        return scores.max(axis=1)
-    top = scores[:, 0].copy()
-    for a in range(1, scores.shape[1]):
-        np.maximum(top, scores[:, a], out=top)
-    return top
-
-
-def softmax_and_log_norm(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(F) (n, K) and the row log-normalisers logsumexp(F_i) (n,), in one pass over
-    blocks of rows (each step of a block runs in the cache; the values are the same)."""
-    probs, log_norm = np.empty(scores.shape), np.empty(scores.shape[0])
-    for rows in row_blocks(*scores.shape):
-        top, block = _row_max(scores[rows]), probs[rows]
-        np.subtract(scores[rows], top[:, None], out=block)
-        np.exp(block, out=block)
-        total = row_sums(block)
-        block *= (1.0 / total)[:, None]  # one division per row, not per entry: 2x faster
-        np.add(top, np.log(total), out=log_norm[rows])
-    return probs, log_norm
 
 
 def _policy(
@@ -202,6 +171,12 @@ class Objective(Component):
     #: SNIPS, whose normaliser weighs every row). A fit may then leave such rows (a zero
     #: reward under IPS) out of the base learner's rows: the same problem, fewer rows.
     inert_zero_rows: ClassVar[bool] = False
+    #: Whether the risk, the gradient and the step are sums of per-row terms, each from its
+    #: own row's scores and coefficients (BOPL, BOPL-S; not POEM, whose variance penalty, nor
+    #: SNIPS, whose normaliser, couples the rows): the terms of any part of the rows, from
+    #: :meth:`round_state` on that part alone, add up to the whole's, so a fit over partitions
+    #: (the Dask engine) can use the objective.
+    row_local: ClassVar[bool] = False
 
     # --- per-round state ------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ An online learner sees one context at a time (or a mini-batch), acts, and learns
 the feedback its setting reveals, never from the hidden label. ``feedback`` says which
 setting: "bandit" (the reward of the chosen action only) or "loss" (loss values at the
 points the learner queried). Each setting refines this base with its own
-``predict_one``/``learn_one`` signatures (see the modules of ``opboost.online``).
+``predict_one``/``learn_one`` signatures (see the modules of ``opboost.algorithms.online``).
 """
 
 from __future__ import annotations

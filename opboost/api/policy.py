@@ -2,9 +2,9 @@
 argmax; crash-safe saving without pickle. Also the constant policy ("always play action a"),
 the safe fallback of label-free model selection, saved in the same format. Reading a saved
 policy back (which needs the registry to find the ensemble class) is
-:func:`opboost.policy.load_policy`.
+:func:`opboost.core.policy_loading.load_policy`.
 
-The file formats are described in :mod:`opboost.policy`, next to the reader.
+The file formats are described in :mod:`opboost.core.policy_loading`, next to the reader.
 """
 
 from __future__ import annotations
@@ -19,22 +19,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.exploration import ExplorationMixin
-from opboost.api.files import json_params, write_atomic
-from opboost.api.learner import Ensemble
-from opboost.api.numeric import one_hot
-from opboost.api.objective import softmax
-from opboost.api.pair_serving import action_schema_of, catalogue_scores
-from opboost.api.pairs import ActionSchema
-from opboost.api.policy_save import (
+from opboost.api.data.pairs import ActionSchema
+from opboost.api.data.tabular_frames import action_ids_of, encode_frame
+from opboost.api.files.atomic import json_params, write_atomic
+from opboost.api.files.policy_save import (
     ENSEMBLE_FILE,
     ENSEMBLE_NAME_RE,
     MANIFEST_FILE,
     MAX_MANIFEST_BYTES,
     save_directory,
 )
-from opboost.api.serving import mask_scores, serving_mask, top_k
-from opboost.api.tabular_frames import action_ids_of, encode_frame
+from opboost.api.learner import Ensemble
+from opboost.api.numerics.arrays import one_hot
+from opboost.api.numerics.softmax import softmax
+from opboost.api.serving.catalogue import action_schema_of, catalogue_scores
+from opboost.api.serving.exploration import ExplorationMixin
+from opboost.api.serving.masks import mask_scores, serving_mask, top_k
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -93,15 +93,15 @@ def _with_digest(manifest: dict[str, Any]) -> dict[str, Any]:
 class Policy(ExplorationMixin):
     """A fitted ensemble policy over ``n_actions`` actions.
 
-    ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster
-    adds objective, estimator, base learner parameters, opboost version and n_rounds, and
-    ``schema`` for logs from a DataFrame (:mod:`opboost.api.tabular_frames`): a DataFrame ``X`` is
-    then encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
+    ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster adds
+    objective, estimator, base learner parameters, opboost version and n_rounds, and ``schema`` for
+    logs from a DataFrame (:mod:`opboost.api.data.tabular_frames`): a DataFrame ``X`` is then
+    encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
 
     Deployed with exploration: ``sample(X, epsilon=..., temperature=..., random_state=...)``
     gives actions and their exact propensities, ``action_distribution`` the whole (m, K)
     distribution, ``sample_slate`` slates with per-position propensities
-    (:mod:`opboost.api.exploration`).
+    (:mod:`opboost.api.serving.exploration`).
     """
 
     def __init__(
@@ -145,11 +145,11 @@ class Policy(ExplorationMixin):
         self, X: Any, *, candidates: Any = None, action_features: Any = None
     ) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K); with ``candidates`` (an (m, K) boolean mask,
-        dense or sparse: :mod:`opboost.api.serving`) -inf outside each row's candidates.
+        dense or sparse: :mod:`opboost.api.serving.masks`) -inf outside each row's candidates.
 
         A policy fitted on action features (:attr:`action_schema`) scores the catalogue
         ``action_features`` (K', d_a), new items included: shape (m, K'), and ``candidates``
-        is then (m, K') (:mod:`opboost.api.pair_serving`)."""
+        is then (m, K') (:mod:`opboost.api.serving.catalogue`)."""
         owner = f"{type(self).__name__}.decision_function"
         X = encode_frame(self.metadata, X, owner)
         schema = self.action_schema
@@ -228,9 +228,9 @@ class Policy(ExplorationMixin):
         """Write the policy to ``path``: one JSON file if it ends in ``.json``, else a
         directory (created if needed) with ``policy.json`` and ``ensemble.txt``.
 
-        The save is atomic: a process killed at any instant leaves at ``path`` the complete
-        old policy or the complete new one, and concurrent saves to the same path never tear
-        a file (see :func:`opboost.api.policy_save.save_directory` for the directory protocol)."""
+        The save is atomic: a process killed at any instant leaves at ``path`` the complete old
+        policy or the complete new one, and concurrent saves to the same path never tear a file (see
+        :func:`opboost.api.files.policy_save.save_directory` for the directory protocol)."""
         path = Path(path)
         text = self.ensemble.dumps()
         manifest = self._manifest(text)

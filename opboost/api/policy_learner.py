@@ -14,16 +14,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.api.component import Component
-from opboost.api.data import LoggedBandit
-from opboost.api.exploration import ExplorationMixin
-from opboost.api.serving import mask_scores, serving_mask
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.serving.exploration import ExplorationMixin
+from opboost.api.serving.masks import mask_scores, serving_mask
 
 __all__ = ["PolicyLearner"]
 
 
 class PolicyLearner(ExplorationMixin, Component, ABC):
-    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``;
-    deployed with exploration by ``sample`` (:class:`~opboost.api.exploration.ExplorationMixin`).
+    """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``; deployed
+    with exploration by ``sample`` (:class:`~opboost.api.serving.exploration.ExplorationMixin`).
 
     ``predict`` and ``predict_proba`` take ``candidates=`` (each row's eligible actions) and
     never serve an action outside them; a learner fitted on logs with candidate sets must

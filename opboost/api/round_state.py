@@ -3,7 +3,7 @@
 
 A state built by :meth:`opboost.api.objective.Objective.round_state` does not hold the
 gradient g = e_{a_i} - pi(x_i): the per-round methods read it a block of rows at a time
-from the policy (:mod:`opboost.api.row_blocks`), and ``state.g`` builds it on first use.
+from the policy (:mod:`opboost.api.numerics.row_blocks`), and ``state.g`` builds it on first use.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from opboost.api.row_blocks import gradient_products, logged_gradient
+from opboost.api.numerics.row_blocks import gradient_products, logged_gradient
 
 __all__ = ["ActionState", "RoundState"]
 

@@ -5,8 +5,9 @@ the held-out part with doubly robust estimates, keep the best and refit it on al
 makes when they do not know in advance which learner suits their logs: boosted policies with
 IPS or DR coefficients, a LightGBM reward model acting greedily, or the best constant action.
 Every candidate sees the same training part; the held-out part scores the greedy (argmax)
-policy of each, row by row, with the DR estimator (:class:`opboost.selection.HoldoutScorer`,
-its reward model cross-fitted on the held-out rows once).
+policy of each, row by row, with the DR estimator on the held-out logs
+(:meth:`opboost.api.estimator.Estimator.on_logs`: its reward model cross-fitted on the
+held-out rows once).
 
 The rule is a sequence of paired challenges. The first candidate (the best constant action,
 by default) is the incumbent; each later candidate replaces it only when its paired advantage
@@ -32,16 +33,16 @@ import numpy as np
 from sklearn.base import clone
 
 from opboost.api.constraints import InstanceOf, Interval, Rule, Satisfies
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit, check_data
+from opboost.api.data.tabular_frames import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.memory_limit import check_stacked_fit
+from opboost.api.numerics.memory_limit import check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.serving import mask_scores, serving_mask
-from opboost.api.tabular_frames import action_ids_of, attach_feature_names, attach_schema
+from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
-from opboost.booster_checks import check_data, split_holdout
-from opboost.booster_inputs import check_X, feature_names_of, record_features
+from opboost.core.booster_checks import split_holdout
+from opboost.core.booster_inputs import check_X, feature_names_of, record_features
 
 __all__ = ["CANDIDATES", "DEFAULT_CANDIDATES", "PolicyChoice"]
 
@@ -88,7 +89,7 @@ def _unknown_candidates(spec: Any) -> str | None:
 
 def _booster_params_problem(params: Any) -> str | None:
     """The Booster's own check of ``booster_params`` (names and values)."""
-    from opboost.booster import Booster
+    from opboost.core.booster import Booster
 
     try:
         Booster.check_params(params or {})
@@ -124,7 +125,7 @@ class PolicyChoice(PolicyLearner):
     Attributes
     ----------
     policy_
-        the chosen, refitted policy: an ``opboost.policy.Policy`` or ``ConstantPolicy``
+        the chosen, refitted policy: an ``opboost.core.policy_loading.Policy`` or ``ConstantPolicy``
         when the candidate can export one, else the fitted learner.
     chosen_
         the chosen candidate's name.
@@ -194,8 +195,8 @@ class PolicyChoice(PolicyLearner):
         return {name: self._builtin(name) for name in spec}
 
     def _builtin(self, name: str) -> Any:
-        from opboost.booster import Booster
-        from opboost.registry import make
+        from opboost.core.booster import Booster
+        from opboost.core.registry import make
 
         entry = CANDIDATES[name]
         if isinstance(entry, Mapping):
@@ -211,8 +212,8 @@ class PolicyChoice(PolicyLearner):
         chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
         ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
         carry names): prediction then matches DataFrame columns by name."""
-        from opboost.booster import Booster
-        from opboost.selection import HoldoutScorer, action_probs
+        from opboost.core.booster import Booster
+        from opboost.core.selection import action_probs, logs_scorer
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
@@ -229,7 +230,7 @@ class PolicyChoice(PolicyLearner):
                 f"least {MIN_HOLDOUT} (their reward model is cross-fitted on two folds). Use "
                 f"more logs or a larger validation_fraction."
             )
-        scorer = HoldoutScorer(holdout, "dr", random_state=seed)
+        scorer = logs_scorer(holdout, "dr", seed)
         scores, fitted, values = {}, {}, {}
         for name, learner in learners.items():
             start = time.perf_counter()
@@ -239,7 +240,7 @@ class PolicyChoice(PolicyLearner):
             if holdout.candidates is not None:  # as served: the best candidate of each row
                 served = mask_scores(served, serving_mask(holdout.candidates, served.shape, ""))
             probs = action_probs(served, "argmax")
-            values[name] = scorer.dr_values(probs)
+            values[name] = scorer.row_values(probs)
             interval = normal_interval(values[name], 0.95)
             scores[name] = {
                 "value": interval.value,
@@ -332,7 +333,7 @@ class PolicyChoice(PolicyLearner):
 
 def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:
     """A fitted copy of ``learner`` (the best constant action for "constant")."""
-    from opboost.selection import ConstantPolicy, constant_action_values
+    from opboost.core.selection import ConstantPolicy, constant_action_values
 
     if isinstance(learner, str):
         action = int(np.nanargmax(constant_action_values(data)))

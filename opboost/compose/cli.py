@@ -22,7 +22,7 @@ __all__ = ["main"]
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from opboost.registry import get_registry
+    from opboost.core.registry import get_registry
 
     registry = get_registry()
     for info in registry.plugins:
@@ -50,7 +50,7 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace):
     """The config of ``args.file`` with ``--set`` and ``--seeds`` applied and validated."""
-    from opboost.compose.config import load_config
+    from opboost.compose.config.experiment import load_config
 
     overrides = list(args.set or [])
     if args.seeds is not None:
@@ -91,9 +91,9 @@ def _data_line(config: Any) -> str:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from opboost.compose.experiment import run_trial
-    from opboost.compose.report import aligned_rows
-    from opboost.compose.trial_data import prepare_trial
+    from opboost.compose.study.report import aligned_rows
+    from opboost.compose.trial.run import run_trial
+    from opboost.compose.trial.trial_data import prepare_trial
 
     config = _load(args)
     algo = config.algorithm(args.algorithm)
@@ -146,7 +146,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _dry_run_study(args: argparse.Namespace, config: Any) -> int:
-    from opboost.compose.study import study_plan, trial_filenames
+    from opboost.compose.study.runner import study_plan
+    from opboost.compose.trial.plan import trial_filenames
 
     plan = study_plan(config, args.out, data_dir=args.data_dir, n_jobs=args.n_jobs)
     keys, to_run, reused = plan["trials"], plan["to_run"], set(plan["reused"])
@@ -205,7 +206,7 @@ def _dry_run_study(args: argparse.Namespace, config: Any) -> int:
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
-    from opboost.compose.study import run_study
+    from opboost.compose.study.runner import run_study
 
     config = _load(args)
     if args.dry_run:
@@ -282,7 +283,7 @@ def _quickstart_help() -> dict[str, str]:
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
-    from opboost.compose.config import dumps_resolved, load_config
+    from opboost.compose.config.experiment import dumps_resolved, load_config
 
     print(dumps_resolved(load_config(args.file)), end="")
     return 0

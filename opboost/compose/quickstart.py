@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from opboost.compose.config import ExperimentConfig, parse_config
+from opboost.compose.config.experiment import ExperimentConfig, parse_config
 
 __all__ = ["QUICKSTART_CONFIG", "quickstart_config", "quickstart_defaults", "run_quickstart"]
 
@@ -80,9 +80,9 @@ def run_quickstart(
     echo: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the quickstart study in memory, print its table; return the study results."""
-    from opboost.compose.report import text_table
-    from opboost.compose.study import run_study
-    from opboost.compose.trial_data import load_dataset
+    from opboost.compose.study.report import text_table
+    from opboost.compose.study.runner import run_study
+    from opboost.compose.trial.trial_data import load_dataset
 
     config = quickstart_config(dataset, n_seeds, n_rounds, n_jobs)
     data = load_dataset(config.data, data_dir)

@@ -26,7 +26,7 @@ __all__ = ["DaskLoggedBandit", "DistributedFitError", "LightGBMDaskTree", "make_
 
 _LAZY = {
     "DaskLoggedBandit": "opboost.dask.data",
-    "LightGBMDaskTree": "opboost.dask.learner",
+    "LightGBMDaskTree": "opboost.dask.lightgbm_dask_tree",
     "DistributedFitError": "opboost.dask.network",
     "make_engine": "opboost.dask.boosting",
 }

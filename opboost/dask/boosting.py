@@ -33,28 +33,19 @@ from urllib.parse import urlparse
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit, check_data
+from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
-from opboost.booster_checks import check_data
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
-from opboost.engine import FitSettings
-from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.fit.metadata import policy_metadata, policy_values
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.objectives.bopl import BOPL
-from opboost.objectives.bopl_s import BOPLS
 
-__all__ = ["SUPPORTED_ESTIMATORS", "SUPPORTED_OBJECTIVES", "DistributedFit", "make_engine"]
-
-#: Objectives whose risk, gradient and step are sums of per-example terms (partition-wise).
-SUPPORTED_OBJECTIVES: tuple[type, ...] = (BOPL, BOPLS)
-#: Estimators whose training coefficients are per-row (c_i depends on row i only).
-SUPPORTED_ESTIMATORS: tuple[type, ...] = (IPS, TruncatedIPS)
+__all__ = ["DistributedFit", "make_engine"]
 
 
 # --- the loop ---------------------------------------------------------------------------------
@@ -83,7 +74,7 @@ def _check_options(settings: FitSettings, eval_data: Any, callbacks: Any) -> Non
 
 
 def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
-    from opboost.dask.learner import LightGBMDaskTree
+    from opboost.dask.lightgbm_dask_tree import LightGBMDaskTree
 
     if not isinstance(learner, LightGBMDaskTree):
         raise InvalidParameterError(
@@ -92,19 +83,24 @@ def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
             f"base_learner='lightgbm_dask_tree', or gather small data with "
             f"data.to_logged_bandit() for an in-memory learner."
         )
-    for component, supported, why in (
+    for component, why, fix in (
         (
             objective,
-            SUPPORTED_OBJECTIVES,
-            "its risk or gradient needs statistics of all rows at once, not sums over partitions",
+            "its risk or gradient needs statistics of all rows at once, not sums over "
+            "partitions (Objective.row_local is False)",
+            "an objective of per-row terms such as 'bopl_s' or 'bopl'",
         ),
-        (estimator, SUPPORTED_ESTIMATORS, "it needs per-row training coefficients"),
+        (
+            estimator,
+            "it needs per-row training coefficients, each from its own row (Estimator."
+            "row_local is False)",
+            "'ips' or 'truncated_ips'",
+        ),
     ):
-        if type(component) not in supported:
-            names = ", ".join(repr(c.name) for c in supported)
+        if not component.row_local:
             raise InvalidParameterError(
                 f"The {component.kind} {component.name!r} is not supported by the distributed "
-                f"fit: {why}. Supported: {names}."
+                f"fit: {why}. Use {fix}."
             )
 
 
@@ -120,7 +116,7 @@ class Tree:
 
 
 class DistributedFit:
-    """The state of one distributed fit (an :class:`opboost.engine.Engine`): the workers'
+    """The state of one distributed fit (an :class:`opboost.api.engine.Engine`): the workers'
     shards, the statistics of the current round, history."""
 
     def __init__(self, settings, data, eval_data, components, client):
@@ -291,6 +287,15 @@ class DistributedFit:
             "Checkpoint callbacks are not supported there."
         )
 
+    def restore(self, checkpoint: Any) -> None:
+        raise InvalidParameterError(
+            "The distributed fit keeps its scores on the workers and cannot resume from a "
+            "checkpoint; drop the callback that offers one."
+        )
+
+    def begin(self) -> None:
+        """Nothing left to prepare: the shards are connected and F = 0 (no warm start)."""
+
     def keep_best(self) -> None:
         self.best_round = self.round
 
@@ -330,7 +335,7 @@ class DistributedFit:
             self.settings,
             self.objective,
             self.estimator,
-            ("lightgbm_tree", learner.as_lightgbm_tree().get_params(deep=False)),
+            ("lightgbm_tree", learner.lightgbm_tree_params()),
             n_rounds=rounds,
             n_actions=self.K,
             n_features=self.d,
@@ -367,7 +372,7 @@ class DistributedFit:
 
 def make_engine(
     data: Any,
-    components: tuple[Any, Any, Any],
+    components: Components,
     settings: FitSettings,
     *,
     eval_data: LoggedBandit | None = None,
@@ -382,5 +387,5 @@ def make_engine(
     """
     _check_options(settings, eval_data, callbacks)
     _check_components(*components)
-    client = components[2].get_client()
+    client = components.learner.get_client()
     return DistributedFit(settings, data, eval_data, components, client)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
-from opboost.api.data_checks import check_columns
+from opboost.api.data.field_checks import check_columns
+from opboost.api.data.logged import LoggedBandit
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.array as da
@@ -300,7 +300,7 @@ class DaskLoggedBandit:
         self, components: Any, settings: Any, *, eval_data: Any = None, callbacks: Any = ()
     ) -> Any:
         """The engine :meth:`opboost.Booster.fit` runs on these logs
-        (:class:`opboost.engine.RemoteLogs`): a fit whose rows stay on the workers."""
+        (:class:`opboost.api.engine.RemoteLogs`): a fit whose rows stay on the workers."""
         from opboost.dask.boosting import make_engine
 
         return make_engine(self, components, settings, eval_data=eval_data, callbacks=callbacks)

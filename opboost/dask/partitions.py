@@ -1,9 +1,9 @@
 """Per-partition work of the distributed boosting loop, run on the Dask workers.
 
-Each function takes one partition (a validated :class:`~opboost.api.data.LoggedBandit` with its
-training coefficients), or its round state at the scores F (n_p, K), and returns arrays that
-stay on the worker or a few scalars for the client. :class:`opboost.dask.shard.Shard` runs
-them on the partitions of its worker; :func:`assign_workers` places the partitions.
+Each function takes one partition (a validated :class:`~opboost.api.data.logged.LoggedBandit` with
+its training coefficients), or its round state at the scores F (n_p, K), and returns arrays that
+stay on the worker or a few scalars for the client. :class:`opboost.dask.shard.Shard` runs them on
+the partitions of its worker; :func:`assign_workers` places the partitions.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_rows import action_tilt, design_rows
+from opboost.api.lgbm.rows import action_tilt, design_rows
 
 __all__ = [
     "Partition",

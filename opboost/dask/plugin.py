@@ -28,6 +28,6 @@ def opboost_unavailable_components():
 def opboost_register_base_learners():
     if not dask_installed():
         return []
-    from opboost.dask.learner import LightGBMDaskTree
+    from opboost.dask.lightgbm_dask_tree import LightGBMDaskTree
 
     return [LightGBMDaskTree]

@@ -28,15 +28,15 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
-from opboost.learners.lightgbm_layout import (
+from opboost.api.lgbm.layout import (
     LAYOUTS,
     fetch_scores,
     score_change,
     set_round_leaves,
     update_one_iter,
 )
-from opboost.learners.lightgbm_rows import histogram_layout, stacked_dataset
+from opboost.api.lgbm.rows import histogram_layout, stacked_dataset
+from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
 
 __all__ = ["Shard", "strip_parameters"]
 

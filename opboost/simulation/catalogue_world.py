@@ -11,8 +11,8 @@ from numbers import Integral
 
 import numpy as np
 
+from opboost.api.data.tabular import TabularSchema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import TabularSchema
 from opboost.api.validation import check_scalar
 
 __all__ = ["CatalogueWorld", "categorical_codes", "category_counts", "position_bias_array"]

@@ -27,9 +27,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.bandit import BanditLearner
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.exploration import check_exploration, draw
+from opboost.api.serving.exploration import check_exploration, draw
 from opboost.api.validation import check_random_state, check_scalar
 from opboost.simulation.environment import BanditEnvironment
 from opboost.simulation.supervised import reward_table
@@ -150,7 +150,7 @@ def run_batched(
     """Play ``stream`` in batches of ``batch_size`` (default: the stream's).
 
     ``logging_policy(X) -> (m, K)`` distributions logs batch 0. ``fit(logs)`` returns a fitted
-    policy with ``action_distribution`` (:class:`~opboost.api.exploration.ExplorationMixin`:
+    policy with ``action_distribution`` (:class:`~opboost.api.serving.exploration.ExplorationMixin`:
     a Booster, a Policy, a PolicyLearner); it is called after every batch on all the logs so
     far, and each fitted policy plays the next batch with ``epsilon``/``temperature``
     exploration. ``fit=None``: the logging policy plays every batch."""

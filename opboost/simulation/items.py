@@ -46,8 +46,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from opboost.api.candidates import is_candidate
-from opboost.api.data import LoggedBandit
+from opboost.api.data.candidates import is_candidate
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state, check_scalar

@@ -10,7 +10,7 @@ __all__ = ["BanditRunResult"]
 
 @dataclass
 class BanditRunResult:
-    """Outcome of :func:`opboost.online.run_bandit` on one ordering of one data set.
+    """Outcome of :func:`opboost.algorithms.online.run_bandit` on one ordering of one data set.
 
     ``error_rate`` is the progressive (predict-then-learn) error: the fraction of steps whose
     chosen action did not get the row's best reward. ``greedy_error_rate`` is the same for

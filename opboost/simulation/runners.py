@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.bandit import BanditLearner
-from opboost.api.data_checks import first_missing
+from opboost.api.data.field_checks import first_missing
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_scalar
 from opboost.simulation.environment import BanditEnvironment
@@ -39,8 +39,9 @@ def run_bandit(
 
     Parameters
     ----------
-    learner : a :class:`BanditLearner`, or a registered online learner name (built with
-        ``n_actions`` and ``random_state``). It is used as given (not cloned): pass a fresh one.
+    learner : a :class:`BanditLearner`, used as given (not cloned): pass a fresh one. Build
+        a registered one by name with ``opboost.make("online_learner", name, n_actions=K,
+        random_state=seed)``.
     X : (n, d) contexts. y : labels, in the form ``reward`` expects.
     reward : "multiclass", "multilabel" or a (classes x actions) matrix
         (:func:`opboost.simulation.supervised.reward_table`).
@@ -65,15 +66,15 @@ def run_bandit(
         random_state=random_state,
     )
     if isinstance(learner, str):
-        import opboost
-
-        learner = opboost.make(
-            "online_learner", learner, n_actions=env.n_actions, random_state=random_state
+        raise InvalidParameterError(
+            f"run_bandit: learner must be a BanditLearner. Got the name {learner!r}; build it "
+            f"with opboost.make('online_learner', {learner!r}, n_actions={env.n_actions}, "
+            f"random_state={random_state!r})."
         )
     if not isinstance(learner, BanditLearner):
         raise InvalidParameterError(
-            f"run_bandit: learner must be a BanditLearner (feedback='bandit') or its registered "
-            f"name. Got {type(learner).__name__}; loss-feedback learners have their own runner."
+            f"run_bandit: learner must be a BanditLearner (feedback='bandit'). Got "
+            f"{type(learner).__name__}; loss-feedback learners have their own runner."
         )
     if getattr(learner, "n_actions", env.n_actions) != env.n_actions:
         raise InvalidParameterError(

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state, check_scalar
 

@@ -26,7 +26,7 @@ def _instance(cls: type[Component], **overrides: Any) -> Component:
 
 
 def _small_logged(n: int = 60, d: int = 4, k: int = 3, seed: int = 0):
-    from opboost.api.data import LoggedBandit
+    from opboost.api.data.logged import LoggedBandit
 
     rng = np.random.default_rng(seed)
     probs = rng.dirichlet(np.ones(k), size=n)
@@ -292,7 +292,7 @@ def check_policy_learner_fit_predict(cls: type[Component]) -> None:
 def _candidate_logged(n: int = 80, d: int = 3, k: int = 3, seed: int = 0):
     """Logs where action 0 pays most but is a candidate only in the first half of the rows;
     the logger plays uniformly among each row's candidates."""
-    from opboost.api.data import LoggedBandit
+    from opboost.api.data.logged import LoggedBandit
 
     rng = np.random.default_rng(seed)
     mask = np.ones((n, k), dtype=bool)

@@ -4,7 +4,7 @@ Installed with opboost through the ``pytest11`` entry point, so every pytest ses
 environment with opboost has it (``pytest -p no:opboost`` turns it off). It provides:
 
 ``opboost_registry`` (fixture)
-    A freshly built :class:`opboost.registry.Registry` -- built-ins plus every installed,
+    A freshly built :class:`opboost.core.registry.Registry` -- built-ins plus every installed,
     unblocked entry-point plugin, honouring the ``OPBOOST_*`` environment variables -- and
     forgotten again after the test, so installs, blocks and monkeypatched entry points made
     by the test (or before it) are seen and do not leak.
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from opboost.registry import Registry
+    from opboost.core.registry import Registry
 
 __all__ = ["opboost_registry", "parametrize_with_checks"]  # noqa: F822 - lazy, see __getattr__
 
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
 @pytest.fixture
 def opboost_registry() -> Iterator[Registry]:
     """A freshly built plugin registry (built-ins + installed plugins), reset afterwards."""
-    from opboost.registry import get_registry, reset_registry
+    from opboost.core.registry import get_registry, reset_registry
 
     reset_registry()
     try:

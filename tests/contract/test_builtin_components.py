@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opboost.api.component import KINDS
-from opboost.registry import get_registry
+from opboost.core.registry import get_registry
 from opboost.testing import parametrize_with_checks
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from opboost.api.component import KINDS
 from opboost.api.exceptions import ConfigError, ConfigParameterError, InvalidParameterError
-from opboost.booster import Booster
-from opboost.registry import get_registry
+from opboost.core.booster import Booster
+from opboost.core.registry import get_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.simulation import simulate_catalogue
 
 

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -23,10 +24,12 @@ import dask.array as da
 from sklearn.datasets import make_classification
 
 from opboost import Booster, InvalidParameterError, load_policy
-from opboost.callbacks import Checkpoint, History
+from opboost.api.engine import Components, FitSettings, StepSettings
+from opboost.api.objective import Objective
+from opboost.core.callbacks import Checkpoint, History
+from opboost.core.loop import boost_round
 from opboost.dask import DaskLoggedBandit, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
-from opboost.engine import FitSettings, StepSettings, boost_round
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 #: |true reward (distributed) - true reward (in-memory)| allowed in the equivalence test. The
@@ -183,24 +186,48 @@ def test_core_and_registry_do_not_import_dask():
     assert out.stdout.split() == ["True", "[]"]
 
 
+def third_party_objective() -> Objective:
+    """A per-row objective as a plugin would write one, on the SDK alone (defined in a
+    function, so the workers receive the class itself): BOPL's risk -(1/n) sum c_i pi_i with
+    the smoothness sigma_i = 1/4 instead of 1/2 (steps twice as long), declared row_local."""
+
+    class QuarterSmoothBOPL(Objective):
+        name: ClassVar[str] = "quarter_smooth_bopl"
+        row_local: ClassVar[bool] = True
+
+        def __init__(self) -> None:
+            pass
+
+        def xi_sigma(self, coef, pi_logged):
+            return pi_logged, np.full_like(pi_logged, 0.25)
+
+        def risk_at(self, state):
+            return -float(np.dot(state.coef, state.pi_logged)) / state.n
+
+    return QuarterSmoothBOPL()
+
+
 @pytest.mark.parametrize(
     ("objective", "params"),
     [
         pytest.param("bopl", {"l2": 1e-3, "learning_rate": 0.5, "reward_shift": -0.3}, id="bopl"),
         pytest.param("bopl_s", {"scale": 2.0, "reward_shift": -0.3}, id="bopl_s-scale"),
+        pytest.param(third_party_objective, {"reward_shift": -0.3}, id="third-party"),
     ],
 )
 def test_alpha_is_the_step_on_the_gathered_rows(client, problem, objective, params):
     """Each round's alpha from per-partition sums equals the objective's step (with l2,
-    learning rate, scale and negative coefficients) on the gathered rows and tree."""
+    learning rate, scale and negative coefficients) on the gathered rows and tree; so for an
+    objective the distributed fit has never heard of, declared ``row_local``."""
     logged = problem[0].subset(np.arange(600))
+    objective = objective() if callable(objective) else objective
     booster = Booster(objective=objective, n_rounds=2, random_state=0, **params)
     booster.set_params(base_learner=dask_tree(client, num_leaves=4))
     data = DaskLoggedBandit.from_logged_bandit(logged, npartitions=3)
     obj, est, learner = booster.resolve_components()
     step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
     settings = FitSettings(seed=0, reward_shift=booster.reward_shift, step=step)
-    fit = DistributedFit(settings, data, None, (obj, est, learner), client)
+    fit = DistributedFit(settings, data, None, Components(obj, est, learner), client)
     assert boost_round(fit, settings.step) is not None
     assert boost_round(fit, settings.step) is not None
     policy = fit.policy()  # ends the fit on the workers
@@ -356,14 +383,16 @@ def test_bad_values_name_the_partition(client):
             {"objective": "snips"},
             {},
             "The objective 'snips' is not supported by the distributed fit: its risk or "
-            "gradient needs statistics of all rows at once, not sums over partitions. "
-            "Supported: 'bopl', 'bopl_s'.",
+            "gradient needs statistics of all rows at once, not sums over partitions "
+            "(Objective.row_local is False). Use an objective of per-row terms such as "
+            "'bopl_s' or 'bopl'.",
         ),
         (
             {"estimator": "dr"},
             {},
             "The estimator 'dr' is not supported by the distributed fit: it needs per-row "
-            "training coefficients. Supported: 'ips', 'truncated_ips'.",
+            "training coefficients, each from its own row (Estimator.row_local is False). Use "
+            "'ips' or 'truncated_ips'.",
         ),
         (
             {},
@@ -418,7 +447,7 @@ def test_zero_rounds_give_an_empty_model_that_loads(client, problem, tmp_path):
 def test_without_dask_the_registry_names_the_extra(monkeypatch):
     """Without dask installed the learner is not registered and the error names the extra."""
     import opboost.dask.plugin as plugin
-    from opboost.registry import get_registry, reset_registry
+    from opboost.core.registry import get_registry, reset_registry
 
     monkeypatch.setattr(plugin, "find_spec", lambda name: None)
     reset_registry()

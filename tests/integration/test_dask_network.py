@@ -25,9 +25,10 @@ from sklearn.datasets import make_classification
 
 from opboost import Booster, InvalidParameterError
 from opboost.api.callback import Callback
+from opboost.api.engine import FitSettings
+from opboost.core.loop import boost_round
 from opboost.dask import DaskLoggedBandit, DistributedFitError, LightGBMDaskTree
 from opboost.dask.boosting import DistributedFit
-from opboost.engine import FitSettings, boost_round
 from opboost.simulation.supervised import supervised_to_bandit
 
 
@@ -253,3 +254,21 @@ def test_a_discarded_round_leaves_the_next_one_as_if_it_was_never_grown():
     np.testing.assert_array_equal(discarding.f, fresh.f)
     discarding.close()
     fresh.close()
+
+
+def test_the_dask_learner_records_the_equivalent_lightgbm_tree():
+    """A policy fitted on Dask records lightgbm_tree with the Dask learner's parameters, and
+    lightgbm_tree's own at their defaults: exactly what lightgbm_tree built from them gives
+    (the Dask learner computes it without importing lightgbm_tree), and the same LightGBM
+    parameters."""
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+
+    dask_learner = LightGBMDaskTree(num_leaves=7, max_bin=63, params={"time_out": 2})
+    params = dask_learner.get_params(deep=False)
+    del params["client"]
+    tree = LightGBMTree(**params)
+    assert dask_learner.lightgbm_tree_params() == tree.get_params(deep=False)
+    assert list(dask_learner.lightgbm_tree_params()) == list(tree.get_params(deep=False))
+    lightgbm = tree._lgb_params(5)
+    del lightgbm["num_threads"], lightgbm["time_out"]
+    assert dask_learner.lgb_params(5) == lightgbm

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.online.brukhim_hazan import BrukhimHazanBoost
-from opboost.online.fkm import NFKM
+from opboost.algorithms.online.brukhim_hazan import BrukhimHazanBoost
+from opboost.algorithms.online.fkm import NFKM
 from opboost.simulation.datasets.bundled import Diabetes
 from opboost.simulation.loss_runner import run_loss_feedback
 

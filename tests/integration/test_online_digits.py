@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.algorithms.online import Banditron, ChenBanditBoost, ConservativeOVA
 from opboost.simulation import run_bandit
 from opboost.simulation.datasets.bundled import Digits
 

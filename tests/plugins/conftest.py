@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from opboost.registry import reset_registry
+from opboost.core.registry import reset_registry
 
 
 class FakeDistribution:

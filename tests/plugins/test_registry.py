@@ -12,7 +12,7 @@ import opboost
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError, PluginError
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import UnknownComponentError, get_registry
+from opboost.core.registry import UnknownComponentError, get_registry
 
 
 def make_estimator_class(name: str) -> type[Estimator]:
@@ -129,7 +129,7 @@ def test_registry_duplicate_name_names_both_providers(fake_plugins):
     with pytest.raises(
         PluginError,
         match=r"Duplicate estimator name 'ips': provided by plugin "
-        r"'opboost\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' "
+        r"'opboost\.algorithms\.estimators\.plugin' \(opboost .*\) and by plugin 'clash' "
         r"\(opboost-clash 2\.0\)",
     ):
         get_registry()
@@ -212,7 +212,7 @@ def test_registry_is_cached(clean_registry):
 def test_import_opboost_is_light():
     """Importing opboost builds no registry and imports neither lightgbm nor river."""
     code = (
-        "import sys, opboost, opboost.registry as r;"
+        "import sys, opboost, opboost.core.registry as r;"
         "print(r._REGISTRY is None, 'lightgbm' in sys.modules, 'river' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

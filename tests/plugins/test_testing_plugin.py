@@ -7,7 +7,7 @@ import importlib.metadata
 import pytest
 
 import opboost.testing.pytest_plugin as plugin_module
-from opboost.registry import Registry
+from opboost.core.registry import Registry
 from opboost.testing import checks
 
 pytest_plugins = ["pytester"]
@@ -69,7 +69,7 @@ def test_no_objectives(opboost_registry):
     assert opboost_registry.names("objective") == []
 """
     )
-    monkeypatch.setenv("OPBOOST_DISABLED_PLUGINS", "opboost.objectives.plugin")
+    monkeypatch.setenv("OPBOOST_DISABLED_PLUGINS", "opboost.algorithms.objectives.plugin")
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
     result.assert_outcomes(passed=1)
 
@@ -83,7 +83,7 @@ def test_reexported_parametrize_with_checks_is_the_checks_one():
 
 def test_registry_fixture_direct(monkeypatch):
     """Driven by hand, the fixture yields a fresh Registry and forgets it afterwards."""
-    import opboost.registry as registry
+    import opboost.core.registry as registry
 
     monkeypatch.setenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "1")
     stale = registry.get_registry()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 
 
 def make_problem(seed: int = 0, n: int = 40, k: int = 4):

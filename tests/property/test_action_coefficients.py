@@ -10,11 +10,11 @@ import pytest
 from objective_problems import make_problem
 from scipy import optimize
 
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.estimators.direct import DoublyRobust, dr_coefficients
+from opboost.algorithms.objectives import BOPL, BOPLS, SNIPSObjective, softmax
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.objective import ActionState, centre_rows
-from opboost.estimators.direct import DoublyRobust, dr_coefficients
-from opboost.objectives import BOPL, BOPLS, SNIPSObjective, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
 

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.objectives import BOPL, BOPLS
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.booster import Booster
-from opboost.objectives import BOPL, BOPLS
+from opboost.core.booster import Booster
 
 
 class _NoEnsemble(Ensemble):

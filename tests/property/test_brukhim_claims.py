@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from opboost.algorithms.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.api.loss_feedback import sample_unit_sphere, spherical_gradient
-from opboost.online.brukhim_hazan import BrukhimHazanBoost
 from opboost.simulation.loss_environment import LossEnvironment
 from opboost.simulation.loss_runner import run_loss_feedback
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.online import ChenBanditBoost
-from opboost.online.chen_bandit_boost import example_weights
+from opboost.algorithms.online import ChenBanditBoost
+from opboost.algorithms.online.chen_bandit_boost import example_weights
 from opboost.simulation import run_bandit
 
 

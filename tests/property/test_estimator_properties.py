@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api.data import LoggedBandit
-from opboost.estimators.direct import DoublyRobust
-from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.estimators.snips import SNIPS
+from opboost.algorithms.estimators.direct import DoublyRobust
+from opboost.algorithms.estimators.ips import IPS, TruncatedIPS
+from opboost.algorithms.estimators.snips import SNIPS
+from opboost.api.data.logged import LoggedBandit
 
 N_REPLICATES = 400
 

@@ -14,9 +14,9 @@ from objective_problems import (
     upper_bound,
 )
 
-from opboost.api.data import LoggedBandit
-from opboost.api.slots import MASKED_SCORE, SlotView
-from opboost.objectives import BOPL, BOPLS
+from opboost.algorithms.objectives import BOPL, BOPLS
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.slots import MASKED_SCORE, SlotView
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
 

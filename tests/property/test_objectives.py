@@ -12,8 +12,8 @@ from objective_problems import (
     upper_bound,
 )
 
+from opboost.algorithms.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 from opboost.api.exceptions import InvalidParameterError
-from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 OBJECTIVES = [pytest.param(BOPL(), id="bopl"), pytest.param(BOPLS(), id="bopl_s")]
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from objective_problems import make_problem, numeric_gradient
 
+from opboost.algorithms.estimators.snips import SNIPS
+from opboost.algorithms.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.snips import SNIPS
-from opboost.objectives import BOPL, BOPLS, SNIPSObjective, VariancePenalised, softmax
 
 
 def penalised_bound(obj, scores, f, data, coef, alpha, l2):

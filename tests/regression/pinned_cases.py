@@ -64,7 +64,7 @@ def digest(array: np.ndarray) -> str:
 def cases() -> Iterator[tuple[str, Callable[[], object]]]:
     """(case name, a function returning a fitted object with decision_function)."""
     from opboost import Booster
-    from opboost.registry import make
+    from opboost.core.registry import make
 
     def booster(**params):
         base = {"n_rounds": 4, "random_state": 0, "warm_start": "none"}  # the paper's F_0 = 0

@@ -10,7 +10,7 @@ import pytest
 from policy_tables import ACTION_IDS, CATEGORIES
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.callbacks import Checkpoint
+from opboost.core.callbacks import Checkpoint
 
 
 class Crash(BaseException):

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.config import parse_config
 

@@ -19,9 +19,9 @@ CHILD = r"""
 import os, resource, sys, time
 import numpy as np
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
-from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 
 used = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 cap = used + (3 << 30)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import OpboostWarning
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import get_registry, reset_registry
+from opboost.core.registry import get_registry, reset_registry
 
 BUILTIN_BASE_LEARNERS = {"lightgbm_tree", "sklearn_tree"}
 

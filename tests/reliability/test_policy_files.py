@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.policy import manifest_digest
-from opboost.policy import ConstantPolicy, load_policy
+from opboost.core.policy_loading import ConstantPolicy, load_policy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals, symlinks, FIFOs")
 
@@ -71,7 +71,7 @@ def _which(policy, sources) -> str:
 LAUNCHER = r"""
 import json, os, resource, signal, sys, time
 import opboost
-from opboost.policy import Policy
+from opboost.core.policy_loading import Policy
 opboost.get_registry()
 
 class Text:
@@ -399,7 +399,7 @@ def test_ensemble_longer_than_declared_size_is_refused(tmp_path):
 
 def test_policy_json_larger_than_limit_is_refused(policies, tmp_path, monkeypatch):
     """The single-file form is capped at MAX_POLICY_BYTES, checked before reading."""
-    monkeypatch.setattr(opboost.policy, "MAX_POLICY_BYTES", 1000)
+    monkeypatch.setattr(opboost.core.policy_loading, "MAX_POLICY_BYTES", 1000)
     with pytest.raises(ValueError, match=r"bytes, more than the 1000 bytes allowed"):
         load_policy(policies[0])
 

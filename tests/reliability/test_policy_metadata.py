@@ -16,7 +16,7 @@ import pytest
 from policy_tables import ACTION_IDS, CATEGORIES
 
 from opboost.api.policy import manifest_digest
-from opboost.policy import load_policy
+from opboost.core.policy_loading import load_policy
 
 FRAME = pd.DataFrame({"x": [0.5, -1.0, 2.0, 0.1, 0.3, -0.2], "c": [*CATEGORIES, *CATEGORIES]})
 

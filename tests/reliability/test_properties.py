@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import ConfigError
 from opboost.compose.config import parse_config
 
@@ -125,8 +125,8 @@ CHILD = textwrap.dedent(
     import hashlib, json, random, sys, traceback
     import numpy as np
     import opboost
-    from opboost.api.data import LoggedBandit
-    from opboost.policy import load_policy
+    from opboost.api.data.logged import LoggedBandit
+    from opboost.core.policy_loading import load_policy
 
     rng = np.random.default_rng(0)
     n, k = 60, 3

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
 from opboost.compose.cli import main
 from opboost.compose.config import load_config
@@ -175,7 +175,7 @@ def test_negative_random_state_is_named():
 def test_callbacks_that_are_not_a_list_are_named():
     with _raises(
         ValueError,
-        "Booster.fit: callbacks must be a list of opboost.callbacks.Callback objects. Got 5 "
+        "Booster.fit: callbacks must be a list of opboost.core.callbacks.Callback objects. Got 5 "
         "(int); pass e.g. callbacks=[EarlyStopping()].",
     ):
         opboost.Booster(n_rounds=2).fit(_logs(), callbacks=5)

@@ -104,7 +104,7 @@ def plugin_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def plugin(plugin_dir, monkeypatch):
     """The fake plugin installed for this test (and the worker processes it spawns)."""
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     monkeypatch.syspath_prepend(str(plugin_dir))
     monkeypatch.delenv("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
@@ -188,7 +188,7 @@ def test_refusal_names_a_holder_that_has_not_written_its_record_yet(tmp_path):
     after). The refused study waits for the record instead of reporting "pid unknown"."""
     import fcntl
 
-    from opboost.compose.study_lock import StudyLock
+    from opboost.compose.study.lock import StudyLock
 
     path = tmp_path / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -222,7 +222,7 @@ def test_stale_lock_of_a_dead_process_is_taken_over(plugin, tmp_path):
 def test_atomic_writes_use_unique_temporary_files(plugin, tmp_path, monkeypatch):
     """Two writers of the same file never share a temporary file: every temporary name
     differs and none is left behind."""
-    import opboost.compose.study_outputs as study_module
+    import opboost.compose.study.outputs as study_module
 
     names: list[str] = []
     real = os.replace
@@ -263,13 +263,13 @@ def test_non_finite_config_values_are_written_as_null_with_a_note(plugin, tmp_pa
 def test_summary_writer_failure_keeps_every_trial_and_resumes(plugin, tmp_path, monkeypatch):
     """When writing results.md fails, the error names it and the trials directory, the other
     outputs and every per-trial file are written, and a re-run resumes every trial."""
-    import opboost.compose.report
+    import opboost.compose.study.report
 
     def broken(*args, **kwargs):
         raise RuntimeError("no space left on device (simulated)")
 
     with monkeypatch.context() as m:
-        m.setattr(opboost.compose.report, "markdown_table", broken)
+        m.setattr(opboost.compose.study.report, "markdown_table", broken)
         with pytest.raises(StudyError) as info:
             study(raw_config(), tmp_path, plots=False)
     message = str(info.value)
@@ -387,7 +387,7 @@ def test_only_the_plugins_a_trial_uses_can_rerun_it(plugin, tmp_path, monkeypatc
     only the plugins whose components it names (here the data set's), and a trial that uses
     the new plugin records it too; a change of a plugin a trial uses still re-runs it."""
     from opboost.compose.study import versions
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     raw = raw_config()
     assert study(raw, tmp_path / "out", plots=False)["timings"]["trials_run"] == 4

@@ -150,7 +150,7 @@ def test_malformed_trial_files_are_rerun_with_a_note_naming_them(plugin, tmp_pat
 def _fail_writes(monkeypatch, error: OSError, after: int = 0) -> list[Path]:
     """Every checked atomic write of a study after the first ``after`` raises ``error`` (as a
     read-only or full disk would; tests run as root, where chmod does not stop writes)."""
-    import opboost.compose.study_outputs as study_module
+    import opboost.compose.study.outputs as study_module
 
     real = study_module._write_text
     attempted: list[Path] = []
@@ -251,8 +251,8 @@ LAUNCHER = r"""
 import os, sys
 import opboost
 from opboost.compose.cli import main
-import opboost.compose.study, opboost.compose.experiment
-import opboost.compose.trial_data, opboost.compose.report
+import opboost.compose.study.runner, opboost.compose.trial.run
+import opboost.compose.trial.trial_data, opboost.compose.study.report
 opboost.get_registry()
 
 print("launcher ready", flush=True)

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.cli import main
 from opboost.compose.config import load_config, parse_config
-from opboost.learners.lightgbm_tree import LightGBMTree
 
 FILE = "examples/x.toml"
 
@@ -122,12 +122,12 @@ BAD_VALUES = [
 def test_bad_value_is_a_config_error_naming_file_key_and_value(raw, key, value, monkeypatch):
     """Every bad value is a ConfigError raised by the parser, before any trial runs; the
     message names the file, the key path and the value."""
-    import opboost.compose.trial_data
+    import opboost.compose.trial.trial_data
 
     def no_trials(*args, **kwargs):  # pragma: no cover - reached only on a regression
         raise AssertionError("a trial ran")
 
-    monkeypatch.setattr(opboost.compose.trial_data, "prepare_trial", no_trials)
+    monkeypatch.setattr(opboost.compose.trial.trial_data, "prepare_trial", no_trials)
     with pytest.raises(ConfigError) as info:
         parse_config(raw, file=FILE)
     message = str(info.value)

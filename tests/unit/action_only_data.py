@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.dataset import Dataset, SupervisedData
 from opboost.api.hookspecs import hookimpl
-from opboost.registry import reset_registry
+from opboost.core.registry import reset_registry
 
 
 def action_means(k: int) -> np.ndarray:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from opboost.estimators.direct import DirectMethod, DoublyRobust
-from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.estimators.snips import SNIPS
+from opboost.algorithms.estimators.direct import DirectMethod, DoublyRobust
+from opboost.algorithms.estimators.ips import IPS, TruncatedIPS
+from opboost.algorithms.estimators.snips import SNIPS
 
 ESTIMATORS = [
     pytest.param(IPS, id="ips"),

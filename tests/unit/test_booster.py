@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from opboost import Booster, NotFittedError
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.learners.sklearn import SklearnTree
+from opboost.algorithms.objectives import BOPL, BOPLS
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError
-from opboost.learners.sklearn import SklearnTree
-from opboost.objectives import BOPL, BOPLS
 
 
 class EvalOnlyEstimator(Estimator):

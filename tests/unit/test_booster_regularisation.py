@@ -10,15 +10,19 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.estimators.direct import DirectMethod
+from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
+from opboost.algorithms.objectives import softmax
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.rows import design_rows
 from opboost.api.validation import check_random_state
-from opboost.estimators.direct import DirectMethod
-from opboost.fit.warm_start import LOGGING_WARM_MEMBERS, REWARD_WARM_MEMBERS, reward_temperature
-from opboost.learners.lightgbm_reward_start import fit_reward_model
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.objectives import softmax
-from opboost.selection import constant_action_values
+from opboost.core.fit.warm_start import (
+    LOGGING_WARM_MEMBERS,
+    REWARD_WARM_MEMBERS,
+    reward_temperature,
+)
+from opboost.core.selection import constant_action_values
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}

@@ -13,7 +13,7 @@ import pytest
 import opboost
 from opboost import Booster
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
+from opboost.core.callbacks import Callback, Checkpoint, EarlyStopping, History, Progress, RoundEnv
 
 
 class Kill(Callback):
@@ -149,7 +149,7 @@ class Events(Callback):
 
 def slow_start(monkeypatch, log: list, seconds: float = 0.0) -> None:
     """LightGBMTree.start_from_rewards records itself in ``log`` and takes ``seconds`` more."""
-    from opboost.learners.lightgbm_tree import LightGBMTree
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     original = LightGBMTree.start_from_rewards
 
@@ -205,8 +205,36 @@ def test_progress_starts_without_a_preparation():
 
 def test_callbacks_must_be_callbacks(synthetic_log):
     """A non-callback object in callbacks is rejected."""
-    with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.callbacks"):
+    with pytest.raises(InvalidParameterError, match=r"callbacks must be opboost.core.callbacks"):
         booster().fit(synthetic_log.data, callbacks=[print])
+
+
+class ThreeHooks:
+    """Has three of the hooks a fit calls, not on_prepare, on_round_begin or load_checkpoint."""
+
+    def __repr__(self):
+        return "ThreeHooks()"
+
+    def on_fit_start(self, env):
+        pass
+
+    def on_round_end(self, env):
+        pass
+
+    def on_fit_end(self, env):
+        pass
+
+
+def test_a_callback_lacking_a_hook_the_fit_calls_is_refused_up_front(synthetic_log):
+    """Every hook the fit calls is checked before the fit starts: an object without
+    on_prepare is refused by name, not met by an AttributeError in the middle of the fit."""
+    with pytest.raises(InvalidParameterError) as exc:
+        booster().fit(synthetic_log.data, callbacks=[ThreeHooks()])
+    assert str(exc.value) == (
+        "Booster.fit: callbacks must be opboost.core.callbacks.Callback objects. Got ThreeHooks(): "
+        "it lacks load_checkpoint, on_prepare, on_round_begin; subclass Callback and override "
+        "the hooks you need."
+    )
 
 
 def test_callbacks_are_not_mutated_by_engine(synthetic_log):
@@ -395,7 +423,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     terminal, a fit still running after VERBOSE_DELAY seconds shows the bar."""
     import sys
 
-    import opboost.booster_checks
+    import opboost.core.booster_checks
 
     assert Booster().verbose == "auto"
     booster(n_rounds=3).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
@@ -403,7 +431,7 @@ def test_verbose_auto_shows_the_bar_on_a_terminal_once_the_fit_is_long(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     booster(n_rounds=3).fit(synthetic_log.data)
     assert capsys.readouterr().err == ""  # a terminal, but well under 10 s
-    monkeypatch.setattr(opboost.booster_checks, "VERBOSE_DELAY", 0.15)
+    monkeypatch.setattr(opboost.core.booster_checks, "VERBOSE_DELAY", 0.15)
     booster(n_rounds=6).fit(synthetic_log.data, callbacks=[Slow(seconds=0.1)])
     assert "boosting" in capsys.readouterr().err
 

@@ -10,13 +10,13 @@ import pytest
 import scipy.sparse as sp
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import PairRows
+from opboost.api.data.slots import SlotView
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.pairs import PairRows
-from opboost.api.slots import SlotView
-from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy import load_policy
-from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.core.policy_loading import load_policy
 from opboost.simulation import simulate_catalogue
 
 FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
@@ -88,8 +88,8 @@ def test_a_pair_round_is_its_tree_on_the_designed_pairs(sim, categorical):
     """The round's (n, C) outputs, read from LightGBM's cached training scores, equal the
     committed tree predicting the designed pairs [x_i; phi(a)]: the Dataset's rows are the
     pairs, in pair order (rows of 1 to 5 candidates, so with padded slots)."""
+    from opboost.api.data.slots import MASKED_SCORE
     from opboost.api.learner import BaseProblem
-    from opboost.api.slots import MASKED_SCORE
 
     d = sim.logged
     rng = np.random.default_rng(1)
@@ -197,7 +197,7 @@ def test_dr_pair_coefficients_use_a_reward_model_on_item_features(sim):
     candidates, plus (r_i - q_i) / p_i at the logged slot, 0 in padded slots."""
     from sklearn.linear_model import LinearRegression
 
-    from opboost.estimators.direct import DirectMethod, DoublyRobust
+    from opboost.algorithms.estimators.direct import DirectMethod, DoublyRobust
 
     d = sim.logged
     rng = np.random.default_rng(2)
@@ -258,7 +258,7 @@ def test_booster_score_reads_the_logs_catalogue_and_candidates(sim, fitted):
 
 
 def test_checkpoints_save_and_resuming_is_refused(sim, tmp_path):
-    from opboost.callbacks import Checkpoint
+    from opboost.core.callbacks import Checkpoint
 
     booster = Booster(n_rounds=4, base_learner_params=FAST, random_state=0)
     booster.fit(sim.logged, callbacks=[Checkpoint(tmp_path / "ck", every=2)])
@@ -286,7 +286,7 @@ def test_saved_policy_predicts_identically_and_records_the_schema(sim, fitted, t
 def test_a_pairs_ensemble_with_a_wrong_header_is_refused(fitted):
     import json
 
-    from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
+    from opboost.api.lgbm.ensemble import LightGBMEnsemble
 
     header, body = fitted.policy_.ensemble.dumps().split("\n", 1)
     meta = json.loads(header)
@@ -462,7 +462,7 @@ def test_categorical_item_features_are_split_as_categories_and_serve_new_items(t
 def test_a_malformed_saved_item_schema_is_a_value_error(categories):
     """A saved policy's action schema with broken categories (not pairs, not lists, or a
     column the schema does not have) is refused with a ValueError naming the record."""
-    from opboost.api.pairs import ActionSchema
+    from opboost.api.data.pairs import ActionSchema
 
     record = {
         "kind": "features",

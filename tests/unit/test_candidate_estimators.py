@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.estimators.direct import DirectMethod, DoublyRobust, action_features
+from opboost.algorithms.estimators.ips import IPS, TruncatedIPS
+from opboost.algorithms.estimators.snips import SNIPS
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.direct import DirectMethod, DoublyRobust, action_features
-from opboost.estimators.ips import IPS, TruncatedIPS
-from opboost.estimators.snips import SNIPS
 
 N, K = 4, 4
 MASK = np.array([[1, 1, 0, 0], [0, 1, 1, 1], [1, 0, 0, 1], [0, 0, 1, 0]], dtype=bool)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 
 N, K = 5, 4
 MASK = np.array(

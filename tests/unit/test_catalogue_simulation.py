@@ -12,9 +12,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from opboost.api.candidates import is_candidate
+from opboost.algorithms.estimators.ips import IPS
+from opboost.api.data.candidates import is_candidate
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.ips import IPS
 from opboost.simulation import SimulatedCatalogue, simulate_catalogue
 from opboost.simulation.catalogue_world import categorical_codes
 from opboost.simulation.items import distinct_draws

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.validation import check_random_state
-from opboost.booster_checks import split_holdout
 from opboost.compose.choice import PolicyChoice
-from opboost.selection import ConstantPolicy, HoldoutScorer, constant_action_values
+from opboost.core.booster_checks import split_holdout
+from opboost.core.selection import ConstantPolicy, constant_action_values, logs_scorer
 
 
 def _logs(n: int = 400, seed: int = 0, sparse: bool = False) -> LoggedBandit:
@@ -60,10 +60,11 @@ def test_policy_choice_scores_the_constant_as_served_within_candidates():
     seed = int(check_random_state(0).integers(2**31 - 1))
     _, holdout = split_holdout(data, 0.2, seed)
     served = ConstantPolicy(0, 3).predict_proba(holdout.contexts, candidates=holdout.candidates)
-    scorer = HoldoutScorer(holdout, "dr", random_state=seed)
-    assert choice.scores_["constant"]["value"] == np.mean(scorer.dr_values(served))
+    scorer = logs_scorer(holdout, "dr", seed)
+    assert choice.scores_["constant"]["value"] == np.mean(scorer.row_values(served))
     unserved = ConstantPolicy(0, 3).predict_proba(holdout.contexts)  # what 2a064fa scored
-    assert np.mean(scorer.dr_values(unserved)) < 0.6 < choice.scores_["constant"]["value"]
+    unserved_values = scorer.estimator.values_at(holdout, unserved, scorer.q)  # unchecked
+    assert np.mean(unserved_values) < 0.6 < choice.scores_["constant"]["value"]
     actions = choice.predict(data.contexts, candidates=data.candidates)
     assert data.candidates[np.arange(len(data)), actions].all()
     assert np.array_equal(actions, np.where(data.candidates[:, 0], 0, 1))
@@ -78,9 +79,9 @@ def test_policy_choice_scores_every_learner_on_its_served_candidates():
     choice.fit(data)
     seed = int(check_random_state(0).integers(2**31 - 1))
     _, holdout = split_holdout(data, 0.2, seed)
-    scorer = HoldoutScorer(holdout, "dr", random_state=seed)
+    scorer = logs_scorer(holdout, "dr", seed)
     probs = choice.predict_proba(holdout.contexts, candidates=holdout.candidates)
-    assert choice.scores_["reward_regression"]["value"] == np.mean(scorer.dr_values(probs))
+    assert choice.scores_["reward_regression"]["value"] == np.mean(scorer.row_values(probs))
     decision = choice.decision_function(holdout.contexts, candidates=holdout.candidates)
     assert np.isneginf(decision[~holdout.candidates]).all()
     assert np.isfinite(decision[holdout.candidates]).all()

@@ -110,7 +110,7 @@ def test_run_seeds_prints_aligned_metrics(tiny, capsys):
 
 
 def test_aligned_rows_and_format_value():
-    from opboost.compose.report import aligned_rows, format_value
+    from opboost.compose.study.report import aligned_rows, format_value
 
     text = aligned_rows([("progressive_greedy_error", 0.28964), ("n_rounds", 7)])
     assert "progressive_greedy_error  0.2896" in text

@@ -9,8 +9,13 @@ import pytest
 import tomli_w
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config import dumps_resolved, load_config, parse_config, resolved_config
-from opboost.compose.search import apply_overrides, select_candidate
+from opboost.compose.config import (
+    dumps_resolved,
+    load_config,
+    parse_config,
+    resolved_config,
+)
+from opboost.compose.config.search import select_candidate, with_candidate
 
 BASE = {
     "data": {"name": "wine"},
@@ -220,7 +225,7 @@ def test_search_candidates_are_seeded_and_grid_is_complete():
     grid = parse_config(raw).algorithm("BOPL-S").search.candidates()
     assert len(grid) == 6
     assert grid[0] == {"base_learner.num_leaves": 3, "booster.n_rounds": 5}
-    table = apply_overrides(raw["algorithms"][1], grid[-1])
+    table = with_candidate(raw["algorithms"][1], grid[-1])
     assert table["base_learner"] == {"name": "lightgbm_tree", "num_leaves": 15}
     assert table["booster"] == {"n_rounds": 10} and "search" not in table
     assert select_candidate({0: [0.5, 0.7], 1: [0.6, 0.6], 2: [0.1, 0.2]}) == 0
@@ -319,7 +324,7 @@ def test_shipped_labels_that_name_the_papers_algorithms_run_them():
     (or is Booster()'s default)."""
     from pathlib import Path
 
-    from opboost.resolve import effective_warm_start
+    from opboost.core.resolve import effective_warm_start
 
     root = Path(__file__).resolve().parents[2] / "examples"
     checked = []

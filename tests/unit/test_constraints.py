@@ -22,7 +22,7 @@ from opboost.api.constraints import (
     validate_params,
 )
 from opboost.api.exceptions import ConfigError, ConfigParameterError, InvalidParameterError
-from opboost.booster import Booster
+from opboost.core.booster import Booster
 
 
 class Toy(Component):

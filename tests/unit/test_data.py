@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.tabular import ActionCatalogueWarning
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import ActionCatalogueWarning
 
 N, K = 6, 3
 

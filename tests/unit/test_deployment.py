@@ -14,10 +14,10 @@ import pytest
 
 from opboost.api.bandit import BanditLearner
 from opboost.api.exceptions import ConfigError, InvalidParameterError
-from opboost.api.exploration import draw
+from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
-from opboost.compose.trial_plan import TrialKey, fingerprint
-from opboost.policy import ConstantPolicy
+from opboost.compose.trial.plan import TrialKey, fingerprint
+from opboost.core.policy_loading import ConstantPolicy
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 from opboost.simulation.supervised import reward_table
 
@@ -272,7 +272,7 @@ def test_deployment_config_errors_name_the_key(changes, message):
 def test_stored_trials_may_hold_lists_of_seconds_in_timings(tmp_path):
     """A deployment trial's timings.batch_fit_seconds (one per refit) is a list: a stored
     record with it is resumed; a list holding a non-number is not a complete record."""
-    from opboost.compose.trial_store import MALFORMED, load_stored_trials
+    from opboost.compose.trial.store import MALFORMED, load_stored_trials
 
     key = TrialKey("B", 0)
     result = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.design import action_rows, stacked_design
-from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 

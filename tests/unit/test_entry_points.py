@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import opboost
+from opboost.api.data.tabular import ActionCatalogueWarning
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import ActionCatalogueWarning
 
 IDS = ["ad-a", "ad-b", "ad-c"]
 LGB = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from estimator_cases import ESTIMATORS
 
+from opboost.algorithms.estimators.ips import IPS
+from opboost.algorithms.estimators.snips import SNIPS
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.ips import IPS
-from opboost.estimators.snips import SNIPS
 
 
 def _actions(synthetic_log) -> np.ndarray:

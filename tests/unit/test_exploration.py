@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.exploration import draw, exploration_distribution, sample_slates
+from opboost.api.serving.exploration import draw, exploration_distribution, sample_slates
 from opboost.compose.choice import PolicyChoice
-from opboost.policy import ConstantPolicy, load_policy
-from opboost.policy_learners.reward_regression import RewardRegression
-from opboost.registry import make
+from opboost.core.policy_loading import ConstantPolicy, load_policy
+from opboost.core.registry import make
 
 FAST = {"num_threads": 1, "num_leaves": 4, "min_data_in_leaf": 5}
 

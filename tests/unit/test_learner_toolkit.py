@@ -17,7 +17,7 @@ from opboost.api.learner_toolkit import (
     wls_gradients,
     wls_terms,
 )
-from opboost.api.row_blocks import RowWeightedProblem
+from opboost.api.numerics.row_blocks import RowWeightedProblem
 
 
 def test_as_contexts_keeps_float_dtype_and_converts_ints():
@@ -87,7 +87,7 @@ def _row_weighted(n: int, k: int, seed: int) -> RowWeightedProblem:
 def test_wls_gradients_are_the_float32_products_of_wls_terms(monkeypatch, units, kind, layout):
     """The gradients and hessians written in row blocks are, bit for bit, the float32 casts
     of -s w y and s w from wls_terms' (n, K) arrays (the products the learner made before)."""
-    from opboost.api import row_blocks
+    from opboost.api.numerics import row_blocks
 
     monkeypatch.setattr(row_blocks, "BLOCK_VALUES", 50)  # 250 rows: 50 blocks and a rest
     n, k = 250, 4

@@ -7,10 +7,10 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from opboost import Booster, load_policy
+from opboost.algorithms.learners.lightgbm_classifier import LightGBMTreeClassifier
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_classifier import LightGBMTreeClassifier
-from opboost.learners.lightgbm_rows import design_rows
+from opboost.api.lgbm.rows import design_rows
 
 N, D, K = 500, 4, 3
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api.design import action_rows
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
+from opboost.api.numerics.design import action_rows
 
 N, D, K = 400, 4, 3
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]
@@ -284,7 +284,7 @@ def test_large_fits_time_both_layouts_on_their_dataset(contexts, monkeypatch):
     timed on the fit's own Dataset (both layouts, seeded gradients): whichever wins, the fit
     grows the same trees as with either layout forced, and the probe boosters leave the fit's
     Booster at round 0."""
-    import opboost.learners.lightgbm_layout as layout
+    import opboost.api.lgbm.layout as layout
 
     timed = []
     real = layout.update_one_iter
@@ -433,7 +433,7 @@ def test_init_does_not_validate():
 def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     """Evaluation contexts (read-only, as a LoggedBandit's) are designed once, not every round;
     writable contexts are designed on every call, so an in-place edit is never served stale."""
-    import opboost.learners.lightgbm_rows as module
+    import opboost.api.lgbm.rows as module
 
     rng = np.random.default_rng(0)
     X, K = rng.normal(size=(80, 3)), 3
@@ -516,8 +516,8 @@ def test_the_fit_dataset_keeps_no_python_row_index(contexts, design):
 def test_the_reward_start_uses_reward_regressions_settings():
     """The reward model behind warm_start="reward_model" is fitted with the defaults of the
     reward_regression policy learner (what docs/benchmarks/defaults.md measured both with)."""
-    from opboost.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
-    from opboost.policy_learners.reward_regression import RewardRegression
+    from opboost.algorithms.learners.lightgbm_reward_start import REWARD_MODEL_PARAMS
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 
     rr = RewardRegression().get_params()
     assert REWARD_MODEL_PARAMS["num_iterations"] == rr["n_estimators"]

@@ -1,13 +1,13 @@
-"""The memory estimate and the limits it is compared with (opboost.api.memory_limit)."""
+"""The memory estimate and the limits it is compared with (opboost.api.numerics.memory_limit)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from opboost.api import memory_limit
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InsufficientMemoryError
+from opboost.api.numerics import memory_limit
 
 
 def test_cgroup_left_is_the_tightest_limit_of_the_group_and_its_parents(tmp_path):

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import opboost
+from opboost.algorithms.estimators.direct import DoublyRobust
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.direct import DoublyRobust
 from opboost.simulation.runners import run_bandit
 
 N = 600
@@ -81,7 +81,7 @@ def test_dataframes_with_missing_numbers_fit_and_predict():
     )
     columns = ["x0", "x1", "x2", "count", "city"]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", opboost.api.tabular.ActionCatalogueWarning)
+        warnings.simplefilter("ignore", opboost.api.data.tabular.ActionCatalogueWarning)
         table = opboost.LoggedBandit.from_dataframe(
             pd.concat([frame, y], axis=1), contexts=columns, action="action",
             propensity="propensity", reward="reward", n_actions=2,
@@ -110,7 +110,8 @@ def test_learners_that_cannot_take_missing_values_refuse_by_name():
     )
     labels = np.where(np.isnan(logs.contexts[:, 0]), 1, 0)
     with pytest.raises(InvalidParameterError) as exc:
-        run_bandit("banditron", logs.contexts, labels, n_actions=2, random_state=0)
+        banditron = opboost.make("online_learner", "banditron", n_actions=2, random_state=0)
+        run_bandit(banditron, logs.contexts, labels, n_actions=2, random_state=0)
     assert str(exc.value) == (
         f"run_bandit: X has a missing value (NaN) at row {where[0]}, column {where[1]}, and "
         f"online learner 'banditron' cannot take missing values; impute them first "
@@ -139,7 +140,7 @@ def test_model_text_check_reads_an_infinite_threshold_but_not_nan():
     """LightGBM writes ``x <= inf`` (threshold "inf") to split the missing values from every
     number; the structural check before parsing accepts it and still refuses "nan"."""
     from opboost.api.learner_toolkit import loads_checked
-    from opboost.learners.lightgbm_model_text import check_model_text
+    from opboost.api.lgbm.model_text import check_model_text
 
     booster = opboost.Booster(
         n_rounds=2, warm_start="none", base_learner_params=LGB, random_state=0

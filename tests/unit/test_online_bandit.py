@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from opboost.algorithms.online import Banditron, ChenBanditBoost, ConservativeOVA
+from opboost.algorithms.online.chen_bandit_boost import example_weights
+from opboost.algorithms.online.weak_learners import GaussianNBBank, PerceptronBank, make_bank
 from opboost.api.exceptions import InvalidParameterError
-from opboost.online import Banditron, ChenBanditBoost, ConservativeOVA
-from opboost.online.chen_bandit_boost import example_weights
-from opboost.online.weak_learners import GaussianNBBank, PerceptronBank, make_bank
 from opboost.simulation import BanditEnvironment, HiddenLabelError, run_bandit
 from opboost.simulation.datasets.uci_classification import DNA, Car, Connect4, Nursery
 
@@ -48,7 +48,7 @@ LEARNERS = [
 
 def test_plugin_registers_bandit_learners():
     """The built-in plugin hook returns the bandit learners, all with bandit feedback."""
-    from opboost.online.plugin import opboost_register_online_learners
+    from opboost.algorithms.online.plugin import opboost_register_online_learners
 
     classes = opboost_register_online_learners()
     assert {c.name for c in classes} == {
@@ -365,6 +365,29 @@ def test_run_bandit_rejects_wrong_n_actions():
     X, y = _blobs(20)
     with pytest.raises(InvalidParameterError, match="build it with n_actions=3"):
         run_bandit(Banditron(n_actions=5), X, y)
+
+
+def test_run_bandit_takes_a_learner_not_a_name():
+    """The simulation builds no learner by name (it does not use the registry): a name is
+    refused with the call that builds it."""
+    X, y = _blobs(20)
+    with pytest.raises(InvalidParameterError) as exc:
+        run_bandit("banditron", X, y, random_state=0)
+    assert str(exc.value) == (
+        "run_bandit: learner must be a BanditLearner. Got the name 'banditron'; build it with "
+        "opboost.make('online_learner', 'banditron', n_actions=3, random_state=0)."
+    )
+
+
+def test_run_bandit_refuses_a_learner_without_bandit_feedback():
+    """Anything but a BanditLearner is refused, naming its type (no name is taken)."""
+    X, y = _blobs(20)
+    with pytest.raises(InvalidParameterError) as exc:
+        run_bandit(object(), X, y)
+    assert str(exc.value) == (
+        "run_bandit: learner must be a BanditLearner (feedback='bandit'). Got object; "
+        "loss-feedback learners have their own runner."
+    )
 
 
 # --- UCI loaders on tiny files in the same formats ----------------------------------------

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
+from opboost.algorithms.online import ChenBanditBoost
 from opboost.api.exceptions import InvalidParameterError
-from opboost.online import ChenBanditBoost
 
 ENGINES = ["numpy", "numba"]  # numba is a dependency of opboost
 K, N, D = 3, 7, 5
@@ -181,7 +181,7 @@ def test_compiled_step_equals_numpy_with_the_scaler(standardize):
 def test_engine_numba_is_refused_when_it_cannot_run(monkeypatch):
     """engine='numba' names what is missing: perceptron weak learners, or numba itself (an
     environment where it cannot be imported, simulated); 'auto' then runs the numpy step."""
-    import opboost.online.chen_bandit_boost as chen
+    import opboost.algorithms.online.chen_bandit_boost as chen
 
     learner = ChenBanditBoost(n_actions=3, weak_learner="gaussian_nb", engine="numba")
     with pytest.raises(InvalidParameterError, match="it needs perceptrons"):

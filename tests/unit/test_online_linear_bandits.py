@@ -1,12 +1,12 @@
-"""LinUCB and ε-greedy on per-action ridge regressions (opboost.online.linear_bandits)."""
+"""LinUCB and ε-greedy on per-action ridge regressions (algorithms/online/linear_bandits.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from opboost.algorithms.online import EpsilonGreedyLinear, LinUCB
 from opboost.api.exceptions import InvalidParameterError
-from opboost.online import EpsilonGreedyLinear, LinUCB
 from opboost.simulation import run_bandit
 
 

@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pytest
 
+from opboost.algorithms.online.brukhim_hazan import BrukhimHazanBoost, frank_wolfe_iterates
+from opboost.algorithms.online.fkm import NFKM
+from opboost.algorithms.online.oco_boost import OCOBoost
+from opboost.algorithms.online.ogd import OGB, OGD
 from opboost.api.exceptions import HiddenLabelError, InvalidParameterError
 from opboost.api.loss_feedback import project
-from opboost.online.brukhim_hazan import BrukhimHazanBoost, frank_wolfe_iterates
-from opboost.online.fkm import NFKM
-from opboost.online.oco_boost import OCOBoost
-from opboost.online.ogd import OGB, OGD
 from opboost.simulation.datasets.uci_regression import Abalone, Adult, Letter, loss_feedback_targets
 from opboost.simulation.loss_environment import LossEnvironment
 from opboost.simulation.loss_runner import run_loss_feedback
@@ -353,7 +353,7 @@ def test_oco_boost_rejects_01_labels():
 
 def test_loss_plugin_registers_classes():
     """The built-in plugin module returns every loss-feedback learner."""
-    from opboost.online.loss_plugin import opboost_register_online_learners
+    from opboost.algorithms.online.loss_plugin import opboost_register_online_learners
 
     names = {c.name for c in opboost_register_online_learners()}
     assert names == {"brukhim_hazan", "n_fkm", "ogd", "ogb", "oco_boost"}

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api.exceptions import InvalidParameterError
-from opboost.online import (
+from opboost.algorithms.online import (
     Banditron,
     ChenBanditBoost,
     ConservativeOVA,
@@ -14,9 +13,10 @@ from opboost.online import (
     LinUCB,
     RunningScaler,
 )
-from opboost.online.brukhim_hazan import BrukhimHazanBoost
-from opboost.online.fkm import NFKM
-from opboost.online.oco_boost import OCOBoost
+from opboost.algorithms.online.brukhim_hazan import BrukhimHazanBoost
+from opboost.algorithms.online.fkm import NFKM
+from opboost.algorithms.online.oco_boost import OCOBoost
+from opboost.api.exceptions import InvalidParameterError
 from opboost.simulation import run_bandit
 from opboost.simulation.loss_runner import run_loss_feedback
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from opboost.algorithms.online import ChenBanditBoost
+from opboost.algorithms.online.weak_learners import AveragedPerceptronBank, make_bank
 from opboost.api.exceptions import InvalidParameterError
-from opboost.online import ChenBanditBoost
-from opboost.online.weak_learners import AveragedPerceptronBank, make_bank
 from opboost.simulation import run_bandit
 
 
@@ -37,7 +37,7 @@ def test_averaged_perceptron_predicts_with_the_mean_of_its_weight_history(weight
 
 def test_averaged_perceptron_judges_mistakes_by_current_weights():
     """Its W moves exactly as a PerceptronBank's with the same rng (averaging is read-only)."""
-    from opboost.online.weak_learners import PerceptronBank
+    from opboost.algorithms.online.weak_learners import PerceptronBank
 
     rng = np.random.default_rng(2)
     avg = AveragedPerceptronBank(3, 5, 4, np.random.default_rng(7), weighting="poisson")
@@ -94,7 +94,7 @@ def test_banditron_update_is_unbiased_for_the_perceptron_update():
     """E[U~] = x (e_y - e_yhat)^T (Kakade et al. 2008, Lemma 4): the Banditron is not below
     the majority class on Car by a bug; its estimate is right, only noisy
     (docs/benchmarks/online.md)."""
-    from opboost.online import Banditron
+    from opboost.algorithms.online import Banditron
 
     rng = np.random.default_rng(0)
     x, label = rng.normal(size=3), 2

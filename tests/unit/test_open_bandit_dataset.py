@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.registry import make
+from opboost.core.registry import make
 from opboost.simulation.datasets.open_bandit import OpenBandit
 
 K = 3

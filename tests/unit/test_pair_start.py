@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from opboost import Booster
-from opboost.api.pair_interaction import PairInteraction
-from opboost.api.pairs import ActionSchema, PairRows
-from opboost.api.slots import SlotView
-from opboost.estimators.direct import DoublyRobust, dr_coefficients
-from opboost.fit.warm_start import reward_temperature
-from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy import load_policy
+from opboost.algorithms.estimators.direct import DoublyRobust, dr_coefficients
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.api.data.pair_interaction import PairInteraction
+from opboost.api.data.pairs import ActionSchema, PairRows
+from opboost.api.data.slots import SlotView
+from opboost.core.fit.warm_start import reward_temperature
+from opboost.core.policy_loading import load_policy
 from opboost.simulation import simulate_catalogue
 
 FAST = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1}
@@ -193,7 +193,7 @@ def test_rows_of_zero_coefficients_are_inert_exactly_where_the_objective_says(na
     """``Objective.inert_zero_rows``: BOPL, BOPL-S and POEM give the rows whose coefficient
     is 0 zero weight (hence zero gradient) whatever F; SNIPS, whose normaliser weighs every
     row, does not claim it (and does weigh them)."""
-    from opboost.registry import make
+    from opboost.core.registry import make
 
     rng = np.random.default_rng(0)
     sim = _bilinear_world(n=300)
@@ -214,7 +214,7 @@ def test_rows_of_zero_coefficients_are_inert_exactly_where_the_objective_says(na
 def test_the_rounds_learn_on_the_rows_that_carry_a_gradient_only(monkeypatch):
     """Under IPS with 0/1 rewards (BOPL, BOPL-S, POEM) only the clicked rows' candidate pairs
     are the learner's rows, and the rounds still lower the training risk."""
-    from opboost.fit.slots import SlotFit
+    from opboost.core.fit.slot_fit import SlotFit
 
     logs = _bilinear_world().logged
     seen = {}

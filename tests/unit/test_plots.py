@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.compose.plots import final_rewards, mean_curve, plot_study
+from opboost.compose.study.plots import final_rewards, mean_curve, plot_study
 
 pytest.importorskip("matplotlib")
 

@@ -12,9 +12,9 @@ from action_only_data import action_only_log
 
 from opboost import Booster, LoggedBandit, load_policy
 from opboost.api.policy import manifest_digest
-from opboost.compose.experiment import staged_rewards
-from opboost.policy import CONSTANT_FORMAT, CONSTANT_FORMAT_VERSION, Policy
-from opboost.selection import ConstantPolicy
+from opboost.compose.trial.run import staged_rewards
+from opboost.core.policy_loading import CONSTANT_FORMAT, CONSTANT_FORMAT_VERSION, Policy
+from opboost.core.selection import ConstantPolicy
 
 
 @pytest.fixture(scope="module")

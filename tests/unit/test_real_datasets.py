@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.registry import make
+from opboost.core.registry import make
 from opboost.simulation.datasets.arff import meka_label_count, read_arff
 from opboost.simulation.datasets.covertype import Covertype
 from opboost.simulation.datasets.fashion_mnist import FashionMNIST, read_idx

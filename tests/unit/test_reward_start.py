@@ -9,18 +9,18 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge, RidgeCV
 
-from opboost.api.design import action_rows
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_linear_tree import linear_tree_model
-from opboost.learners.lightgbm_model_text import check_model_text
-from opboost.learners.lightgbm_reward_start import (
+from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
+from opboost.algorithms.learners.lightgbm_reward_start import (
     CLEAR_GAIN_SE,
     REWARD_MODEL_PARAMS,
     choose_family,
     fit_reward_model,
 )
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.linear_reward import ALPHAS, fit_linear_rewards, ridge_loo
+from opboost.algorithms.learners.linear_reward import ALPHAS, fit_linear_rewards, ridge_loo
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.model_text import check_model_text
+from opboost.api.lgbm.rows import design_rows
+from opboost.api.numerics.design import action_rows
 
 # --- ridge with the leave-one-out penalty ---------------------------------------------------
 
@@ -237,7 +237,11 @@ def test_a_held_out_fit_that_never_stalls_keeps_every_tree():
     """A held-out fit whose error falls at every tree runs to its last tree and reports all of
     them, with the held-out errors of that model (LightGBM's best_iteration stays 0 when no
     stop is raised; reading it gave one tree's errors and chose the wrong family)."""
-    from opboost.learners.lightgbm_reward_start import SELECTION_PARAMS, LoggedRows, _held_out_fit
+    from opboost.algorithms.learners.lightgbm_reward_start import (
+        SELECTION_PARAMS,
+        LoggedRows,
+        _held_out_fit,
+    )
 
     rng = np.random.default_rng(0)
     n = 4000
@@ -259,7 +263,7 @@ def test_q_read_from_the_policys_pairs_is_the_models_prediction(design, kind):
     """With the policy's Dataset of every pair, q comes from the final trees' scores on it
     (LightGBM's validation scores on the binned pairs, no predict): it equals the model's own
     prediction on the designed pairs, for either family."""
-    from opboost.learners.lightgbm_tree import LightGBMTree
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     X, actions, rewards, _ = _logs(kind, n=1000)
     learner = LightGBMTree(num_threads=1, action_design=design)

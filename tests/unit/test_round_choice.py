@@ -9,9 +9,9 @@ import pytest
 from action_only_data import action_means, action_only_log
 
 from opboost import Booster
-from opboost.callbacks import Checkpoint, EarlyStopping, Progress
-from opboost.estimators.direct import _RewardModelEstimator
-from opboost.resolve import (
+from opboost.algorithms.estimators.direct import _RewardModelEstimator
+from opboost.core.callbacks import Checkpoint, EarlyStopping, Progress
+from opboost.core.resolve import (
     AUTO_MIN_ROUND,
     AUTO_SELECTION_ROWS,
     AUTO_VALIDATION_FRACTION,

@@ -10,17 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost.api import row_blocks
+from opboost.algorithms.objectives.bopl_s import BOPLS
 from opboost.api.learner import BaseProblem
-from opboost.api.objective import policy_terms, softmax
-from opboost.api.round_state import RoundState
-from opboost.api.row_blocks import (
+from opboost.api.numerics import row_blocks
+from opboost.api.numerics.row_blocks import (
     RowWeightedProblem,
     add_scaled,
     gradient_products,
     logged_gradient,
 )
-from opboost.objectives.bopl_s import BOPLS
+from opboost.api.objective import policy_terms, softmax
+from opboost.api.round_state import RoundState
 
 N, K = 301, 7
 
@@ -120,7 +120,7 @@ def test_bopl_s_problem_is_the_whole_array_problem(policy):
 
 
 def _logs(actions):
-    from opboost.api.data import LoggedBandit
+    from opboost.api.data.logged import LoggedBandit
 
     X = np.zeros((N, 2))
     return LoggedBandit(X, actions, np.full(N, 1.0 / K), np.ones(N), K)

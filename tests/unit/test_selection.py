@@ -9,10 +9,10 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, load_policy
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.callbacks import Callback, EarlyStopping
-from opboost.selection import ConstantPolicy, HoldoutScorer, constant_action_values
+from opboost.core.callbacks import Callback, EarlyStopping
+from opboost.core.selection import ConstantPolicy, action_probs, constant_action_values, logs_scorer
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}
@@ -144,12 +144,12 @@ def test_safe_falls_back_to_best_constant_action(tmp_path):
 
 
 def test_holdout_scorer_snips_matches_estimator(digits_log):
-    """The scorer's argmax SNIPS is the SNIPS estimator's value of the one-hot policy."""
-    from opboost.estimators.snips import SNIPS
+    """SNIPS on fixed logs gives the SNIPS estimator's value of the one-hot policy."""
+    from opboost.algorithms.estimators.snips import SNIPS
 
     logged, _, _ = digits_log
     scores = np.random.default_rng(0).normal(size=(len(logged), 10))
-    got = HoldoutScorer(logged, "snips").interval(scores)
+    got = logs_scorer(logged, "snips", 0).interval(action_probs(scores, "argmax"))
     probs = np.eye(10)[np.argmax(scores, axis=1)]
     want = SNIPS().estimate_interval(logged, probs)
     assert (got.value, got.low, got.high) == pytest.approx((want.value, want.low, want.high))

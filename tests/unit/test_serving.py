@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from opboost.api import threads
-from opboost.api.design import stacked_design
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners import lightgbm_ensemble, lightgbm_threads
-from opboost.learners.lightgbm_ensemble import LightGBMEnsemble
-from opboost.learners.lightgbm_rows import design_rows
-from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy import Policy
+from opboost.api.lgbm import ensemble as lightgbm_ensemble
+from opboost.api.lgbm import process_threads as lightgbm_threads
+from opboost.api.lgbm import threads
+from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.rows import design_rows
+from opboost.api.numerics.design import stacked_design
+from opboost.core.policy_loading import Policy
 
 N, D, K = 300, 5, 4
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]

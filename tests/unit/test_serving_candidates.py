@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from opboost import Booster
 from opboost.api.policy import ConstantPolicy
-from opboost.api.serving import top_k
+from opboost.api.serving.masks import top_k
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from sklearn.utils import estimator_checks
 
 from opboost import Booster, LoggedBandit, PolicyChoice
 from opboost.api.exceptions import InvalidParameterError
-from opboost.metrics import off_policy_scorer, to_xy
+from opboost.core.metrics import off_policy_scorer, to_xy
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 FAST = {"base_learner_params": {"num_threads": 1}, "random_state": 0}
@@ -147,7 +147,7 @@ def test_xy_route_errors(synthetic_log):
 def test_score_is_snips_of_argmax_policy(synthetic_log):
     """Booster.score is the SNIPS estimate of the argmax policy; the scorers take (X, y)
     or a LoggedBandit and any registered estimator."""
-    from opboost.estimators.snips import SNIPS
+    from opboost.algorithms.estimators.snips import SNIPS
 
     data = synthetic_log.data
     X, y = to_xy(data)

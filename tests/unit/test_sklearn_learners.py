@@ -12,10 +12,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import opboost
-from opboost.api.design import stacked_design
-from opboost.api.exceptions import InvalidParameterError
-from opboost.api.learner import BaseProblem
-from opboost.learners.sklearn import (
+from opboost.algorithms.learners.sklearn import (
     SklearnClassifier,
     SklearnEnsemble,
     SklearnRegressor,
@@ -23,6 +20,9 @@ from opboost.learners.sklearn import (
     SklearnTree,
     SklearnTreeClassifier,
 )
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
+from opboost.api.numerics.design import stacked_design
 
 LEARNERS = [
     pytest.param(SklearnTree(max_depth=3), id="tree-stacked"),

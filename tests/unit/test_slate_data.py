@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from estimator_cases import ESTIMATORS
 
-from opboost.api.data import LoggedBandit
+from opboost.algorithms.estimators.ips import IPS
+from opboost.algorithms.estimators.snips import SNIPS
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import check_action_probs
 from opboost.api.exceptions import InvalidParameterError
-from opboost.estimators.ips import IPS
-from opboost.estimators.snips import SNIPS
 
 N, K, L = 9, 4, 3
 

@@ -10,11 +10,11 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from opboost.api.pairs import PairRows
-from opboost.api.slots import SlotView
-from opboost.learners.lightgbm_layout import update_one_iter
-from opboost.learners.lightgbm_rows import pairs_dataset, stacked_dataset
-from opboost.learners.lightgbm_tree import LightGBMTree
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.api.data.pairs import PairRows
+from opboost.api.data.slots import SlotView
+from opboost.api.lgbm.layout import update_one_iter
+from opboost.api.lgbm.rows import pairs_dataset, stacked_dataset
 
 N, D, K = 500, 5, 4
 

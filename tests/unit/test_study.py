@@ -11,9 +11,9 @@ import pytest
 from action_only_data import registered_action_only
 
 from opboost.compose.config import parse_config
-from opboost.compose.experiment import run_trial
 from opboost.compose.study import comparable, plan_trials, run_study
-from opboost.compose.trial_data import prepare_trial
+from opboost.compose.trial.run import run_trial
+from opboost.compose.trial.trial_data import prepare_trial
 
 LGB = {"name": "lightgbm_tree", "num_leaves": 4, "min_data_in_leaf": 5}
 RAW = {
@@ -173,7 +173,7 @@ def test_trial_data_is_identical_for_every_algorithm_and_seeded():
 @pytest.fixture
 def action_only_registry(monkeypatch, tmp_path_factory):
     """The "action_only_test" data set installed as a plugin, for this test only."""
-    from opboost.registry import reset_registry
+    from opboost.core.registry import reset_registry
 
     registered_action_only(monkeypatch, tmp_path_factory.mktemp("plugin"))
     yield
@@ -323,8 +323,8 @@ def test_curves_have_one_point_per_round_from_the_start():
 def test_plotted_curve_ends_at_the_table_value(study):
     """The plotted mean test-reward curve ends at the table's mean test reward, at the last
     round run."""
-    from opboost.compose.plots import mean_curve
     from opboost.compose.study import reported_trials
+    from opboost.compose.study.plots import mean_curve
 
     _, _, results = study
     trials = reported_trials(results)["BOPL-S"]

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import opboost
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.tabular import MISSING_CODE, ActionCatalogueWarning, TabularSchema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.tabular import MISSING_CODE, ActionCatalogueWarning, TabularSchema
 
 ADS = ["ad-a", "ad-b", "ad-c", "ad-d"]  # ad-d is never shown
 CONTEXTS = ["city", "device", "age"]
@@ -236,7 +236,9 @@ def test_selection_and_fallback_keep_the_schema(tmp_path):
     np.testing.assert_array_equal(
         policy.predict(X, return_ids=True), booster.predict(X, return_ids=True)
     )
-    constant = opboost.policy.ConstantPolicy(2, 4, {"schema": _logs(df).schema.to_dict()})
+    constant = opboost.core.policy_loading.ConstantPolicy(
+        2, 4, {"schema": _logs(df).schema.to_dict()}
+    )
     np.testing.assert_array_equal(constant.predict(X.head(2), return_ids=True), ["ad-c"] * 2)
 
 

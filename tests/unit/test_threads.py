@@ -1,4 +1,4 @@
-"""LightGBM's thread count chosen by the work and the free cores (opboost.api.threads), and
+"""LightGBM's thread count chosen by the work and the free cores (opboost.api.lgbm.threads), and
 the LightGBM fits that use it."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from opboost import Booster
-from opboost.api import threads
+from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.learners.lightgbm_reward_start import fit_reward_model
-from opboost.learners.lightgbm_threads import default_threads, keeping_threads, use_threads
-from opboost.learners.lightgbm_tree import LightGBMTree
-from opboost.policy_learners.reward_regression import RewardRegression
+from opboost.api.lgbm import threads
+from opboost.api.lgbm.process_threads import default_threads, keeping_threads, use_threads
 from opboost.simulation.supervised import supervised_to_bandit
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Rule
 from opboost.api.dataset import Dataset, SupervisedData
-from opboost.api.memory_limit import memory_problem
+from opboost.api.numerics.memory_limit import memory_problem
 
 __all__ = ["Diabetes", "Digits", "SyntheticMulticlass", "Wine"]
 

@@ -32,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from opboost.api.constraints import Options
-from opboost.api.data import LoggedBandit
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.dataset import DATA_ENV, Dataset, SupervisedData, resolve_data_dir
 from opboost.api.exceptions import InvalidParameterError
 

@@ -10,8 +10,8 @@ import pytest
 from opboost_vw.explore import VWCBExplore
 from opboost_vw.offline import VWOfflinePolicy
 
+from opboost import get_registry, reset_registry
 from opboost.api.exceptions import InvalidParameterError
-from opboost.registry import get_registry, reset_registry
 from opboost.testing import parametrize_with_checks
 
 

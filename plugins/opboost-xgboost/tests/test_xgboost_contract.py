@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from opboost_xgboost.tree import XGBoostEnsemble, XGBoostTree
 
-from opboost.registry import get_registry, reset_registry
+from opboost import get_registry, reset_registry
 from opboost.testing import parametrize_with_checks
 
 

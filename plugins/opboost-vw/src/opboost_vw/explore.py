@@ -19,9 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opboost.api.bandit import BanditLearner, as_context
-from opboost.api.constraints import Interval, Options
-from opboost.api.validation import check_random_state
+from opboost.api import BanditLearner, Interval, Options, as_context, check_random_state
 from opboost_vw._text import action_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["CB_TYPES", "EXPLORATIONS", "VWCBExplore"]

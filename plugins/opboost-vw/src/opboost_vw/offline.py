@@ -29,12 +29,16 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from opboost.api.constraints import Interval, Options
-from opboost.api.data import LoggedBandit
-from opboost.api.exceptions import InvalidParameterError
-from opboost.api.policy_learner import PolicyLearner
-from opboost.api.serving import serving_mask
-from opboost.api.validation import check_fitted, check_random_state
+from opboost.api import (
+    Interval,
+    InvalidParameterError,
+    LoggedBandit,
+    Options,
+    PolicyLearner,
+    check_fitted,
+    check_random_state,
+    serving_mask,
+)
 from opboost_vw._text import item_lines, load_workspace, save_workspace, shared_line
 
 __all__ = ["OFFLINE_CB_TYPES", "VWOfflinePolicy"]

@@ -39,17 +39,20 @@ import numpy as np
 import scipy.sparse as sp
 import xgboost as xgb
 
-from opboost.api.constraints import Interval, Options
-from opboost.api.design import stacked_design
-from opboost.api.exceptions import InvalidParameterError
-from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.api.learner_toolkit import (
+from opboost.api import (
     HESSIAN_UNITS,
+    BaseLearner,
+    BaseProblem,
+    Ensemble,
+    Interval,
+    InvalidParameterError,
+    Options,
     as_contexts,
     dumps_checked,
     learner_seed,
     loads_checked,
     prepare_inputs,
+    stacked_design,
     wls_terms,
 )
 

@@ -1,0 +1,14 @@
+"""Built-in estimators, registered through the same hook a third-party plugin uses."""
+
+from __future__ import annotations
+
+from opboost.api.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_estimators():
+    from opboost.algorithms.estimators.direct import DirectMethod, DoublyRobust
+    from opboost.algorithms.estimators.ips import IPS, TruncatedIPS
+    from opboost.algorithms.estimators.snips import SNIPS
+
+    return [IPS, TruncatedIPS, SNIPS, DirectMethod, DoublyRobust]

@@ -1,0 +1,12 @@
+"""Built-in policy learners, registered through the same hook a third-party plugin uses."""
+
+from __future__ import annotations
+
+from opboost.api.hookspecs import hookimpl
+
+
+@hookimpl
+def opboost_register_policy_learners():
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+
+    return [RewardRegression]

@@ -1,0 +1,15 @@
+"""Serving a fitted policy: candidate masks and top-k slates (``masks``), scoring a catalogue
+of items by their features (``catalogue``), and exploration with exact propensities
+(``exploration``: :class:`~opboost.api.serving.exploration.ExplorationMixin`). The package
+imports no interface of the SDK; ``opboost.api`` exports every public name. Names load
+lazily."""
+
+from __future__ import annotations
+
+from opboost.api.lazy import lazy_attributes
+
+__all__ = ["mask_scores", "serving_mask", "top_k"]
+
+_LAZY = {name: "opboost.api.serving.masks" for name in __all__}
+
+__getattr__, __dir__ = lazy_attributes("opboost.api.serving", _LAZY, globals())

@@ -1,0 +1,73 @@
+"""What a parsed config is made of: plugin components by kind, name and parameters, and
+algorithm rows (offline, online, policy learner or baseline)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from opboost.core.registry import get_registry
+
+__all__ = ["AlgorithmSpec", "ComponentSpec"]
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """A plugin component by kind and name, with its explicitly set parameters."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, **extra: Any) -> Any:
+        """A new instance with ``params`` and ``extra``."""
+        return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm row: ``family`` is "offline", "online", "policy" or "baseline"."""
+
+    label: str
+    family: str
+    booster: dict[str, Any] = field(default_factory=dict)
+    objective: ComponentSpec | None = None
+    estimator: ComponentSpec | None = None
+    base_learner: ComponentSpec | None = None
+    callbacks: tuple[ComponentSpec, ...] = ()
+    online_learner: ComponentSpec | None = None
+    n_passes: int = 1
+    policy_learner: ComponentSpec | None = None
+    baseline: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Hyper-parameter search (an :class:`opboost.compose.config.search.SearchSpec`), or None.
+    search: Any = None
+    #: The algorithm's TOML table as written (search candidates are re-parsed from it).
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    index: int = 0
+    #: Its own deployment settings in a deployment study (batch_size, epsilon, temperature).
+    deployment: dict[str, Any] = field(default_factory=dict)
+
+    def make_booster(self, random_state: Any = None) -> Any:
+        """The configured :class:`opboost.Booster` (offline algorithms)."""
+        from opboost.core.booster import Booster
+
+        return Booster(
+            objective=self.objective.name,
+            objective_params=self.objective.params,
+            estimator=self.estimator.name,
+            estimator_params=self.estimator.params,
+            base_learner=self.base_learner.name,
+            base_learner_params=self.base_learner.params,
+            random_state=random_state,
+            verbose=0,  # the study shows its trials' progress
+            **self.booster,
+        )
+
+    def make_callbacks(self) -> list[Any]:
+        """New instances of the configured fit callbacks."""
+        return [spec.build() for spec in self.callbacks]
+
+    def make_online_learner(self, n_actions: int, random_state: Any = None) -> Any:
+        """The configured online bandit learner for ``n_actions`` actions."""
+        return self.online_learner.build(n_actions=n_actions, random_state=random_state)

@@ -1,0 +1,338 @@
+"""PNG plots of a study, one function per panel kind: per-round curves of the offline
+learners, the online learners' progressive reward, offline vs online on the same logged rows
+and every algorithm's final test reward.
+
+``reported`` maps each algorithm label to its reported trials: JSON-ready dicts of
+:class:`opboost.compose.trial.result.TrialResult`, the selected candidate of a search.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study"]
+
+#: The note plotted under every per-round / per-step mean curve.
+CARRY_FORWARD_NOTE = (
+    "Mean over seeds; a seed that stopped early (early stopping) keeps its last value in the "
+    "mean after its last round (x: where a seed stopped)."
+)
+_STYLES = [
+    ("-", "o"),
+    ("--", "s"),
+    ("-.", "^"),
+    (":", "D"),
+    ((0, (5, 1, 1, 1)), "v"),
+    ((0, (1, 1)), "P"),
+]
+
+
+def mean_curve(
+    trials: Sequence[dict], x_key: str, y_key: str
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The plotted mean curve of ``y_key`` against ``x_key`` over ``trials`` (seeds).
+
+    Returns ``(xs, ys, stops)``: ``xs`` every x any trial reached, sorted; ``ys`` the mean
+    over ALL trials at each x, where a trial that has no value at x (it stopped earlier, or
+    the value is missing) contributes its last value before x -- carried forward, so the
+    mean does not jump where one seed stops. A trial contributes from its first value on.
+    ``stops`` are the x where a trial ended before the longest one (the early stops).
+    """
+    series: list[tuple[dict[float, float], float]] = []
+    grid_xs: set[float] = set()
+    for t in trials:
+        xs = t.get("curves", {}).get(x_key) or []
+        ys = t.get("curves", {}).get(y_key) or []
+        points = {
+            float(x): float(y)
+            for x, y in zip(xs, ys, strict=False)
+            if x is not None and y is not None and math.isfinite(float(y))
+        }
+        if points:
+            reached = {float(x) for x in xs[: len(ys)] if x is not None}
+            series.append((points, max(reached)))
+            grid_xs.update(reached)
+    if not series:
+        return np.array([]), np.array([]), []
+    grid = sorted(grid_xs)
+    columns = []
+    for points, _ in series:
+        last = math.nan
+        column = []
+        for x in grid:
+            last = points.get(x, last)
+            column.append(last)
+        columns.append(column)
+    values = np.array(columns, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        counts = np.sum(~np.isnan(values), axis=0)
+        ys = np.where(counts > 0, np.nansum(values, axis=0) / np.maximum(counts, 1), np.nan)
+    end = grid[-1]
+    stops = sorted(last for _, last in series if last < end)
+    return np.array(grid, dtype=np.float64), ys, stops
+
+
+def final_rewards(
+    reported: dict[str, list[dict[str, Any]]], families: dict[str, str]
+) -> list[tuple[str, float, float, float]]:
+    """``(label, mean, min, max)`` of the test reward over seeds, per algorithm with one."""
+    rows = []
+    for label, trials in reported.items():
+        values = [t["metrics"].get("test_reward") for t in trials]
+        values = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+        if values:
+            rows.append((label, float(np.mean(values)), min(values), max(values)))
+    return rows
+
+
+def plot_study(
+    reported: dict[str, list[dict[str, Any]]],
+    families: dict[str, str],
+    out: Path,
+    *,
+    confidence: float = 0.95,
+) -> list[Path]:
+    """Write the study's PNG plots into ``out``; return their paths.
+
+    ``reported`` maps each algorithm label to its reported trials (the selected candidate).
+    Per-round and per-step curves are means over seeds with each seed's last value carried
+    forward after it stops (:func:`mean_curve`; noted under the plot). A plot is drawn only
+    when it has data: ``offline_*`` with offline learners' curves,
+    ``online_progressive_reward.png`` and ``offline_vs_online.png`` with online learners;
+    ``test_reward.png`` (every algorithm's final test reward) always; in a deployment study
+    ``deployment_cumulative_reward.png`` and ``deployment_cumulative_regret.png`` (against
+    interactions, with ``confidence`` intervals over seeds). Curves differ in line
+    style and marker, and are slightly transparent, so none hides another; legends sit below
+    the axes.
+    """
+    plt = _pyplot()
+    out = Path(out)
+    by_family: dict[str, list[str]] = {}
+    for label, family in families.items():
+        by_family.setdefault(family, []).append(label)
+    online = by_family.get("online", [])
+    written = _offline_curves(plt, reported, by_family.get("offline", []), out)
+    written += _online_curve(plt, reported, online, out)
+    written += _offline_vs_online(plt, reported, families, online, out)
+    written += _deployment_curves(plt, reported, families, out, confidence)
+    written += _test_rewards(plt, reported, families, out)
+    return written
+
+
+def _deployment_curves(
+    plt: Any, reported: dict, families: dict[str, str], out: Path, confidence: float
+) -> list[Path]:
+    """deployment_cumulative_reward.png and deployment_cumulative_regret.png: every
+    algorithm's curve against interactions on the stream, its interval over seeds shaded."""
+    from opboost.compose.study.report_deployment import (
+        DEPLOYMENT_CURVES,
+        family_label,
+        interval_curve,
+    )
+
+    written = []
+    for key, title in DEPLOYMENT_CURVES.items():
+        found = {label: interval_curve(ts, key, confidence) for label, ts in reported.items()}
+        found = {label: curve for label, curve in found.items() if len(curve[0])}
+        if not found:
+            continue
+        fig, ax = _figure(plt, 7.5, 5.2)
+        for i, (label, (xs, mean, low, high)) in enumerate(found.items()):
+            line, marker = _STYLES[i % len(_STYLES)]
+            name = f"{label} ({family_label(reported[label], families.get(label, '?'))})"
+            (drawn,) = ax.plot(
+                xs, mean, linestyle=line, marker=marker, markersize=4, alpha=0.85, label=name
+            )
+            ax.fill_between(xs, low, high, color=drawn.get_color(), alpha=0.15, linewidth=0)
+        ax.set_xlabel("interactions on the stream")
+        ax.set_ylabel(title.split(" (")[0])
+        ax.grid(alpha=0.3)
+        _title(ax, f"Deployment: {title} (mean over seeds)")
+        note = f"Shaded: the {confidence:.0%} Student-t interval over seeds."
+        _legend(fig, ax, note)
+        written.append(_save(plt, fig, out / f"deployment_{key}.png"))
+    return written
+
+
+def _offline_curves(plt: Any, reported: dict, labels: list[str], out: Path) -> list[Path]:
+    """offline_test_reward.png and offline_gradient_norm.png: per boosting round."""
+    written = []
+    for y_key, title, name in (
+        ("test_reward_round", "true test reward (argmax)", "offline_test_reward.png"),
+        ("gradient_norm", "gradient norm", "offline_gradient_norm.png"),
+    ):
+        found = _curves(reported, labels, "round", y_key)
+        if found:
+            caption = f"Offline learners: {title} per round (mean over seeds)"
+            xlabel = "boosting round (0: the start)"
+            written.append(_curve_panel(plt, found, xlabel, title, caption, out / name))
+    return written
+
+
+def _online_curve(plt: Any, reported: dict, labels: list[str], out: Path) -> list[Path]:
+    """online_progressive_reward.png: per interaction."""
+    found = _curves(reported, labels, "step", "progressive_reward")
+    if not found:
+        return []
+    title = "Online learners: progressive reward (mean over seeds)"
+    path = out / "online_progressive_reward.png"
+    return [_curve_panel(plt, found, "interactions", "progressive reward", title, path)]
+
+
+def _offline_vs_online(
+    plt: Any, reported: dict, families: dict[str, str], online: list[str], out: Path
+) -> list[Path]:
+    """offline_vs_online.png: the online learners' greedy test reward along the stream and
+    every other algorithm's test reward at the number of logged rows it used."""
+    greedy = _curves(reported, online, "eval_step", "test_reward_step")
+    if not greedy:  # without an online learner the panel would be a single column of points
+        return []
+    fig, ax = _figure(plt, 7.5, 5.2)
+    _draw(ax, greedy, " (online, greedy)")
+    for label, trials in reported.items():
+        family = families.get(label, "online")
+        trials = [t for t in trials if "test_reward" in t["metrics"]]
+        if not trials or family == "online":
+            continue
+        x = float(np.mean([t["info"]["n_logged"] for t in trials]))
+        y = np.array([t["metrics"]["test_reward"] for t in trials], dtype=np.float64)
+        mean = float(np.mean(y))
+        err = [[max(0.0, mean - float(y.min()))], [max(0.0, float(y.max()) - mean)]]
+        ax.errorbar(
+            [x],
+            [mean],
+            yerr=err,
+            fmt="o" if family == "offline" else "s",
+            capsize=3,
+            alpha=0.85,
+            label=f"{label} ({family})",
+        )
+    ax.set_xlabel("logged examples used / online interactions")
+    ax.set_ylabel("true test reward")
+    ax.grid(alpha=0.3)
+    _title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
+    _legend(fig, ax)
+    return [_save(plt, fig, out / "offline_vs_online.png")]
+
+
+def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path) -> list[Path]:
+    """test_reward.png: every algorithm's final test reward, mean and min-max over seeds."""
+    rows = final_rewards(reported, families)
+    if not rows:
+        return []
+    fig, ax = _figure(plt, 7.0, 1.2 + 0.45 * len(rows))
+    ys = np.arange(len(rows))[::-1]
+    for y, (label, mean, low, high) in zip(ys, rows, strict=True):
+        family = families.get(label, "")
+        ax.errorbar(
+            [mean],
+            [y],
+            xerr=[[max(0.0, mean - low)], [max(0.0, high - mean)]],
+            fmt="o" if family == "offline" else ("D" if family == "online" else "s"),
+            capsize=3,
+            color=f"C{['offline', 'online', 'policy', 'baseline'].index(family) % 10}"
+            if family in ("offline", "online", "policy", "baseline")
+            else "C4",
+        )
+    ax.set_yticks(ys, [f"{label} ({families.get(label, '?')})" for label, *_ in rows])
+    ax.set_xlabel("true test reward (mean over seeds, min-max bars)")
+    ax.grid(axis="x", alpha=0.3)
+    _title(ax, "Test reward per algorithm", 70)
+    return [_save(plt, fig, out / "test_reward.png")]
+
+
+# --- drawing ---------------------------------------------------------------------------------
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError(
+            "opboost study plots need matplotlib, which is not installed: pip install "
+            "matplotlib (a dependency of opboost that this environment lacks) or pass --no-plots."
+        ) from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure(plt: Any, width: float = 7.0, height: float = 4.8) -> tuple[Any, Any]:
+    return plt.subplots(figsize=(width, height), layout="constrained")
+
+
+def _title(ax: Any, text: str, width: int = 55) -> None:
+    ax.set_title("\n".join(textwrap.wrap(text, width)), fontsize=10)
+
+
+def _legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE) -> None:
+    """The legend below the axes (never over the data), the note as its title."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncols=min(3, len(labels)),
+            fontsize=7,
+            frameon=False,
+            title="\n".join(textwrap.wrap(note, 100)) if note else None,
+            title_fontsize=7,
+        )
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _curves(reported: dict, labels: list[str], x_key: str, y_key: str) -> dict[str, tuple]:
+    """{label: (xs, ys, stops)} of :func:`mean_curve` for the labels that have the curve."""
+    found = {}
+    for label in labels:
+        xs, ys, stops = mean_curve(reported.get(label, []), x_key, y_key)
+        if len(xs):
+            found[label] = (xs, ys, stops)
+    return found
+
+
+def _draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
+    """The mean curves of ``found``, an x marker where a seed stopped early."""
+    for i, (label, (xs, ys, stops)) in enumerate(found.items()):
+        line, marker = _STYLES[i % len(_STYLES)]
+        every = max(1, len(xs) // 12)
+        (drawn,) = ax.plot(
+            xs,
+            ys,
+            linestyle=line,
+            marker=marker,
+            markevery=every,
+            markersize=4,
+            alpha=0.8,
+            label=label + suffix,
+        )
+        for x in stops:
+            y = float(np.interp(x, xs, ys))
+            ax.plot([x], [y], "x", color=drawn.get_color(), markersize=7, alpha=0.9)
+
+
+def _curve_panel(
+    plt: Any, found: dict[str, tuple], xlabel: str, ylabel: str, title: str, path: Path
+) -> Path:
+    """One figure of mean curves with its labels, title and carry-forward note."""
+    fig, ax = _figure(plt)
+    _draw(ax, found)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    _title(ax, title)
+    _legend(fig, ax)
+    return _save(plt, fig, path)

@@ -1,0 +1,280 @@
+"""One trial: one algorithm, one seed, scored by its TRUE expected reward on test rows.
+
+:func:`run_trial` takes the :class:`~opboost.compose.trial.trial_data.TrialData` of a seed
+(identical for every algorithm of that seed) and an algorithm of the config:
+
+offline
+    fit the :class:`~opboost.core.booster.Booster` on the logged training rows (``eval_data`` = the
+    logged validation rows when there are any); score the argmax policy (and the softmax
+    policy) on test; test reward at the start (round 0) and after every boosting round from
+    the ensemble's staged scores; ``info["start"]`` says which start ran (:func:`start_of`).
+    When a ``Booster(validation_fraction=..., safe=True)`` falls back to its best constant
+    action, the trial records ``fallback = "constant"``, the constant policy's metrics, the
+    action and the selection report in ``info``, and a flat ``test_reward_round`` curve at the
+    constant's test reward (rounds 0 to the last round run).
+online
+    stream the logged training rows, in an order seeded by the trial seed, through
+    :func:`opboost.algorithms.online.run_bandit` (labels hidden); progressive reward per
+    interaction; test reward of the learner's greedy policy (its action distribution without
+    exploration) at ``online_eval_points`` evenly spaced interactions and at the end.
+baseline
+    logging policy (stochastic), uniform, best constant action (chosen on the logged
+    training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
+
+In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
+instead (:mod:`opboost.compose.trial.stream`).
+
+Every trial also reports ``valid_reward`` (true reward on the validation rows) and
+``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
+Each trial runs with one thread per native library (parallelism is over trials), so results
+do not depend on how many trials run at once.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+import numpy as np
+
+from opboost.api.numerics.arrays import one_hot
+from opboost.compose.trial.result import (
+    TrialResult,
+    best_constant,
+    greedy_probs,
+    score_policy,
+    validation_metrics,
+)
+from opboost.compose.trial.stream import run_deployment_trial
+from opboost.compose.trial.trial_data import TrialData, dense
+from opboost.core.registry import get_registry, make
+from opboost.simulation.supervised import expected_reward
+
+__all__ = ["run_trial", "staged_rewards", "start_of"]
+
+
+def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
+    """True reward of the argmax policy at the start (round 0) and after each boosting round,
+    (rounds + 1,), or None when the policy has no ensemble or the ensemble exposes no stages.
+
+    The ensemble's ``staged_decision_function(X)`` yields the start's members first (a reward
+    model's trees, a warm start's members), then one stage per boosting round: the last
+    ``metadata["n_rounds"]`` stages are the rounds and the stage before them is round 0 (F_0 = 0
+    without a start, where ``predict``'s argmax plays action 0). The last value is the
+    policy's own (``decision_function``, which the final stage must match, or None); a policy of
+    no stages, such as a :class:`~opboost.core.policy_loading.ConstantPolicy`, gives that one value.
+    """
+    ensemble = getattr(policy, "ensemble", None)
+    stages = None if ensemble is None else _stages(ensemble, X)
+    if stages is None:
+        return None
+    k = policy.n_actions
+
+    def value(scores: np.ndarray) -> float:
+        return expected_reward(one_hot(np.argmax(scores, axis=1), k), y, reward)
+
+    final = policy.decision_function(X)
+    scores = np.zeros((X.shape[0], k))
+    out = [value(scores)]  # F = 0, before any member
+    for scores in stages:
+        out.append(value(scores))
+    if len(out) > 1 and not np.allclose(scores, final, atol=1e-6):
+        return None
+    rounds = int(policy.metadata.get("n_rounds", policy.n_rounds))
+    out[-1] = value(final)
+    return out[max(0, len(out) - rounds - 1) :]
+
+
+def start_of(metadata: dict[str, Any]) -> str:
+    """Which F_0 the fit of a policy with ``metadata`` started from: "none", "best_constant",
+    "logging", "reward_model/trees" or "reward_model/linear+trees" (the base learner's own
+    reward model, the family chosen on held-out logs) or "reward_model/distilled" (members
+    distilled from a cross-fitted reward model, for other learners)."""
+    start = metadata.get("warm_start")
+    if start is None:
+        return "none"
+    if start == "reward_model":
+        family = (metadata.get("reward_start") or {}).get("family")
+        return f"reward_model/{family or 'distilled'}"
+    return str(start)
+
+
+def _stages(ensemble: Any, X: Any):
+    """The ensemble's cumulative (m, K) scores after each round, or None if it has no rounds."""
+    try:
+        return ensemble.staged_decision_function(X)
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+
+def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    booster = algo.make_booster(random_state=seed)
+    start = time.perf_counter()
+    booster.fit(data.logged, eval_data=data.valid_logged, callbacks=algo.make_callbacks())
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    k = data.n_actions
+    policy = booster.policy_
+    argmax = one_hot(policy.predict(data.X_test), k)
+    result.metrics["test_reward"] = expected_reward(argmax, data.y_test, data.reward)
+    result.metrics["test_reward_softmax"] = expected_reward(
+        policy.predict_proba(data.X_test), data.y_test, data.reward
+    )
+    result.metrics.update(validation_metrics(data, lambda X: one_hot(policy.predict(X), k)))
+    result.info.update(n_rounds=int(booster.n_rounds_), stop_reason=booster.stop_reason_)
+    selection = getattr(booster, "selection_", None)
+    if selection is not None:
+        result.info["selection"] = dict(selection)
+    result.info["start"] = start_of(policy.metadata)
+    result.fallback = getattr(booster, "fallback_", None)
+    # round 0 is the start: the per-round history begins at round 1
+    curves = {"round": list(range(booster.n_rounds_ + 1))}
+    curves.update({key: [None, *map(float, val)] for key, val in booster.history_.items()})
+    if result.fallback is not None:  # the deployed policy is the constant after every round
+        result.info["action"] = int(policy.action)
+        curves["test_reward_round"] = [result.metrics["test_reward"]] * (booster.n_rounds_ + 1)
+    else:
+        staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
+        if staged is not None:
+            curves["test_reward_round"] = staged
+    result.curves.update(curves)
+
+
+def _eval_steps(n: int, points: int) -> set[int]:
+    if points <= 0:
+        return set()
+    return {int(s) for s in np.unique(np.linspace(n / points, n, points).round()) if s > 0}
+
+
+def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: TrialResult) -> None:
+    from opboost.simulation.runners import run_bandit
+
+    learner = algo.make_online_learner(data.n_actions, random_state=seed)
+    X_stream, X_test = dense(data.logged.contexts), dense(data.X_test)
+    n_steps = len(data.logged) * algo.n_passes
+    checkpoints = _eval_steps(n_steps, config.experiment["online_eval_points"])
+    seen: list[float] = []
+    evals: dict[str, list] = {"eval_step": [], "test_reward_step": []}
+    inner = learner.learn_one
+
+    def test_reward(model: Any) -> float:
+        probs = greedy_probs(model.action_probs_many(X_test))
+        return expected_reward(probs, data.y_test, data.reward)
+
+    def learn_one(x: np.ndarray, action: int, reward: float) -> None:
+        inner(x, action, reward)
+        seen.append(reward)
+        if len(seen) in checkpoints:  # score a copy: the learner's own state stays untouched
+            evals["eval_step"].append(len(seen))
+            evals["test_reward_step"].append(test_reward(copy.deepcopy(learner)))
+
+    learner.learn_one = learn_one  # records the revealed rewards; run_bandit sees no change
+    start = time.perf_counter()
+    try:
+        run = run_bandit(
+            learner,
+            X_stream,
+            data.y_logged,
+            reward=data.reward,
+            n_actions=data.n_actions,
+            random_state=seed,
+            n_passes=algo.n_passes,
+        )
+    finally:
+        del learner.learn_one
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    result.timings["run_bandit_seconds"] = run.seconds
+    result.metrics["test_reward"] = test_reward(learner)
+    result.metrics["test_reward_explore"] = expected_reward(
+        learner.action_probs_many(X_test), data.y_test, data.reward
+    )
+    result.metrics.update(progressive_reward=run.mean_reward, progressive_error=run.error_rate)
+    if run.greedy_error_rate is not None:
+        result.metrics["progressive_greedy_error"] = run.greedy_error_rate
+    result.metrics.update(
+        validation_metrics(data, lambda X: greedy_probs(learner.action_probs_many(dense(X))))
+    )
+    steps = np.asarray(run.curve_steps, dtype=np.int64)
+    running = np.cumsum(seen) / np.arange(1, len(seen) + 1)
+    result.curves.update(
+        step=steps.tolist(),
+        progressive_reward=running[steps - 1].tolist(),
+        progressive_error=list(run.curve_error),
+        **evals,
+    )
+    result.info.update(n_interactions=run.n_examples, n_passes=run.n_passes)
+
+
+def _run_baseline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    k, name = data.n_actions, algo.baseline
+    start = time.perf_counter()
+    if name == "logging":
+        probs_fn = data.logging_policy.predict_proba
+    elif name == "uniform":
+
+        def probs_fn(X: Any) -> np.ndarray:
+            return np.full((X.shape[0], k), 1.0 / k)
+
+    elif name == "best_constant":
+        best, values = best_constant(data.logged, algo.params.get("estimator", "snips"))
+        result.info.update(action=best, logged_values=values)
+
+        def probs_fn(X: Any) -> np.ndarray:
+            return one_hot(np.full(X.shape[0], best), k)
+
+    else:  # reward_regression, the built-in policy learner
+        model = make("policy_learner", "reward_regression", **algo.params, random_state=seed)
+        probs_fn = model.fit(data.logged).predict_proba
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    score_policy(probs_fn, data, result)
+
+
+def _run_policy(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+    """A whole-policy learner (kind "policy_learner") fitted on the logged rows, greedy."""
+    spec = algo.policy_learner
+    cls = get_registry().get("policy_learner", spec.name)
+    extra = {"random_state": seed} if "random_state" in cls._get_param_names() else {}
+    start = time.perf_counter()
+    model = spec.build(**extra).fit(data.logged)
+    result.timings["fit_seconds"] = time.perf_counter() - start
+    score_policy(model.predict_proba, data, result)
+
+
+def run_trial(
+    config: Any,
+    algorithm: Any,
+    data: TrialData,
+    *,
+    candidate: int | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> TrialResult:
+    """Train and evaluate ``algorithm`` (an AlgorithmSpec of ``config``) on ``data``.
+
+    ``candidate``/``overrides`` record which search candidate this is (the algorithm must
+    already have the overrides applied). The booster, learner and reward model are seeded
+    with ``data.seed``.
+    """
+    import lightgbm  # noqa: F401 - loaded first so its OpenMP runtime is limited below
+    from threadpoolctl import threadpool_limits
+
+    seed = data.seed
+    result = TrialResult(algorithm.label, algorithm.family, seed, candidate, dict(overrides or {}))
+    result.info.update(data.sizes())
+    start = time.perf_counter()
+    with threadpool_limits(limits=1):
+        if getattr(config, "deployment", None) is not None:  # a deployment study
+            run_deployment_trial(config, algorithm, data, result)
+        elif algorithm.family == "offline":
+            _run_offline(algorithm, data, seed, result)
+        elif algorithm.family == "online":
+            _run_online(algorithm, data, seed, config, result)
+        elif algorithm.family == "policy":
+            _run_policy(algorithm, data, seed, result)
+        else:
+            _run_baseline(algorithm, data, seed, result)
+    result.timings["total_seconds"] = time.perf_counter() - start
+    result.metrics = {k: float(v) for k, v in result.metrics.items()}
+    return result

@@ -1,0 +1,255 @@
+"""What ``Booster.fit`` and prediction receive, in scikit-learn's conventions: logs given as
+contexts ``X`` and feedback ``y`` (string action ids included), the feature names of the fit,
+and contexts at prediction matched to them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data
+from opboost.api.data.tabular import TabularSchema, action_indices, frame_schema
+from opboost.api.data.tabular_frames import encode_frame
+from opboost.api.exceptions import InvalidParameterError
+
+__all__ = [
+    "Y_FIELDS",
+    "as_logged_bandit",
+    "check_X",
+    "feature_names_of",
+    "fit_logs",
+    "record_features",
+    "split_y",
+]
+
+#: The fields of the structured ``y`` of ``Booster.fit(X, y)``, in column order.
+Y_FIELDS = ("action", "propensity", "reward")
+
+
+def _columns_of(X: Any) -> list[str] | None:
+    """String column names of a DataFrame-like ``X``, else None (as scikit-learn does:
+    names are recorded only when every column name is a string)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or getattr(X, "ndim", 2) != 2:
+        return None
+    names = list(columns)
+    return names if names and all(isinstance(c, str) for c in names) else None
+
+
+def _as_contexts(X: Any) -> Any:
+    """A 2-D float array (or the sparse matrix itself) of ``X``."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return X
+    to_numpy = getattr(X, "to_numpy", None)
+    if to_numpy is None:
+        return np.asarray(X)
+    try:  # pandas: pd.NA of nullable columns becomes NaN, a missing value
+        return to_numpy(dtype=np.float64, na_value=np.nan)
+    except TypeError:  # a to_numpy without na_value
+        return to_numpy(dtype=np.float64)
+
+
+def split_y(y: Any, n_rows: int, owner: str = "Booster.fit") -> tuple[np.ndarray, ...]:
+    """(actions, propensities, rewards) from the structured ``y`` of the (X, y) route: an
+    (n, 3) array [action, propensity, reward], a record array or a DataFrame with fields
+    "action", "propensity", "reward"."""
+    if y is None:
+        raise InvalidParameterError(
+            f"{owner}: X is a contexts matrix, so y must give the logged feedback: an (n, 3) "
+            f"array [action, propensity, reward] or a DataFrame/record array with columns "
+            f"{list(Y_FIELDS)}. Or pass an opboost.LoggedBandit as X (and no y)."
+        )
+    columns = getattr(y, "columns", None)
+    names = getattr(getattr(y, "dtype", None), "names", None)
+    if columns is not None or names:
+        available = list(columns) if columns is not None else list(names)
+        missing = [f for f in Y_FIELDS if f not in available]
+        if missing:
+            raise InvalidParameterError(
+                f"{owner}: y lacks column(s) {missing}; it needs {list(Y_FIELDS)}. Got {available}."
+            )
+        fields = [np.asarray(y[f]) for f in Y_FIELDS]
+    else:
+        array = np.asarray(y)
+        if array.ndim != 2 or array.shape[1] != 3:
+            raise InvalidParameterError(
+                f"{owner}: y must be an (n, 3) array [action, propensity, reward] (or a "
+                f"DataFrame/record array with columns {list(Y_FIELDS)}). Got shape "
+                f"{array.shape}."
+            )
+        fields = [array[:, 0], array[:, 1], array[:, 2]]
+    if len(fields[0]) != n_rows:
+        raise InvalidParameterError(
+            f"{owner}: X has {n_rows} rows but y has {len(fields[0])}; pass one row of "
+            f"feedback per context."
+        )
+    actions = fields[0]
+    finite = actions.dtype.kind == "f" and np.all(np.isfinite(actions))
+    if finite and np.all(actions == np.round(actions)):
+        actions = actions.astype(np.int64)
+    return actions, fields[1], fields[2]
+
+
+def as_logged_bandit(
+    X: Any,
+    y: Any,
+    n_actions: int | None,
+    owner: str = "Booster.fit",
+    actions: Sequence[Any] | None = None,
+) -> LoggedBandit:
+    """A LoggedBandit of contexts ``X`` and structured feedback ``y`` (see :func:`split_y`);
+    ``n_actions`` defaults to max(action) + 1. A DataFrame ``X`` with string or categorical
+    columns is encoded as ``from_dataframe`` does (the logs then carry its schema). Action
+    ids other than integers (strings, say), or any ids with the catalogue ``actions`` (every
+    action id), are mapped to catalogue indices as ``from_dataframe`` does: the schema then
+    records the ids, so ``predict(X, return_ids=True)`` answers with them."""
+    try:
+        schema = frame_schema(X, owner)
+        contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
+    ids, propensities, rewards = split_y(y, contexts.shape[0], owner)
+    if actions is not None or ids.dtype.kind not in "iuf":
+        try:
+            ids, catalogue = action_indices(ids, actions, owner)
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
+        if n_actions is not None and n_actions != len(catalogue):
+            raise InvalidParameterError(
+                f"{owner}: n_actions={n_actions} but the action catalogue has "
+                f"{len(catalogue)} ids; drop n_actions (the catalogue gives it)."
+            )
+        columns = tuple(_columns_of(X) or ()) if schema is None else schema.columns
+        categories = {} if schema is None else schema.categories
+        schema, n_actions = TabularSchema(columns, categories, catalogue), len(catalogue)
+    actions = ids
+    if n_actions is None:
+        if actions.dtype.kind not in "iu" or not len(actions):
+            raise InvalidParameterError(
+                f"{owner}: cannot infer n_actions from actions of dtype {actions.dtype}; "
+                f"encode actions as 0..K-1 or pass n_actions=K."
+            )
+        n_actions = int(np.max(actions)) + 1
+    try:
+        return LoggedBandit(contexts, actions, propensities, rewards, n_actions, schema=schema)
+    except ValueError as exc:
+        raise InvalidParameterError(f"{owner}: {exc}") from exc
+
+
+def feature_names_of(X: Any, feature_names: Any = None) -> Any:
+    """The feature names of fit input ``X``: ``feature_names`` when given, else the string
+    columns of a DataFrame, else a LoggedBandit's ``feature_names`` attribute (if it has
+    one), else None."""
+    if feature_names is not None:
+        return feature_names
+    if isinstance(X, LoggedBandit):
+        schema = X.schema
+        if schema is None:
+            return getattr(X, "feature_names", None)
+        return schema.columns or None  # (): contexts without column names
+    return _columns_of(X)
+
+
+def record_features(est: Any, n_features: int, names: Any) -> None:
+    """Set ``n_features_in_`` and, when ``names`` is not None, ``feature_names_in_``."""
+    est.n_features_in_ = int(n_features)
+    if names is None:
+        if hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+        return
+    names = np.asarray(list(names), dtype=object)
+    if names.shape != (n_features,):
+        raise InvalidParameterError(
+            f"{type(est).__name__}.fit: {len(names)} feature names for {n_features} context "
+            f"columns; give one name per column."
+        )
+    if len(set(names.tolist())) != len(names):
+        raise InvalidParameterError(
+            f"{type(est).__name__}.fit: feature names must be unique; got {names.tolist()}."
+        )
+    est.feature_names_in_ = names
+
+
+def check_X(est: Any, X: Any, method: str) -> Any:
+    """``X`` ready for the fitted policy: a DataFrame is reordered by the fitted feature
+    names (missing or unexpected columns raise, naming them) and encoded with the policy's
+    table schema if it has one; every input must have ``n_features_in_`` columns."""
+    owner = f"{type(est).__name__}.{method}"
+    names = getattr(est, "feature_names_in_", None)
+    columns = _columns_of(X)
+    if names is not None and columns is not None:
+        missing = [c for c in names if c not in columns]
+        extra = [c for c in columns if c not in set(names)]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing column(s) {missing}")
+            if extra:
+                parts.append(f"unexpected column(s) {extra}")
+            raise InvalidParameterError(
+                f"{owner}: X has {' and '.join(parts)}; the policy was fitted on {len(names)} "
+                f"named columns (feature_names_in_), matched by name in any order."
+            )
+        X = X[list(names)]
+    n_features = getattr(est, "n_features_in_", None)
+    if n_features is None:
+        return X
+    if getattr(X, "ndim", None) is None and not hasattr(X, "shape"):
+        X = np.asarray(X)
+    shape = getattr(X, "shape", ())
+    if len(shape) != 2 or shape[1] != n_features:
+        raise InvalidParameterError(
+            f"{owner}: X must have shape (m, {n_features}), the {n_features} feature(s) seen "
+            f"at fit (n_features_in_). Got shape {tuple(shape)}; pass the training columns in "
+            f"the training order."
+        )
+    if columns is None:
+        return X
+    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
+    if "schema" not in metadata:
+        return _as_contexts(X)
+    try:
+        return encode_frame(metadata, X, owner)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
+
+
+def fit_logs(
+    est: Any,
+    X: Any,
+    y: Any,
+    n_actions: int | None,
+    actions: Sequence[Any] | None,
+    feature_names: Any,
+    eval_data: LoggedBandit | None,
+) -> LoggedBandit:
+    """The validated logs of ``Booster.fit``'s arguments (a LoggedBandit ``X``, or contexts
+    ``X`` with feedback ``y``); records ``est``'s ``n_features_in_`` and feature names."""
+    names, data = feature_names_of(X, feature_names), X
+    if isinstance(X, LoggedBandit):
+        if y is not None:
+            raise InvalidParameterError(
+                "Booster.fit: X is a LoggedBandit, which already holds the actions, "
+                "propensities and rewards; pass y=None (y is for a contexts matrix X)."
+            )
+        if n_actions is not None and n_actions != X.n_actions:
+            raise InvalidParameterError(
+                f"Booster.fit: n_actions={n_actions!r} but the LoggedBandit has "
+                f"{X.n_actions} actions; drop n_actions."
+            )
+        if actions is not None:
+            raise InvalidParameterError(
+                "Booster.fit: X is a LoggedBandit, whose schema already holds any action "
+                "ids; pass actions= to LoggedBandit.from_dataframe instead."
+            )
+    elif y is not None:
+        data = as_logged_bandit(X, y, n_actions, actions=actions)
+    check_data(data, "data")
+    record_features(est, data.n_features, names)
+    if eval_data is not None:
+        check_eval_data(data, eval_data)
+    return data

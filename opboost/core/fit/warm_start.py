@@ -1,0 +1,190 @@
+"""The warm start: F_0 fitted as the ensemble's first members, through the engine loop.
+
+"best_constant": one member, F_0 = b e_{a*}, b = log((K - 1) q / (1 - q)).
+"logging": ``LOGGING_WARM_MEMBERS`` least-squares members regress log p_i on the logged
+(x_i, a_i) pairs only (weight 1 there, 0 elsewhere), so F_0(x, a) estimates log pi_0(a|x)
+for every action (the softmax is invariant to the per-row normaliser).
+"reward_model": F_0 = q / tau, tau set so that the softmax puts on average 1/K + q (1 - 1/K)
+on each row's best action, q = ``warm_start_prob`` (:func:`reward_temperature`): boosting
+starts at the direct-method policy and corrects it where the logs disagree. A learner that
+fits its own reward model (``BaseLearner.start_from_rewards``: ``lightgbm_tree``) puts that
+model's trees, scaled, in front of the ensemble, so F_0 is exactly q / tau; for any other,
+``REWARD_WARM_MEMBERS`` members distil the cross-fitted q (n, K) of the estimator (DR, DM)
+or of the "dm" estimator's default model.
+
+Every member fits the residual goal - F by weighted least squares and enters with weight 1:
+:class:`WarmStartFit` is an :class:`opboost.api.engine.Engine` whose step is always 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from opboost.api.engine import Fitted, StepSettings
+from opboost.api.learner import BaseProblem
+from opboost.core.booster_checks import check_f
+from opboost.core.loop import run_rounds
+from opboost.core.registry import make
+from opboost.core.selection import constant_action_values
+
+__all__ = [
+    "LOGGING_WARM_MEMBERS",
+    "REWARD_WARM_MEMBERS",
+    "WarmStartFit",
+    "fit_warm_start",
+    "reward_scale",
+    "reward_temperature",
+]
+
+#: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
+LOGGING_WARM_MEMBERS = 10
+#: Least-squares members distilling q / tau (warm_start="reward_model").
+REWARD_WARM_MEMBERS = 30
+
+
+def reward_temperature(q: np.ndarray, prob: float) -> float:
+    """tau > 0 such that softmax(q_i / tau) gives its row's best action probability ``prob``
+    on average over the rows of ``q`` (n, K); found by bisection on log tau (the average
+    falls from 1 to 1/K as tau grows). Rows whose predictions are all equal do not count.
+    NaN entries (the padded slots of candidate sets) are not actions of their row."""
+    padded = np.isnan(q).any()
+    top, low_ = (np.nanmax, np.nanmin) if padded else (np.max, np.min)
+    spread = top(q, axis=1) - low_(q, axis=1)
+    rows = q[spread > 0]
+    if len(rows) == 0:
+        return 1.0
+    centred = rows - top(rows, axis=1, keepdims=True)
+    if padded:
+        centred = np.where(np.isnan(centred), -np.inf, centred)  # exp(-inf) = 0
+
+    def top_prob(log_tau: float) -> float:
+        weights = np.exp(centred / math.exp(log_tau))
+        return float(np.mean(1.0 / weights.sum(axis=1)))
+
+    low = math.log(float(spread[spread > 0].min())) - 12.0
+    high = math.log(float(spread.max())) + 12.0
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        if top_prob(middle) > prob:
+            low = middle
+        else:
+            high = middle
+    return math.exp(0.5 * (low + high))
+
+
+class WarmStartFit:
+    """Distils ``goal`` (n, K) into ``fit``'s first members: least squares on the cells with
+    ``weights`` > 0 (each member fits the residual goal - F), unit steps."""
+
+    def __init__(self, fit: Any, goal: np.ndarray, weights: np.ndarray) -> None:
+        self.fit, self.goal, self.weights = fit, goal, weights
+        self.fitted_cells = weights > 0
+        self.targets = np.zeros_like(goal)
+        self.round, self.stop_reason, self.n = 0, None, fit.n
+        self.train_metrics: dict[str, float] = {}
+        self.eval_metrics: dict[str, float] = {}
+        self.history: dict[str, list[float]] = {}
+
+    def gradient_norm(self) -> float:
+        return math.inf  # the members are fixed in number, never stopped by a gradient
+
+    def fit_direction(self) -> Fitted:
+        np.subtract(self.goal, self.fit.scores, out=self.targets, where=self.fitted_cells)
+        problem = BaseProblem("regression", self.targets, self.weights)
+        learner = self.fit.learner
+        values = check_f(learner.fit_round(problem), self.targets.shape, learner)
+        return Fitted(values, max(float(values.max()), -float(values.min())))
+
+    def step_denominator(self, direction: Fitted) -> float:
+        return 1.0
+
+    def step(self, direction: Fitted, factor: float, l2: float) -> float:
+        return 1.0
+
+    def discard(self, direction: Fitted) -> None:
+        self.fit.learner.commit_round(0.0)
+
+    def commit(self, direction: Fitted, weight: float, **metrics: float) -> None:
+        fit = self.fit
+        fit.learner.commit_round(weight)
+        fit.scores += direction.values
+        if fit.eval_data is not None:
+            fit.eval_scores = fit.add_round(fit.eval_scores, fit.eval_data.contexts, weight)
+        self.round += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        raise NotImplementedError("the warm start is not checkpointed; the fit after it is")
+
+
+def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
+    """q (n, K) -> 1 / tau, so that softmax(q / tau) puts on average 1/K + p (1 - 1/K) on each
+    row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`). With
+    candidate sets (slot logs), K is each row's number of candidates C_i, averaged over the
+    rows of q, which has NaN in the padded slots."""
+    prob = float(fit.settings.warm_start_prob)
+    if fit.data.candidates is None:
+        K = fit.data.n_actions
+        top = 1.0 / K + prob * (1.0 - 1.0 / K)
+        return lambda q: 1.0 / reward_temperature(q, top)
+
+    def scale(q: np.ndarray) -> float:
+        share = 1.0 / np.count_nonzero(~np.isnan(q), axis=1)
+        return 1.0 / reward_temperature(q, float(np.mean(share + prob * (1.0 - share))))
+
+    return scale
+
+
+def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """(goal (n, K), weights (n, K), number of members) of ``fit.settings.warm_start``."""
+    data, settings = fit.data, fit.settings
+    n, K = len(data), data.n_actions
+    goal, weights = np.zeros((n, K)), np.zeros((n, K))
+    if settings.warm_start == "logging":
+        rows = (np.arange(n), data.actions)
+        weights[rows], goal[rows] = 1.0, np.log(data.propensities)
+        return goal, weights, LOGGING_WARM_MEMBERS
+    weights[:] = 1.0
+    if settings.warm_start == "reward_model":
+        q = reward_predictions(fit)
+        return q * reward_scale(fit)(q), weights, REWARD_WARM_MEMBERS
+    best = int(np.nanargmax(constant_action_values(data)))
+    prob = float(settings.warm_start_prob)
+    goal[:, best] = math.log((K - 1) * prob / (1.0 - prob))
+    return goal, weights, 1
+
+
+def reward_predictions(fit: Any) -> np.ndarray:
+    """Cross-fitted q(x_i, a) (n, K) on the training rows: the training estimator's own
+    reward model when it has one (DR, DM), else the registered "dm" estimator's."""
+    predict = getattr(fit.estimator, "reward_predictions", None)
+    if predict is None:
+        predict = make("estimator", "dm", random_state=fit.seed).reward_predictions
+    return np.asarray(predict(fit.train), dtype=np.float64)
+
+
+def fit_warm_start(fit: Any) -> None:
+    """Fit F_0 as ``fit``'s first ensemble members (not counted as boosting rounds)."""
+    if fit.settings.warm_start == "reward_model" and _start_from_rewards(fit):
+        return
+    goal, weights, members = warm_start_goal(fit)
+    run_rounds(WarmStartFit(fit, goal, weights), members, StepSettings())
+
+
+def _start_from_rewards(fit: Any) -> bool:
+    """F_0 = q / tau as the learner's own reward model, when the learner offers one
+    (:meth:`opboost.api.learner.BaseLearner.start_from_rewards`); False if it does not."""
+    train = fit.train
+    start = fit.learner.start_from_rewards(
+        train.contexts, train.actions, train.rewards, reward_scale(fit)
+    )
+    if start is None:
+        return False
+    fit.reward_start = getattr(fit.learner, "reward_start_", None)
+    fit.scores += check_f(start, fit.scores.shape, fit.learner)
+    if fit.eval_data is not None:
+        fit.eval_scores = fit.learner.ensemble().decision_function(fit.eval_data.contexts)
+    return True

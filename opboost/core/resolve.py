@@ -1,0 +1,334 @@
+"""The Booster's components by registry name: built, parameterised and checked to fit
+together. Core meets the algorithms only here, and only by name."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sklearn.base import clone
+
+from opboost.api.callback import Callback
+from opboost.api.data.tabular import use_categorical_features
+from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.validation import check_random_state
+from opboost.core.booster_checks import check_callbacks, check_missing, with_progress
+from opboost.core.fit.slot_fit import make_fit, uses_pairs
+from opboost.core.registry import get_registry
+from opboost.core.selection import SelectionSettings
+
+__all__ = [
+    "AUTO_MIN_ROUND",
+    "AUTO_OBJECTIVES",
+    "AUTO_ROUNDS",
+    "AUTO_SELECTION_ROWS",
+    "AUTO_VALIDATION_FRACTION",
+    "COMPONENT_KINDS",
+    "FitPlan",
+    "RoundChoice",
+    "auto_objective",
+    "effective_round_choice",
+    "effective_rounds",
+    "offers_start",
+    "plan_fit",
+    "resolve",
+    "resolve_components",
+    "set_component_params",
+    "split_component_params",
+]
+
+#: The Booster parameters that name a component, and the component kind of each.
+COMPONENT_KINDS = {
+    "objective": "objective",
+    "estimator": "estimator",
+    "base_learner": "base_learner",
+}
+
+
+#: What ``objective="auto"`` (the Booster's default) is, by whether the fit starts from the
+#: base learner's own reward model with one training coefficient per row: measured in
+#: docs/benchmarks/defaults.md ("The default objective follows the start").
+AUTO_OBJECTIVES = {True: "poem", False: "bopl_s"}
+
+
+def split_component_params(params: dict[str, Any]) -> tuple[dict, dict[str, dict]]:
+    """(plain parameters, {component: {param: value}}) of ``set_params``' keywords, where
+    ``<component>__<param>`` (component: objective, estimator, base_learner) is nested."""
+    nested: dict[str, dict[str, Any]] = {}
+    plain: dict[str, Any] = {}
+    for key, value in params.items():
+        component, sep, sub = key.partition("__")
+        if sep and component in COMPONENT_KINDS:
+            nested.setdefault(component, {})[sub] = value
+        else:
+            plain[key] = value
+    return plain, nested
+
+
+def set_component_params(booster: Any, nested: dict[str, dict[str, Any]]) -> None:
+    """Merge ``nested`` (:func:`split_component_params`) into new ``<component>_params``
+    dicts of ``booster``."""
+    for component, values in nested.items():
+        name = f"{component}_params"
+        current = getattr(booster, name)
+        if current is not None and not isinstance(current, Mapping):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of Booster must be a dict or None to take "
+                f"{component}__<param> settings. Got {current!r} instead."
+            )
+        setattr(booster, name, {**dict(current or {}), **values})
+
+
+def resolve(booster: Any, param: str, spec: Any = None) -> Any:
+    """The component of ``booster``'s parameter ``param`` ("objective", "estimator" or
+    "base_learner") with its ``<param>_params``; ``spec`` (a name or instance) instead of the
+    parameter's value when given."""
+    given = getattr(booster, param)
+    chosen = spec is not None and _is_auto(given)  # "auto" resolved to ``spec``
+    spec, kind = given if spec is None else spec, COMPONENT_KINDS[param]
+    params = dict(getattr(booster, f"{param}_params") or {})
+    if isinstance(spec, str):
+        try:
+            cls = get_registry().get(kind, spec)
+        except ValueError as exc:
+            raise InvalidParameterError(f"The {param!r} parameter of Booster: {exc}") from exc
+        try:
+            return cls(**params)
+        except TypeError as exc:
+            raise InvalidParameterError(
+                f"The '{param}_params' parameter of Booster does not fit {kind} {spec!r}: "
+                f"{exc}. Valid parameters: {', '.join(cls._get_param_names()) or 'none'}."
+                + (
+                    f" ({param}='auto' chose {spec!r} for this fit; name the {kind} that takes "
+                    f"these parameters.)"
+                    if chosen
+                    else ""
+                )
+            ) from exc
+    if getattr(spec, "kind", None) != kind:
+        raise InvalidParameterError(
+            f"The {param!r} parameter of Booster must be a registered {kind} name or "
+            f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} instance. Got {spec!r} "
+            f"(kind {getattr(spec, 'kind', None)!r}) instead."
+        )
+    component = clone(spec)
+    return component.set_params(**params) if params else component
+
+
+def _is_auto(spec: Any) -> bool:
+    return isinstance(spec, str) and spec == "auto"
+
+
+def offers_start(learner: Any, *, can_start: bool, pairs: bool) -> bool:
+    """Whether a fit can start from ``learner``'s own reward model: in memory (``can_start``)
+    and offered by the learner for the fit's rows (``pairs``: candidate pairs [x; phi(a)],
+    :meth:`BaseLearner.offers_pair_reward_start`; else :meth:`BaseLearner.offers_reward_start`)."""
+    if not can_start:
+        return False
+    return learner.offers_pair_reward_start() if pairs else learner.offers_reward_start()
+
+
+def auto_objective(
+    booster: Any, estimator: Any, learner: Any, *, can_start: bool, pairs: bool = False
+) -> str:
+    """The objective ``"auto"`` stands for in a fit of ``booster``: "poem" (sample-variance
+    penalised IPS) when the fit starts from ``learner``'s own reward model
+    (:func:`effective_warm_start`) and ``estimator`` gives one coefficient per row, else
+    "bopl_s" (:data:`AUTO_OBJECTIVES`)."""
+    start, _ = effective_warm_start(booster, learner, can_start=can_start, pairs=pairs)
+    from_model = start == "reward_model" and offers_start(learner, can_start=can_start, pairs=pairs)
+    return AUTO_OBJECTIVES[from_model and not estimator.action_coefficients]
+
+
+def resolve_components(booster: Any, *, can_start: bool = True, pairs: bool = False) -> Components:
+    """The objective, estimator and base learner of ``booster``, checked to fit together;
+    ``objective="auto"`` is resolved (:func:`auto_objective`) for a fit that ``can_start``
+    from a reward model (False: distributed logs) on stacked rows or, with ``pairs``, on
+    candidate pairs (logs with candidates or action features)."""
+    estimator = resolve(booster, "estimator")
+    learner = resolve(booster, "base_learner")
+    name = booster.objective
+    if _is_auto(name):
+        name = auto_objective(booster, estimator, learner, can_start=can_start, pairs=pairs)
+    objective = resolve(booster, "objective", name)
+    if not getattr(estimator, "supports_training", False):
+        raise InvalidParameterError(
+            f"The 'estimator' parameter of Booster: {estimator.name!r} gives no training "
+            f"coefficients, so it cannot drive boosting; use estimator='ips', "
+            f"'truncated_ips' or 'dr' for training and {estimator.name!r} to evaluate."
+        )
+    if learner.reduction not in objective.reductions:
+        raise InvalidParameterError(
+            f"The base learner {learner.name!r} solves the {learner.reduction} reduction, "
+            f"which objective {objective.name!r} does not support; use a regression base "
+            f"learner such as 'lightgbm_tree'."
+        )
+    if booster.warm_start not in (None, "none", "auto") and learner.reduction != "regression":
+        raise InvalidParameterError(
+            f"The 'warm_start' parameter of Booster needs a regression base learner to fit "
+            f"the constant scores; {learner.name!r} solves {learner.reduction}. Use "
+            f"warm_start='none' or a learner such as 'lightgbm_tree'."
+        )
+    return Components(objective, estimator, learner)
+
+
+#: Rounds of ``n_rounds="auto"`` (the Booster's default), but after a reward-model start on
+#: candidate pairs, where the rounds only overfit the logs (docs/catalogue.md).
+AUTO_ROUNDS = 100
+
+
+def effective_rounds(booster: Any, warm_start: str | None, *, pairs: bool) -> int:
+    """The rounds a fit of ``booster`` runs at most: ``n_rounds``, or for "auto"
+    :data:`AUTO_ROUNDS`, 0 when the fit on candidate ``pairs`` starts from the learner's
+    reward model (``warm_start`` as :func:`effective_warm_start` resolved it)."""
+    if booster.n_rounds != "auto":
+        return int(booster.n_rounds)
+    return 0 if pairs and warm_start == "reward_model" else AUTO_ROUNDS
+
+
+#: ``validation_fraction="auto"``: logs with fewer rows than this choose their rounds on a
+#: held-out ``AUTO_VALIDATION_FRACTION`` of the rows (docs/tuning.md, "Small logs"): there
+#: the rounds after the start help on some logs and hurt on others, and the second fit costs
+#: seconds. Larger logs keep every round, which held-out choices never beat there.
+AUTO_SELECTION_ROWS = 10_000
+AUTO_VALIDATION_FRACTION = 0.2
+#: The first round the automatic choice may keep: the rounds before it are too close to the
+#: start for a held-out fifth of a small log to tell apart (round 0 kept by DR lost on dna).
+AUTO_MIN_ROUND = 10
+
+
+@dataclass(frozen=True)
+class RoundChoice:
+    """How a fit chooses its rounds on held-out logs: ``fraction`` held out (None: no
+    choice, every round kept), scored by the estimator named ``selection``, rounds from
+    ``min_round`` on candidates (0: the start too, when there is one)."""
+
+    fraction: float | None
+    selection: str
+    min_round: int = 0
+
+
+def effective_round_choice(
+    booster: Any,
+    n_rows: int | None,
+    warm_start: str | None,
+    rounds: int,
+    callbacks: Sequence[Any] = (),
+    *,
+    pairs: bool,
+) -> RoundChoice:
+    """The :class:`RoundChoice` of a fit of ``booster`` on ``n_rows`` logged rows in memory
+    (None: logs elsewhere), after ``warm_start`` and ``rounds`` were resolved.
+
+    ``selection="auto"`` is "dr" scored with the start's own reward model when the fit starts
+    from one over fixed actions, else "snips". ``validation_fraction="auto"`` holds out
+    :data:`AUTO_VALIDATION_FRACTION` with rounds from :data:`AUTO_MIN_ROUND` on when the fit
+    starts from a reward model over fixed actions, runs more than that many rounds, has fewer
+    than :data:`AUTO_SELECTION_ROWS` rows and no callback that writes checkpoints or chooses
+    where the rounds end (``Callback.chooses_rounds``: early stopping); else
+    :data:`AUTO_VALIDATION_FRACTION` with every round a candidate for ``safe=True`` (its
+    fallback needs held-out logs), and None without."""
+    own_start = warm_start == "reward_model" and not pairs
+    selection = booster.selection
+    if selection == "auto":
+        selection = "dr" if own_start else "snips"
+    fraction = booster.validation_fraction
+    if fraction != "auto":
+        return RoundChoice(fraction, selection)
+    decided = any(
+        getattr(cb, "writes_checkpoints", False) or getattr(cb, "chooses_rounds", False)
+        for cb in callbacks
+    )
+    if (
+        own_start
+        and n_rows is not None
+        and n_rows < AUTO_SELECTION_ROWS
+        and rounds > AUTO_MIN_ROUND
+        and not decided
+    ):
+        return RoundChoice(AUTO_VALIDATION_FRACTION, selection, AUTO_MIN_ROUND)
+    if booster.safe and n_rows is not None:  # the fallback needs held-out logs
+        return RoundChoice(AUTO_VALIDATION_FRACTION, selection)
+    return RoundChoice(None, selection)
+
+
+#: ``warm_start_prob`` when left None, per start: measured in docs/benchmarks/defaults.md.
+DEFAULT_WARM_START_PROBS: dict[str, float] = {"reward_model": 0.7}
+
+
+def effective_warm_start(
+    booster: Any, learner: Any, *, can_start: bool, pairs: bool = False
+) -> tuple[str | None, float]:
+    """(start, probability) a fit of ``booster`` uses, from its ``warm_start`` and
+    ``warm_start_prob``. The start is None (F_0 = 0) for None or "none"; for
+    "auto" "reward_model" when ``learner`` fits its own reward model on the fit's rows and
+    the fit can start from one (:func:`offers_start`: not the distributed fit), else None.
+    ``prob`` None is the start's default: 0.7 for "reward_model", else 0.5."""
+    warm_start, prob = booster.warm_start, booster.warm_start_prob
+    if warm_start == "auto":
+        offered = offers_start(learner, can_start=can_start, pairs=pairs)
+        warm_start = "reward_model" if offered else None
+    elif warm_start == "none":
+        warm_start = None
+    if prob is None:
+        prob = DEFAULT_WARM_START_PROBS.get(warm_start or "", 0.5)
+    return warm_start, float(prob)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What one fit of a Booster runs with, resolved before anything is fitted: the ``logs``
+    given (in memory: all of them, before any hold-out; or :class:`RemoteLogs`), the
+    ``components``, ``settings``, the most rounds, the checked ``callbacks``, the held-out
+    ``selection`` (None: none), and ``make_engine``, which builds the engine."""
+
+    logs: Any
+    components: Components
+    settings: FitSettings
+    n_rounds: int
+    callbacks: list[Callback]
+    selection: SelectionSettings | None
+    make_engine: Callable[[], BoosterEngine]
+
+
+def _seed(booster: Any) -> int:
+    """An integer seed drawn from ``booster.random_state``."""
+    return int(check_random_state(booster.random_state).integers(2**31 - 1))
+
+
+def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan:
+    """The :class:`FitPlan` of ``booster`` on ``logs`` (a validated LoggedBandit, or
+    :class:`RemoteLogs`, which build their own engine and cannot start from a reward model)."""
+    remote = isinstance(logs, RemoteLogs)
+    data = None if remote else logs
+    pairs = not remote and uses_pairs(data)
+    callbacks = with_progress(check_callbacks(callbacks), booster.verbose)
+    components = resolve_components(booster, can_start=not remote, pairs=pairs)
+    learner = components.learner
+    check_missing(learner, data, "data")
+    check_missing(learner, eval_data, "eval_data")
+    start = effective_warm_start(booster, learner, can_start=not remote, pairs=pairs)
+    n_rounds = effective_rounds(booster, start[0], pairs=pairs)
+    use_categorical_features(learner, getattr(data, "schema", None))  # from_dataframe's
+    n_rows = None if remote else len(data)
+    choice = effective_round_choice(booster, n_rows, start[0], n_rounds, callbacks, pairs=pairs)
+    selection = None
+    if not remote and choice.fraction is not None:
+        selection = SelectionSettings(
+            _seed(booster),
+            choice.selection,
+            booster.selection_policy,
+            booster.safe,
+            choice.min_round,
+        )
+    step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
+    settings = FitSettings(_seed(booster), booster.reward_shift, *start, choice.fraction, step)
+    if remote:
+        options = {"eval_data": eval_data, "callbacks": callbacks}
+        make = functools.partial(logs.make_engine, components, settings, **options)
+    else:
+        make = functools.partial(make_fit, data, eval_data, components, settings, selection)
+    return FitPlan(logs, components, settings, n_rounds, callbacks, selection, make)
