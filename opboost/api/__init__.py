@@ -266,6 +266,14 @@ _HOMES: dict[str, str] = {
     "default_threads": "lgbm.process_threads",
     "keeping_threads": "lgbm.process_threads",
     "use_threads": "lgbm.process_threads",
+    # lgbm.sampling
+    "GOSS_MIN_CELLS": "lgbm.sampling",
+    "GOSS_PARAMS": "lgbm.sampling",
+    "ROW_SAMPLINGS": "lgbm.sampling",
+    "full_row_leaves": "lgbm.sampling",
+    "leaf_of_rows": "lgbm.sampling",
+    "row_sampling_params": "lgbm.sampling",
+    "set_leaf_outputs": "lgbm.sampling",
     # lgbm.rows
     "ACTION_DESIGNS": "lgbm.rows",
     "DesignedRowsCache": "lgbm.rows",

@@ -35,6 +35,7 @@ import numpy as np
 from opboost.algorithms.learners.lightgbm_commits import CommittedRounds
 from opboost.algorithms.learners.lightgbm_pairs import PairRounds
 from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
+from opboost.api.constraints import Options
 from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
@@ -49,8 +50,10 @@ from opboost.api.lgbm.layout import (
     fetch_scores,
     fit_layout,
     score_change,
+    stored_leaves,
     update_one_iter,
 )
+from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.lgbm.params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
@@ -64,6 +67,12 @@ from opboost.api.lgbm.rows import (
     categorical_columns,
     context_rows_cache,
     stacked_dataset,
+)
+from opboost.api.lgbm.sampling import (
+    ROW_SAMPLINGS,
+    full_row_leaves,
+    row_sampling_params,
+    set_leaf_outputs,
 )
 from opboost.api.lgbm.threads import AUTO, lightgbm_threads
 
@@ -99,6 +108,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     categorical_features : indices of the categorical context columns (integer codes; -1 is
         missing), split as LightGBM categorical features; None (default): none. The booster
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
+    row_sampling : which stacked rows grow a round's tree. "auto" (default): LightGBM's
+        gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
+        of the rest at random; the leaves then set from every row) on stacked designs of at least
+        :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x their
+        columns) whose ``params`` set no sampling, column-wise; "none": every row; "goss":
+        always. The step is computed on every row either way
+        (:mod:`opboost.api.lgbm.sampling`).
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,
         number of classes or a named parameter.
@@ -106,7 +122,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     Notes
     -----
     After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise") and ``num_threads_`` (the rounds' threads); after
+    ("force_row_wise" or "force_col_wise"), ``row_sampling_`` ("goss" or "none") and
+    ``num_threads_`` (the rounds' threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
 
@@ -118,6 +135,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     _parameter_constraints: ClassVar[dict] = {
         **LIGHTGBM_TREE_CONSTRAINTS,
         "categorical_features": CATEGORICAL_FEATURES,
+        "row_sampling": [Options(ROW_SAMPLINGS)],
     }
 
     def __init__(
@@ -135,6 +153,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         action_design: str = "stacked",
         random_state: Any = None,
         categorical_features: list[int] | None = None,
+        row_sampling: str = "auto",
         params: dict[str, Any] | None = None,
     ) -> None:
         self.num_leaves = num_leaves
@@ -149,6 +168,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         self.action_design = action_design
         self.random_state = random_state
         self.categorical_features = categorical_features
+        self.row_sampling = row_sampling
         self.params = params
 
     @classmethod
@@ -182,6 +202,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         categorical = categorical_columns(self.categorical_features, d)
         work = n * {"stacked": K * (d + 1), "stacked_onehot": K * (d + K), "per_action": d}[design]
         self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
+        sampling = row_sampling_params(self.row_sampling, work, design, self.params)
+        self.row_sampling_ = "goss" if sampling else "none"
         if design == "per_action":
             params["num_class"] = K
             per_iter = K
@@ -190,12 +212,15 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
             )
         else:
             dataset = stacked_dataset(X, K, design, params, categorical)
+        # the rounds' sampling goes to their Booster only: the Dataset's parameters are also
+        # the reward-model start's (lightgbm_reward_start.binning_params), which uses every row
+        params.update({k: v for k, v in sampling.items() if k.startswith("force_")})
         if not {"force_col_wise", "force_row_wise"} & set(params):
             params[fit_layout(dataset, design, params)] = True
         self.histogram_layout_ = (
             "force_row_wise" if params.get("force_row_wise") else "force_col_wise"
         )
-        self.booster_ = lgb.Booster(params, dataset)
+        self.booster_ = lgb.Booster({**params, **sampling}, dataset)
         self._empty_text = self.booster_.model_to_string()  # the model of no rounds
         self.n_actions_, self.n_features_, self.n_rows_ = K, d, n
         self._seed = seed
@@ -236,8 +261,28 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
             f.fill(0.0)
             return f
+        sampled = self.row_sampling_ == "goss" and self._per_iter == 1
+        grown_from = (grad.copy(), hess.copy()) if sampled else None  # f is fetched over them
         self._fetch_change(f)
+        if sampled:
+            self._full_row_leaves(booster, f, *grown_from)
         return f
+
+    def _full_row_leaves(self, booster: lgb.Booster, f: np.ndarray, grad, hess) -> None:
+        """A tree grown on sampled rows gets the leaves of all rows (``full_row_leaves``):
+        set in LightGBM's model, and ``f`` (n, K) its outputs on the rows."""
+        tree = booster.num_trees() - 1
+        text = booster.model_to_string(start_iteration=tree, num_iteration=1)
+        values = np.asarray(leaf_values(text)[0])
+        outputs = f.reshape(-1)
+        lambda_l2 = float(booster.params.get("lambda_l2", 0.0))
+        full = full_row_leaves(values, outputs, grad, hess, lambda_l2)
+        if full is None:  # two leaves too close to tell apart: the sampled leaves stay
+            return
+        leaves, leaf = stored_leaves(full[0]), full[1]
+        for index, value in enumerate(leaves.tolist()):
+            booster.set_leaf_output(tree, index, value)
+        set_leaf_outputs(leaves, leaf, outputs)
 
     def commit_round(self, alpha: float) -> None:
         """Commit the last round with weight ``alpha`` (its leaves are scaled when the model is

@@ -3,7 +3,8 @@
 The saved ensemble (:mod:`~opboost.api.lgbm.ensemble`, with its model text checked by
 :mod:`~opboost.api.lgbm.model_text`), the designed rows and their binned Dataset
 (:mod:`~opboost.api.lgbm.rows`), a round's trees read and scaled in place
-(:mod:`~opboost.api.lgbm.layout`), the shared tree parameters (:mod:`~opboost.api.lgbm.params`)
+(:mod:`~opboost.api.lgbm.layout`), the shared tree parameters (:mod:`~opboost.api.lgbm.params`),
+the rows that grow a tree (:mod:`~opboost.api.lgbm.sampling`)
 and the thread counts (:mod:`~opboost.api.lgbm.threads`,
 :mod:`~opboost.api.lgbm.process_threads`). The built-in LightGBM learners
 (``opboost.algorithms.learners``) and the Dask engine (``opboost.dask``) build on it; so may a

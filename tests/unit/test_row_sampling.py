@@ -1,0 +1,142 @@
+"""Rows sampled for a round's tree (``lightgbm_tree``'s ``row_sampling``, LightGBM's GOSS): when
+"auto" samples, that each leaf is set from every row (LightGBM's own leaf without sampling),
+that the step is still taken on every row (the risk never rises), that a fit is reproducible,
+and that the policy reached is as good as with every row."""
+
+from __future__ import annotations
+
+import re
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from opboost import Booster
+from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.model_text import leaf_values
+from opboost.api.lgbm.sampling import (
+    GOSS_MIN_CELLS,
+    GOSS_PARAMS,
+    full_row_leaves,
+    leaf_of_rows,
+    row_sampling_params,
+    set_leaf_outputs,
+)
+from opboost.simulation.supervised import supervised_to_bandit
+
+GOSS = {**GOSS_PARAMS, "force_col_wise": True}
+
+
+def test_auto_samples_large_stacked_designs_only():
+    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", None) == GOSS
+    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked_onehot", {}) == GOSS
+    assert row_sampling_params("auto", GOSS_MIN_CELLS - 1, "stacked", None) == {}
+    assert row_sampling_params("auto", 10 * GOSS_MIN_CELLS, "per_action", None) == {}
+    assert row_sampling_params("none", 10 * GOSS_MIN_CELLS, "stacked", None) == {}
+    assert row_sampling_params("goss", 10, "stacked", None) == GOSS
+    # the user's own layout stays; the user's own sampling wins over "auto"
+    layout = row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", {"force_row_wise": True})
+    assert layout == GOSS_PARAMS
+    bagging = {"bagging_fraction": 0.5, "bagging_freq": 1}
+    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", bagging) == {}
+
+
+def test_goss_with_the_users_own_sampling_is_refused():
+    expected = (
+        "The 'row_sampling' parameter of lightgbm_tree: 'goss' samples the rows itself, but "
+        "params also sets ['bagging_fraction', 'bagging_freq']; drop those params or use "
+        "row_sampling='none' to keep them."
+    )
+    with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
+        row_sampling_params("goss", 10, "stacked", {"bagging_fraction": 0.5, "bagging_freq": 1})
+
+
+def one_tree(sampling: dict, lambda_l2: float):
+    """The second of two LightGBM trees grown from seeded custom gradients: (its leaf
+    values, outputs on the training rows, each row's leaf by LightGBM, grad, hess)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    grad = (X[:, 0] + rng.normal(size=3000)).astype(np.float32)
+    hess = rng.uniform(0.5, 2.0, size=3000).astype(np.float32)
+    params = {"objective": "none", "learning_rate": 1.0, "num_leaves": 15, "verbose": -1}
+    params.update(sampling, lambda_l2=lambda_l2, seed=0, num_threads=1, deterministic=True)
+    booster = lgb.Booster(params, lgb.Dataset(X, params=params))
+    for _ in range(2):  # GOSS samples from the second tree on (learning rate 1)
+        booster.update(fobj=lambda preds, data: (grad, hess))
+    values = np.asarray(leaf_values(booster.model_to_string())[1])
+    outputs = booster.predict(X, raw_score=True, start_iteration=1, num_iteration=1)
+    return values, outputs, booster.predict(X, pred_leaf=True)[:, 1], grad, hess
+
+
+@pytest.mark.parametrize("lambda_l2", [0.0, 1.0])
+def test_full_row_leaves_of_an_unsampled_tree_are_lightgbms_own(lambda_l2):
+    values, outputs, leaf, grad, hess = one_tree({}, lambda_l2)
+    assert np.array_equal(leaf_of_rows(values, outputs), leaf)
+    full, rows_leaf = full_row_leaves(values, outputs, grad, hess, lambda_l2)
+    assert np.array_equal(rows_leaf, leaf)
+    np.testing.assert_allclose(full, values, rtol=1e-6)
+
+
+def test_a_sampled_trees_leaves_become_every_rows():
+    values, outputs, leaf, grad, hess = one_tree(GOSS_PARAMS, 0.0)
+    assert np.array_equal(leaf_of_rows(values, outputs), leaf)
+    full, rows_leaf = full_row_leaves(values, outputs, grad, hess, 0.0)
+    assert rows_leaf.dtype == np.uint8 and np.array_equal(rows_leaf, leaf)
+    for index in range(len(values)):  # -G/H over ALL the leaf's rows, not the sample's
+        rows = leaf == index
+        g, h = grad[rows].astype(np.float64).sum(), hess[rows].astype(np.float64).sum()
+        assert full[index] == pytest.approx(-g / h, rel=1e-12)
+    assert not np.allclose(full, values)  # GOSS's own leaves were estimates
+    assert leaf_of_rows(np.array([0.5, 0.5]), outputs) is None  # tied leaves: no refit
+    assert full_row_leaves(np.array([0.5, 0.5]), outputs, grad, hess, 0.0) is None
+    moved = outputs.copy()
+    set_leaf_outputs(full, rows_leaf, moved)
+    np.testing.assert_array_equal(moved, full[leaf])
+
+
+def test_the_learner_records_and_passes_the_sampling():
+    X = np.random.default_rng(0).normal(size=(500, 4))
+    for sampling, used in (("goss", "goss"), ("none", "none"), ("auto", "none")):
+        learner = LightGBMTree(num_threads=1, row_sampling=sampling)
+        learner.prepare(X, 3, random_state=0)
+        assert learner.row_sampling_ == used
+        params = learner.booster_.params
+        assert (params.get("data_sample_strategy") == "goss") == (used == "goss")
+        # the Dataset's parameters are the reward-model start's too: it uses every row
+        assert "data_sample_strategy" not in learner.booster_.train_set.get_params()
+    with pytest.raises(InvalidParameterError, match="'row_sampling' parameter of LightGBMTree"):
+        LightGBMTree(row_sampling="half").prepare(X, 3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def logs(digits):
+    sim = supervised_to_bandit(digits.X[:1500], digits.y[:1500], n_actions=10, random_state=0)
+    return sim.logged, digits.X[1500:], digits.y[1500:]
+
+
+def fit(logged, sampling, seed=0, **params):
+    learner = {"num_threads": 1, "row_sampling": sampling}
+    return Booster(random_state=seed, base_learner_params=learner, **params).fit(logged)
+
+
+def test_the_step_is_on_every_row_so_the_risk_never_rises(logs):
+    """BOPL-S's closed-form step minimises its bound on the risk over every row, whichever
+    rows grew the tree: the training risk falls or stays each round under GOSS too."""
+    logged, _, _ = logs
+    booster = fit(logged, "goss", objective="bopl_s", warm_start="none", n_rounds=15)
+    assert np.all(np.diff(booster.history_["train_objective"]) <= 1e-12)
+    assert booster.history_["train_objective"][-1] < booster.history_["train_objective"][0]
+
+
+def test_sampled_fits_are_reproducible_and_as_good(logs):
+    logged, X_test, y_test = logs
+    rewards = {"goss": [], "none": []}
+    for seed in range(3):
+        for sampling in rewards:
+            booster = fit(logged, sampling, seed, validation_fraction=None, n_rounds=30)
+            rewards[sampling].append(np.mean(booster.predict(X_test) == y_test))
+    again = fit(logged, "goss", 2, validation_fraction=None, n_rounds=30)
+    assert np.mean(again.predict(X_test) == y_test) == rewards["goss"][2]
+    gap = np.array(rewards["goss"]) - np.array(rewards["none"])
+    assert gap.mean() > -0.02 and min(rewards["goss"]) > 0.8  # the logging policy: about 0.33
