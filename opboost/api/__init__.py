@@ -274,6 +274,7 @@ _HOMES: dict[str, str] = {
     "leaf_of_rows": "lgbm.sampling",
     "row_sampling_params": "lgbm.sampling",
     "set_leaf_outputs": "lgbm.sampling",
+    "use_full_row_leaves": "lgbm.sampling",
     # lgbm.rows
     "ACTION_DESIGNS": "lgbm.rows",
     "DesignedRowsCache": "lgbm.rows",

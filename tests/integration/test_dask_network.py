@@ -258,15 +258,15 @@ def test_a_discarded_round_leaves_the_next_one_as_if_it_was_never_grown():
 
 def test_the_dask_learner_records_the_equivalent_lightgbm_tree():
     """A policy fitted on Dask records lightgbm_tree with the Dask learner's parameters, and
-    lightgbm_tree's own at their defaults: exactly what lightgbm_tree built from them gives
-    (the Dask learner computes it without importing lightgbm_tree), and the same LightGBM
-    parameters."""
+    lightgbm_tree's own at their defaults but row_sampling "none" (the workers grow every
+    tree on all their rows): exactly what lightgbm_tree built from them gives (the Dask
+    learner computes it without importing lightgbm_tree), and the same LightGBM parameters."""
     from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     dask_learner = LightGBMDaskTree(num_leaves=7, max_bin=63, params={"time_out": 2})
     params = dask_learner.get_params(deep=False)
     del params["client"]
-    tree = LightGBMTree(**params)
+    tree = LightGBMTree(**params, row_sampling="none")
     assert dask_learner.lightgbm_tree_params() == tree.get_params(deep=False)
     assert list(dask_learner.lightgbm_tree_params()) == list(tree.get_params(deep=False))
     lightgbm = tree._lgb_params(5)

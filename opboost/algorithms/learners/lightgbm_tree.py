@@ -50,10 +50,8 @@ from opboost.api.lgbm.layout import (
     fetch_scores,
     fit_layout,
     score_change,
-    stored_leaves,
     update_one_iter,
 )
-from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.lgbm.params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
@@ -68,12 +66,7 @@ from opboost.api.lgbm.rows import (
     context_rows_cache,
     stacked_dataset,
 )
-from opboost.api.lgbm.sampling import (
-    ROW_SAMPLINGS,
-    full_row_leaves,
-    row_sampling_params,
-    set_leaf_outputs,
-)
+from opboost.api.lgbm.sampling import ROW_SAMPLINGS, row_sampling_params, use_full_row_leaves
 from opboost.api.lgbm.threads import AUTO, lightgbm_threads
 
 __all__ = [
@@ -259,30 +252,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         ):
             self._pending = update_one_iter(booster, grad, hess)
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
-            f.fill(0.0)
-            return f
+            return np.zeros_like(f)
         sampled = self.row_sampling_ == "goss" and self._per_iter == 1
         grown_from = (grad.copy(), hess.copy()) if sampled else None  # f is fetched over them
         self._fetch_change(f)
-        if sampled:
-            self._full_row_leaves(booster, f, *grown_from)
+        if sampled:  # the sample chose the splits; the leaves are every row's
+            use_full_row_leaves(booster, f.reshape(-1), *grown_from)
         return f
-
-    def _full_row_leaves(self, booster: lgb.Booster, f: np.ndarray, grad, hess) -> None:
-        """A tree grown on sampled rows gets the leaves of all rows (``full_row_leaves``):
-        set in LightGBM's model, and ``f`` (n, K) its outputs on the rows."""
-        tree = booster.num_trees() - 1
-        text = booster.model_to_string(start_iteration=tree, num_iteration=1)
-        values = np.asarray(leaf_values(text)[0])
-        outputs = f.reshape(-1)
-        lambda_l2 = float(booster.params.get("lambda_l2", 0.0))
-        full = full_row_leaves(values, outputs, grad, hess, lambda_l2)
-        if full is None:  # two leaves too close to tell apart: the sampled leaves stay
-            return
-        leaves, leaf = stored_leaves(full[0]), full[1]
-        for index, value in enumerate(leaves.tolist()):
-            booster.set_leaf_output(tree, index, value)
-        set_leaf_outputs(leaves, leaf, outputs)
 
     def commit_round(self, alpha: float) -> None:
         """Commit the last round with weight ``alpha`` (its leaves are scaled when the model is

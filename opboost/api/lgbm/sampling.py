@@ -22,12 +22,17 @@ and the leaner one (no row-major copy of the bins).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.layout import stored_leaves
+from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.numerics.row_blocks import row_blocks
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
 
 __all__ = [
     "GOSS_MIN_CELLS",
@@ -37,6 +42,7 @@ __all__ = [
     "leaf_of_rows",
     "row_sampling_params",
     "set_leaf_outputs",
+    "use_full_row_leaves",
 ]
 
 #: ``row_sampling`` values: "auto" (GOSS from :data:`GOSS_MIN_CELLS` designed cells on),
@@ -152,3 +158,23 @@ def set_leaf_outputs(new: np.ndarray, leaf: np.ndarray, outputs: np.ndarray) -> 
     blocks of rows."""
     for block in row_blocks(len(outputs), 1):
         np.take(new, leaf[block], out=outputs[block])
+
+
+def use_full_row_leaves(
+    booster: lgb.Booster, outputs: np.ndarray, grad: np.ndarray, hess: np.ndarray
+) -> None:
+    """The last tree of ``booster``, grown on sampled rows from ``grad`` and ``hess``
+    (rows,), gets the leaves of all rows (:func:`full_row_leaves`): set in LightGBM's model
+    and in ``outputs`` (rows,), its outputs on the training rows, in place. Left as it is
+    when two of its leaves cannot be told apart."""
+    tree = booster.num_trees() - 1
+    text = booster.model_to_string(start_iteration=tree, num_iteration=1)
+    values = np.asarray(leaf_values(text)[0])
+    lambda_l2 = float(booster.params.get("lambda_l2", 0.0))
+    full = full_row_leaves(values, outputs, grad, hess, lambda_l2)
+    if full is None:
+        return
+    leaves, leaf = stored_leaves(full[0]), full[1]
+    for index, value in enumerate(leaves.tolist()):
+        booster.set_leaf_output(tree, index, value)
+    set_leaf_outputs(leaves, leaf, outputs)
