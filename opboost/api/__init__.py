@@ -271,7 +271,6 @@ _HOMES: dict[str, str] = {
     "GOSS_PARAMS": "lgbm.sampling",
     "ROW_SAMPLINGS": "lgbm.sampling",
     "full_row_leaves": "lgbm.sampling",
-    "leaf_of_rows": "lgbm.sampling",
     "row_sampling_params": "lgbm.sampling",
     "set_leaf_outputs": "lgbm.sampling",
     "use_full_row_leaves": "lgbm.sampling",

@@ -19,7 +19,6 @@ from opboost.api.lgbm.sampling import (
     GOSS_MIN_CELLS,
     GOSS_PARAMS,
     full_row_leaves,
-    leaf_of_rows,
     row_sampling_params,
     set_leaf_outputs,
 )
@@ -40,6 +39,8 @@ def test_auto_samples_large_stacked_designs_only():
     assert layout == GOSS_PARAMS
     bagging = {"bagging_fraction": 0.5, "bagging_freq": 1}
     assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", bagging) == {}
+    alias = {"subsample": 0.5}  # LightGBM's alias of bagging_fraction
+    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", alias) == {}
 
 
 def test_goss_with_the_users_own_sampling_is_refused():
@@ -72,7 +73,6 @@ def one_tree(sampling: dict, lambda_l2: float):
 @pytest.mark.parametrize("lambda_l2", [0.0, 1.0])
 def test_full_row_leaves_of_an_unsampled_tree_are_lightgbms_own(lambda_l2):
     values, outputs, leaf, grad, hess = one_tree({}, lambda_l2)
-    assert np.array_equal(leaf_of_rows(values, outputs), leaf)
     full, rows_leaf = full_row_leaves(values, outputs, grad, hess, lambda_l2)
     assert np.array_equal(rows_leaf, leaf)
     np.testing.assert_allclose(full, values, rtol=1e-6)
@@ -80,7 +80,6 @@ def test_full_row_leaves_of_an_unsampled_tree_are_lightgbms_own(lambda_l2):
 
 def test_a_sampled_trees_leaves_become_every_rows():
     values, outputs, leaf, grad, hess = one_tree(GOSS_PARAMS, 0.0)
-    assert np.array_equal(leaf_of_rows(values, outputs), leaf)
     full, rows_leaf = full_row_leaves(values, outputs, grad, hess, 0.0)
     assert rows_leaf.dtype == np.uint8 and np.array_equal(rows_leaf, leaf)
     for index in range(len(values)):  # -G/H over ALL the leaf's rows, not the sample's
@@ -88,8 +87,9 @@ def test_a_sampled_trees_leaves_become_every_rows():
         g, h = grad[rows].astype(np.float64).sum(), hess[rows].astype(np.float64).sum()
         assert full[index] == pytest.approx(-g / h, rel=1e-12)
     assert not np.allclose(full, values)  # GOSS's own leaves were estimates
-    assert leaf_of_rows(np.array([0.5, 0.5]), outputs) is None  # tied leaves: no refit
-    assert full_row_leaves(np.array([0.5, 0.5]), outputs, grad, hess, 0.0) is None
+    assert (
+        full_row_leaves(np.array([0.5, 0.5]), outputs, grad, hess, 0.0) is None
+    )  # tied leaves: no refit
     moved = outputs.copy()
     set_leaf_outputs(full, rows_leaf, moved)
     np.testing.assert_array_equal(moved, full[leaf])

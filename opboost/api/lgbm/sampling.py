@@ -11,12 +11,12 @@ rows'. The sample decides the splits only: each leaf is then set to its value on
 every row and the step (alpha) is computed on all of them, as without sampling. The sample
 is seeded, so a fit is reproducible.
 
-Measured in docs/benchmarks/performance.md ("A round on a tenth of the stacked rows"): from
-about 25 million designed cells (stacked rows x columns: 500,000 stacked rows of 50 features)
-a round is faster, from twice that it takes half the time or less; below, the sampling's own
-cost is not repaid. The histograms' cost grows with the columns, hence the threshold on cells,
-not rows. Column-wise histograms are then the faster layout
-and the leaner one (no row-major copy of the bins).
+Measured in docs/benchmarks/performance.md ("A round grown on a sample of the stacked rows"):
+at 1,000,000 and 3,000,000 stacked rows of 51 columns the default fits in 0.84-0.92 of the
+time at the same test reward, BOPL-S from F_0 = 0 in 0.78-0.84; below about 500,000 stacked
+rows of 50 features the sampling's own cost was not repaid. The histograms' cost grows with
+the columns, hence the threshold on cells, not rows. Column-wise histograms are then the
+faster layout and the leaner one (no row-major copy of the bins).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.layout import stored_leaves
 from opboost.api.lgbm.model_text import leaf_values
+from opboost.api.lgbm.params import lightgbm_aliases
 from opboost.api.numerics.row_blocks import row_blocks
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ __all__ = [
     "GOSS_PARAMS",
     "ROW_SAMPLINGS",
     "full_row_leaves",
-    "leaf_of_rows",
     "row_sampling_params",
     "set_leaf_outputs",
     "use_full_row_leaves",
@@ -55,20 +55,25 @@ GOSS_MIN_CELLS = 20_000_000
 #: a twentieth each lost 0.005 of test reward at 100,000 x 10 (0.0017 with full-row leaves).
 GOSS_PARAMS: dict[str, Any] = {"data_sample_strategy": "goss", "top_rate": 0.1, "other_rate": 0.1}
 
-#: LightGBM settings a user's ``params`` may give that decide the sampling themselves.
-_USER_SAMPLING = frozenset(
+#: LightGBM settings (by main name) that decide the sampling; a user's ``params`` that set one
+#: (or an alias) keep their own.
+_SAMPLING_SETTINGS = frozenset(
     {
         "data_sample_strategy",
         "bagging_fraction",
-        "sub_row",
-        "subsample",
-        "bagging",
+        "pos_bagging_fraction",
+        "neg_bagging_fraction",
         "bagging_freq",
-        "subsample_freq",
         "top_rate",
         "other_rate",
     }
 )
+
+
+def _user_sampling(user: Mapping[str, Any]) -> list[str]:
+    """The keys of ``user`` that set LightGBM's sampling (aliases included), sorted."""
+    aliases = lightgbm_aliases()
+    return sorted(k for k in user if aliases.get(k, k) in _SAMPLING_SETTINGS)
 
 
 def row_sampling_params(
@@ -80,13 +85,14 @@ def row_sampling_params(
     stacked designs ("stacked", "stacked_onehot") of at least :data:`GOSS_MIN_CELLS` cells
     whose ``user_params`` set no sampling of their own."""
     user = dict(user_params or {})
-    if row_sampling == "goss" and _USER_SAMPLING & set(user):
+    own = _user_sampling(user)
+    if row_sampling == "goss" and own:
         raise InvalidParameterError(
             f"The 'row_sampling' parameter of lightgbm_tree: 'goss' samples the rows itself, "
-            f"but params also sets {sorted(_USER_SAMPLING & set(user))}; drop those params or "
-            f"use row_sampling='none' to keep them."
+            f"but params also sets {own}; drop those params or use row_sampling='none' to "
+            f"keep them."
         )
-    if row_sampling == "none" or (row_sampling == "auto" and _USER_SAMPLING & set(user)):
+    if row_sampling == "none" or (row_sampling == "auto" and own):
         return {}
     if row_sampling == "auto" and (design == "per_action" or cells < GOSS_MIN_CELLS):
         return {}
@@ -116,14 +122,6 @@ def _nearest(leaves: tuple[np.ndarray, np.ndarray], outputs: np.ndarray) -> np.n
     return order[right]
 
 
-def leaf_of_rows(values: np.ndarray, outputs: np.ndarray) -> np.ndarray | None:
-    """(rows,) the leaf of each training row of a tree: the index in ``values`` (L,) of the
-    leaf value nearest the row's output in ``outputs`` (rows,) (its leaf's value up to the
-    rounding of LightGBM's cached scores); None when two leaves are too close to tell apart."""
-    leaves = _sorted_leaves(values)
-    return None if leaves is None else _nearest(leaves, np.asarray(outputs))
-
-
 def full_row_leaves(
     values: np.ndarray,
     outputs: np.ndarray,
@@ -136,7 +134,8 @@ def full_row_leaves(
     without sampling), so the sample decides the splits only.
 
     ``values`` (L,) the leaves LightGBM fitted (kept for a leaf without hessian), ``outputs``
-    (rows,) the tree's output on each training row (:func:`leaf_of_rows` finds its leaf),
+    (rows,) the tree's output on each training row (its leaf's value up to the rounding of
+    LightGBM's cached scores: the row's leaf is the one whose value is nearest),
     ``grad`` and ``hess`` (rows,) what the tree was grown from. Returns (the (L,) leaves, each
     row's leaf (rows,) in the smallest unsigned integer type), or None when two leaves cannot
     be told apart. Runs over blocks of rows: no row-sized float temporary."""
