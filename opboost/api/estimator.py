@@ -13,6 +13,7 @@ An estimator has two roles:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -169,8 +170,15 @@ def normal_interval(values: np.ndarray, level: float) -> ConfidenceInterval:
     if n < 2:
         return ConfidenceInterval(mean, -np.inf, np.inf, level)
     se = float(np.std(values, ddof=1) / np.sqrt(n))
-    q = float(stats.t.ppf(0.5 + level / 2, df=n - 1))
+    q = _t_quantile(0.5 + level / 2, n - 1)
     return ConfidenceInterval(mean, mean - q * se, mean + q * se, level)
+
+
+@functools.lru_cache(maxsize=64)
+def _t_quantile(probability: float, df: int) -> float:
+    """Student-t quantile, cached: a held-out selection asks the same one every round, and
+    scipy's ``ppf`` costs about as much as the round's DR values on small logs."""
+    return float(stats.t.ppf(probability, df=df))
 
 
 class LogsScorer:

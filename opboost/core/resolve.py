@@ -323,6 +323,7 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
             booster.selection_policy,
             booster.safe,
             choice.min_round,
+            bool(booster.refit),
         )
     step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
     settings = FitSettings(_seed(booster), booster.reward_shift, *start, choice.fraction, step)

@@ -104,13 +104,16 @@ class SelectionSettings:
     """How a fit holds out logs and keeps its best round: the Booster's ``selection``
     (``method``), ``selection_policy`` (``policy``) and ``safe``, the seed of the hold-out
     split (the share held out is ``FitSettings.validation_fraction``) and the first round
-    that is a candidate (``min_round``; 0: the start too)."""
+    that is a candidate (``min_round``; 0: the start too). With ``refit`` (the Booster's) the
+    selected rounds are refitted on every row, so the fit's own ensemble at the best round is
+    not kept (no copy each time a round improves; round 0's is, as no refit follows it)."""
 
     seed: int
     method: str = "snips"
     policy: str = "argmax"
     safe: bool = False
     min_round: int = 0
+    refit: bool = False
 
 
 class RoundSelection:
@@ -135,7 +138,7 @@ class RoundSelection:
             )
         holdout = fit.view_of(holdout)  # slot logs for a fit on candidates
         self.holdout, self.method, self.policy = holdout, method, settings.policy
-        self.safe = settings.safe
+        self.safe, self.keeps_ensembles = settings.safe, not settings.refit
         self.inputs, self.min_round = fit.inputs_of(holdout), settings.min_round
         self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
         start = getattr(fit, "reward_start", None)
@@ -160,7 +163,8 @@ class RoundSelection:
         if fit.round >= self.min_round and (
             self.best is None or interval.value > self.best[1].value
         ):
-            self.best = (fit.round, interval, fit.learner.ensemble())
+            ensemble = fit.learner.ensemble() if self.keeps_ensembles else None
+            self.best = (fit.round, interval, ensemble)
         return {
             "select_value": interval.value,
             "select_low": interval.low,
@@ -172,6 +176,8 @@ class RoundSelection:
         if self.best is None:  # no candidate round was run: the last one (0: the initial)
             self.best = (fit.round, self.last, fit.learner.ensemble())
         best_round, interval, ensemble = self.best
+        if ensemble is None:  # refitted on every row (Booster._refit): the last round stands in
+            ensemble = fit.learner.ensemble()
         n_actions = fit.data.n_actions
         meta = dict(fit.metadata(fit.round), n_rounds=best_round, selected_round=best_round)
         policy = fit.policy_of(ensemble, meta)

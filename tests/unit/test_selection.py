@@ -97,6 +97,27 @@ def test_refit_uses_all_logs_for_the_selected_rounds(digits_log):
     assert len(booster.history_["select_value"]) == booster.n_rounds_
 
 
+def test_refit_selection_copies_no_ensemble_per_round(digits_log, monkeypatch):
+    """With refit the held-out fit's rounds are refitted, so the selection keeps only the
+    best round's number: the learner's ensemble is copied a bounded number of times (not
+    once per improving round), and the round chosen is the one refit=False keeps."""
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+
+    logged, _, _ = digits_log
+    params = {"base_learner_params": LGB, "random_state": 0, "warm_start": "none", "n_rounds": 30}
+    calls = []
+    copy = LightGBMTree.ensemble
+    monkeypatch.setattr(LightGBMTree, "ensemble", lambda self: calls.append(1) or copy(self))
+    kept = Booster(validation_fraction=0.2, refit=False, **params).fit(logged)
+    copies_kept = len(calls)
+    calls.clear()
+    refitted = Booster(validation_fraction=0.2, **params).fit(logged)
+    assert refitted.best_round_ == kept.best_round_ >= 10  # digits improves for many rounds
+    values = kept.history_["select_value"]
+    improved = int(np.sum(values > np.maximum.accumulate(np.r_[-np.inf, values[:-1]])))
+    assert copies_kept >= improved > 4  # refit=False: a copy each time a round improved
+    assert len(calls) <= 4  # init, select's stand-in, the two fits' final policies
+
 def test_dr_selection_and_label_free_early_stopping(digits_log):
     """DR scores every round; EarlyStopping on select_value stops the fit without labels."""
     logged, _, _ = digits_log
