@@ -3,7 +3,8 @@
 Run from the repository root (needs ``pip install ".[dask]"``)::
 
     python examples/benchmarks/bench_dask.py [--rows 1000000 --features 20 --actions 5
-        --partitions 8 --rounds 20 --workers 2 --threads 2 --repeats 3 --memory-limit 6GiB]
+        --partitions 8 --rounds 20 --workers 2 --threads 2 --repeats 3 --memory-limit 6GiB
+        --dask-sampling none,auto]
 
 The logs are simulated ON the workers, one seeded task per partition (contexts N(0, 1), a
 softmax logging policy, Bernoulli rewards), the partitions spread evenly over the workers and
@@ -11,7 +12,8 @@ persisted there before any fit; the client simulates the same rows for the in-me
 The fits then alternate ``--repeats`` times in one process: the in-memory fit
 (``lightgbm_tree``, no warm start, like the distributed fit) with each of the ``--threads``
 LightGBM thread counts (e.g. ``1,2``), and the distributed fit (``--workers`` workers of one
-thread each). Printed per fit: the
+thread each) with each ``--dask-sampling`` (``lightgbm_dask_tree``'s ``row_sampling``; with
+two, their paired time ratio and reward difference). Printed per fit: the
 fit's seconds, its set-up (from ``fit()`` to the first round: coefficients, LightGBM
 Datasets), the median seconds per round, the peak resident set size (RSS) of each worker
 (sampled every 50 ms) and of the client, the final training objective and the true expected
@@ -191,7 +193,7 @@ def run(args: argparse.Namespace) -> tuple[dict[int, list[dict]], list[dict]]:
     quiet_lightgbm()
     logged = local_logs(args)
     local_runs: dict[int, list[dict]] = {t: [] for t in args.threads}
-    dask_runs = []
+    dask_runs: dict[str, list[dict]] = {sampling: [] for sampling in args.dask_sampling}
     with (
         LocalCluster(
             n_workers=args.workers,
@@ -216,16 +218,20 @@ def run(args: argparse.Namespace) -> tuple[dict[int, list[dict]], list[dict]]:
                 )
                 result = timed_fit(local, logged)
                 local_runs[threads].append({**result, "reward": true_reward(local, args)})
-            learner = LightGBMDaskTree(client=client, num_leaves=args.num_leaves)
-            dist = Booster(n_rounds=args.rounds, base_learner=learner, random_state=args.seed)
-            client.run(start_sampler)
-            result = timed_fit(dist, data)
-            peaks = client.run(stop_sampler)
-            result["workers"] = {
-                names[a]: (rows, peaks[a])
-                for a, rows in dist.distributed_["rows_per_worker"].items()
-            }
-            dask_runs.append({**result, "reward": true_reward(dist, args)})
+            for sampling in args.dask_sampling:
+                learner = LightGBMDaskTree(
+                    client=client, num_leaves=args.num_leaves, row_sampling=sampling
+                )
+                dist = Booster(n_rounds=args.rounds, base_learner=learner, random_state=args.seed)
+                client.run(start_sampler)
+                result = timed_fit(dist, data)
+                peaks = client.run(stop_sampler)
+                result["workers"] = {
+                    names[a]: (rows, peaks[a])
+                    for a, rows in dist.distributed_["rows_per_worker"].items()
+                }
+                result["sampled_rounds"] = dist.distributed_["sampled_rounds"]
+                dask_runs[sampling].append({**result, "reward": true_reward(dist, args)})
     return local_runs, dask_runs
 
 
@@ -250,7 +256,7 @@ def worker_rss(runs: list[dict]) -> str:
 
 
 def report(
-    args: argparse.Namespace, local_runs: dict[int, list[dict]], dask_runs: list[dict]
+    args: argparse.Namespace, local_runs: dict[int, list[dict]], by_sampling: dict[str, list]
 ) -> None:
     print(
         "| fit | fit s | set-up s | s/round | peak RSS MB (growth) | final objective | "
@@ -258,7 +264,12 @@ def report(
     )
     print("|---|---:|---:|---:|---|---:|---:|")
     fits = [(f"in memory, {t} thread{'s' * (t > 1)}", runs) for t, runs in local_runs.items()]
-    for label, runs in [*fits, (f"Dask, {args.workers} workers x 1 thread", dask_runs)]:
+    dask_fits = [
+        (f"Dask, {args.workers} workers x 1 thread, row_sampling={sampling!r} "
+         f"({runs[-1]['sampled_rounds']} rounds sampled)", runs)
+        for sampling, runs in by_sampling.items()
+    ]  # fmt: skip
+    for label, runs in [*fits, *dask_fits]:
         rss = worker_rss(runs) if "workers" in runs[0] else client_rss(runs)
         print(
             f"| {label} | {spread([r['seconds'] for r in runs], 1)} "
@@ -267,7 +278,18 @@ def report(
             f"| {runs[-1]['objective']:.5f} | {runs[-1]['reward']:.4f} |"
         )
     print()
-    print(f"Dask / in memory, {args.repeats} alternating pairs, median (min–max):")
+    dask_runs = next(iter(by_sampling.values()))
+    if len(by_sampling) == 2:
+        (a, runs_a), (b, runs_b) = by_sampling.items()
+        pairs = list(zip(runs_b, runs_a, strict=True))
+        print(
+            f"Dask {b!r} / {a!r}: whole fit "
+            f"{spread([x['seconds'] / y['seconds'] for x, y in pairs])}, per round "
+            f"{spread([x['per_round'] / y['per_round'] for x, y in pairs])}; true reward "
+            f"{runs_b[-1]['reward'] - runs_a[-1]['reward']:+.4f}"
+        )
+    print(f"Dask ({next(iter(by_sampling))!r}) / in memory, {args.repeats} alternating pairs, "
+          f"median (min–max):")  # fmt: skip
     for threads, runs in local_runs.items():
         pairs = list(zip(dask_runs, runs, strict=True))
         fit_ratio = [d["seconds"] / m["seconds"] for d, m in pairs]
@@ -276,7 +298,7 @@ def report(
             f"  against {threads} thread(s): whole fit ({args.rounds} rounds) "
             f"{spread(fit_ratio)}, per round {spread(round_ratio)}"
         )
-    growth = max(r["client_growth"] for r in dask_runs)
+    growth = max(r["client_growth"] for runs in by_sampling.values() for r in runs)
     print(f"client RSS growth during the Dask fits: {growth / MB:,.0f} MB (never the rows)")
 
 
@@ -293,8 +315,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="alternating pairs of fits")
     parser.add_argument("--memory-limit", default="6GiB", help="per worker (LocalCluster)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--dask-sampling",
+        default="auto",
+        help="row_sampling of the Dask fits, e.g. none,auto (each fitted every repeat)",
+    )
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.dask_sampling = args.dask_sampling.split(",")
 
     n, d, K = args.rows, args.features, args.actions
     print(

@@ -33,75 +33,24 @@ from urllib.parse import urlparse
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.data.logged import LoggedBandit, check_data
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
+from opboost.api.lgbm.sampling import designed_cells, leaves_from_sums, row_sampling_params
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
+from opboost.dask.supported import check_components, check_options
 
 __all__ = ["DistributedFit", "make_engine"]
 
 
 # --- the loop ---------------------------------------------------------------------------------
-
-
-def _check_options(settings: FitSettings, eval_data: Any, callbacks: Any) -> None:
-    unsupported = [
-        ("validation_fraction", None, "hold out logs yourself and pass them as eval_data"),
-        ("warm_start", None, "start from F_0 = 0 (warm_start=None)"),
-    ]
-    for name, default, fix in unsupported:
-        if getattr(settings, name) != default:
-            raise InvalidParameterError(
-                f"The {name!r} parameter of Booster is not supported by the distributed fit "
-                f"(DaskLoggedBandit). Got {getattr(settings, name)!r}; {fix}."
-            )
-    if eval_data is not None:
-        check_data(eval_data, "eval_data")
-    for cb in callbacks:
-        if cb.writes_checkpoints:
-            raise InvalidParameterError(
-                f"Booster.fit: the callback {type(cb).__name__} checkpoints the fit state, "
-                f"which the distributed fit keeps on the workers; checkpoints are not "
-                f"supported there. Drop it (Progress, History and EarlyStopping work)."
-            )
-
-
-def _check_components(objective: Any, estimator: Any, learner: Any) -> None:
-    from opboost.dask.lightgbm_dask_tree import LightGBMDaskTree
-
-    if not isinstance(learner, LightGBMDaskTree):
-        raise InvalidParameterError(
-            f"Booster.fit: data is a DaskLoggedBandit, which only the 'lightgbm_dask_tree' base "
-            f"learner fits (on the workers); got base learner {learner.name!r}. Use "
-            f"base_learner='lightgbm_dask_tree', or gather small data with "
-            f"data.to_logged_bandit() for an in-memory learner."
-        )
-    for component, why, fix in (
-        (
-            objective,
-            "its risk or gradient needs statistics of all rows at once, not sums over "
-            "partitions (Objective.row_local is False)",
-            "an objective of per-row terms such as 'bopl_s' or 'bopl'",
-        ),
-        (
-            estimator,
-            "it needs per-row training coefficients, each from its own row (Estimator."
-            "row_local is False)",
-            "'ips' or 'truncated_ips'",
-        ),
-    ):
-        if not component.row_local:
-            raise InvalidParameterError(
-                f"The {component.kind} {component.name!r} is not supported by the distributed "
-                f"fit: {why}. Use {fix}."
-            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,13 +86,18 @@ class DistributedFit:
                 f"{eval_data.n_features} features but data has {self.K} and {self.d}; "
                 f"evaluate on rows of the same problem."
             )
+        cells = designed_cells(self.n, self.d, self.K, self.design)
+        sampling = row_sampling_params(learner.row_sampling, cells, self.design, learner.params)
+        self.row_sampling = "goss" if sampling else "none"
+        self.sampled_rounds = 0  # rounds whose tree was grown on sampled rows
+        self.lambda_l2 = float(params.get("lambda_l2", 0.0))
         self.rows = data.row_chunks
         self.workers = assign_workers(client, data)
         self.placement: dict[str, int] = {}
         for worker, n_p in zip(self.workers, self.rows, strict=True):
             self.placement[worker] = self.placement.get(worker, 0) + n_p
         self.ranks = sorted(self.placement)  # LightGBM's machines, rank 0 first
-        self.shards = self._start(self._partitions(), params)
+        self.shards = self._start(self._partitions(), params, sampling)
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), self.K))
         self.round, self.stop_reason = 0, None
         self.history: dict[str, list[float]] = {}
@@ -175,9 +129,9 @@ class DistributedFit:
                 future.result()
         return parts
 
-    def _start(self, parts: list[Any], params: dict[str, Any]) -> Shards:
-        """A Shard actor per worker holding partitions, joined by LightGBM's network; the
-        statistics at F = 0."""
+    def _start(self, parts: list[Any], params: dict[str, Any], sampling: dict[str, Any]) -> Shards:
+        """A Shard actor per worker holding partitions, joined by LightGBM's network, its
+        Booster sampling the rows as ``sampling`` says; the statistics at F = 0."""
         network, threads = self.learner.network(), int(self.learner.num_threads)
         futures = [
             self.client.submit(
@@ -200,7 +154,7 @@ class DistributedFit:
             machines = ",".join(
                 f"{urlparse(w).hostname}:{port}" for w, port in zip(self.ranks, ports, strict=True)
             )
-            args = [(machines, port, network.time_out, params) for port in ports]
+            args = [(machines, port, network.time_out, params, sampling) for port in ports]
             stats = shards.call_each("the set-up of LightGBM's network and Datasets", "connect",
                                      args)  # fmt: skip
         except BaseException:
@@ -242,7 +196,13 @@ class DistributedFit:
             return Tree(0.0, 0.0, 0.0)
         start = time.perf_counter()
         scale = self.stats["weight_nnz"] / self.stats["weight_sum"]  # weights to mean 1
-        terms = np.stack(self._call(f"round {self.round + 1} (tree)", "grow", scale))
+        answers = self._call(f"round {self.round + 1} (tree)", "grow", scale)
+        if answers[0].ndim == 2:  # grown on sampled rows: the leaves from every worker's rows
+            self.sampled_rounds += 1
+            G, H = np.sum([answer[1:] for answer in answers], axis=0)
+            leaves = leaves_from_sums(answers[0][0], G, H, self.lambda_l2)
+            answers = self._call(f"round {self.round + 1} (leaves)", "use_leaves", leaves)
+        terms = np.stack(answers)
         numerator, denominator = np.sum(terms[:, :2], axis=0)
         seconds = time.perf_counter() - start
         return Tree(float(numerator), float(denominator), float(np.max(terms[:, 2])), seconds)
@@ -354,8 +314,10 @@ class DistributedFit:
     def fitted_attributes(self) -> dict[str, Any]:
         """``timings_`` (seconds per round: "tree" = the workers' gradients, tree, f and step
         sums, "update" = leaves, F and the next round's statistics), ``distributed_``
-        (partitions, rows per partition and per worker, the workers in LightGBM's rank order)
-        and ``best_round_`` when a best was marked."""
+        (partitions, rows per partition and per worker, the workers in LightGBM's rank order,
+        ``row_sampling``: "goss" or "none", see ``lightgbm_dask_tree``, and ``sampled_rounds``:
+        the rounds whose splits came from the sample) and ``best_round_`` when a best was
+        marked."""
         out = {
             "timings_": {k: np.asarray(v) for k, v in self.timings.items()},
             "distributed_": {
@@ -363,6 +325,8 @@ class DistributedFit:
                 "rows_per_partition": list(self.rows),
                 "rows_per_worker": dict(self.placement),
                 "ranks": list(self.ranks),
+                "row_sampling": self.row_sampling,
+                "sampled_rounds": self.sampled_rounds,
             },
         }
         if self.best_round is not None:
@@ -385,7 +349,7 @@ def make_engine(
     Booster then also gets ``timings_`` and ``distributed_`` (see
     :meth:`DistributedFit.fitted_attributes`).
     """
-    _check_options(settings, eval_data, callbacks)
-    _check_components(*components)
+    check_options(settings, eval_data, callbacks)
+    check_components(*components)
     client = components.learner.get_client()
     return DistributedFit(settings, data, eval_data, components, client)

@@ -25,6 +25,7 @@ from opboost.api.lgbm.params import (
     TREE_ONLY_DEFAULTS,
     tree_params,
 )
+from opboost.api.lgbm.sampling import ROW_SAMPLINGS
 from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
 
 __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
@@ -55,6 +56,11 @@ class LightGBMDaskTree(BaseLearner):
     num_threads : LightGBM threads on each worker; 0 (default) uses the worker's thread count
         (``threads_per_worker``).
     action_design : "stacked" (default) or "stacked_onehot"; "per_action" is not supported.
+    row_sampling : "auto" (default), "none" or "goss", as for ``lightgbm_tree`` and decided on
+        the designed cells of ALL partitions: each worker's share of the tree is grown on
+        LightGBM's gradient-based one-side sample of its rows, then every leaf is set from the
+        gradients and hessians of every row of every worker (summed on the client), so only
+        the splits come from the sample.
     params : extra LightGBM parameters, as for ``lightgbm_tree``, and the network settings
         ``local_listen_port`` (worker i of a host listens on it + i; default: any free port)
         and ``time_out`` (minutes, default 10: LightGBM's socket time-out and the longest
@@ -75,6 +81,7 @@ class LightGBMDaskTree(BaseLearner):
                 fix="'per_action' (K trees per round) is not supported on Dask; use 'stacked'",
             )
         ],
+        "row_sampling": [Options(ROW_SAMPLINGS)],
         "params": [*LIGHTGBM_PARAMS, Rule(lambda p: network_params_problem(p["params"]))],
         "client": [
             None,
@@ -104,6 +111,7 @@ class LightGBMDaskTree(BaseLearner):
         num_threads: int = 0,
         action_design: str = "stacked",
         random_state: Any = None,
+        row_sampling: str = "auto",
         params: dict[str, Any] | None = None,
         client: Any = None,
     ) -> None:
@@ -117,6 +125,7 @@ class LightGBMDaskTree(BaseLearner):
         self.num_threads = num_threads
         self.action_design = action_design
         self.random_state = random_state
+        self.row_sampling = row_sampling
         self.params = params
         self.client = client
 

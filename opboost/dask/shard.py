@@ -36,6 +36,13 @@ from opboost.api.lgbm.layout import (
     update_one_iter,
 )
 from opboost.api.lgbm.rows import histogram_layout, stacked_dataset
+from opboost.api.lgbm.sampling import (
+    booster_without_sampling,
+    last_leaf_values,
+    leaf_sums,
+    set_last_leaves,
+    splits_on_actions,
+)
 from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
 
 __all__ = ["Shard", "strip_parameters"]
@@ -75,7 +82,7 @@ class Shard:
         self.parts = parts
         bounds = np.cumsum([0, *(len(p.data) for p in parts)])
         self.slices = [slice(a, b) for a, b in itertools.pairwise(bounds)]
-        self.n, self.K = int(bounds[-1]), parts[0].data.n_actions
+        self.n, self.K, self.d = int(bounds[-1]), parts[0].data.n_actions, parts[0].data.n_features
         self.scores = np.zeros((self.n, self.K))  # F on the worker's rows
         self.booster: lgb.Booster | None = None
         self.networked = False
@@ -102,11 +109,18 @@ class Shard:
 
     @_leave_network_on_error
     def connect(
-        self, machines: str, port: int, time_out: int, params: dict[str, Any]
+        self,
+        machines: str,
+        port: int,
+        time_out: int,
+        params: dict[str, Any],
+        sampling: dict[str, Any],
     ) -> np.ndarray:
         """Join LightGBM's network (``machines`` "host:port,..." in rank order, this worker's
         ``port``, socket ``time_out`` in minutes; one machine: no network), build the Dataset
-        and the Booster with ``params`` (``lightgbm_tree``'s); the statistics at F = 0 (5,)."""
+        with ``params`` (``lightgbm_tree``'s) and the Booster with them and ``sampling``
+        (LightGBM's row sampling of the rounds, from
+        :func:`opboost.api.lgbm.sampling.row_sampling_params`); the statistics at F = 0 (5,)."""
         if self._socket is not None:
             self._socket.close()  # never connected: LightGBM can bind the port at once
             self._socket = None
@@ -127,9 +141,11 @@ class Shard:
         contexts = np.concatenate([p.data.contexts for p in self.parts])
         dataset = stacked_dataset(contexts, self.K, self.design, params)
         del contexts
+        params.update({k: v for k, v in sampling.items() if k in LAYOUTS})
         if not set(LAYOUTS) & set(params):  # the bins are global: every worker picks alike
             params[histogram_layout(dataset, self.design)] = True
-        self.booster = lgb.Booster(params, dataset)
+        self.booster = lgb.Booster({**params, **sampling}, dataset)
+        self.sampled, self.leaf = bool(sampling), None
         self.empty_text = self.booster.model_to_string()
         size = self.n * self.K
         self.grad, self.hess = np.empty(size, np.float32), np.empty(size, np.float32)
@@ -143,15 +159,41 @@ class Shard:
     @_leave_network_on_error
     def grow(self, weight_scale: float) -> np.ndarray:
         """Grow this round's tree (every worker at once) from the gradients at F, hessians
-        scaled by ``weight_scale``; keep f (n_w, K) and return [N_w, D_w, max|f|]."""
+        scaled by ``weight_scale``; keep f (n_w, K) and return [N_w, D_w, max|f|]. A tree
+        grown on sampled rows returns instead its leaf values and this worker's sums of the
+        gradients and hessians in each leaf over ALL its rows, (3, L): the client sums them
+        over the workers and sets the leaves (:meth:`use_leaves`)."""
         grad, hess = self.grad.reshape(self.n, self.K), self.hess.reshape(self.n, self.K)
         for rows, problem in zip(self.slices, self.problems, strict=True):
             regression_terms(problem, weight_scale, grad[rows], hess[rows])
         self.pending = update_one_iter(self.booster, self.grad, self.hess)
+        if self.sampled and self.pending and not splits_on_actions(self.booster, self.d):
+            self.discard()  # no policy would change: this round and the rest on every row
+            self.booster, self.sampled = booster_without_sampling(self.booster), False
+            fetch_scores(self.booster, self.cached)
+            self.pending = update_one_iter(self.booster, self.grad, self.hess)
         if self.pending:
             score_change(self.booster, self.cached, self.f)
         else:  # no split was possible on any worker
             self.f.fill(0.0)
+        if self.sampled and self.pending:
+            values = last_leaf_values(self.booster)  # the same tree on every worker
+            sums = leaf_sums(values, self.f.reshape(-1), self.grad, self.hess)
+            if sums is not None:  # else no worker can tell two leaves apart: left as grown
+                *sums, self.leaf = sums
+                return np.stack([values, *sums])
+        return self._step_terms()
+
+    @_leave_network_on_error
+    def use_leaves(self, leaves: np.ndarray) -> np.ndarray:
+        """Set the sampled tree's leaves (L,) (from every worker's rows) and f on this
+        worker's rows; [N_w, D_w, max|f|] as :meth:`grow`."""
+        set_last_leaves(self.booster, leaves, self.leaf, self.f.reshape(-1))
+        self.leaf = None
+        return self._step_terms()
+
+    def _step_terms(self) -> np.ndarray:
+        """[N_w, D_w, max|f|] of the round's f on this worker's rows."""
         terms = [
             step_terms(self.objective, state, self.f[rows])
             for rows, state in zip(self.slices, self.states, strict=True)

@@ -44,7 +44,7 @@ def data():
 
 
 def fit(client, data, n_rounds=6, callbacks=(), **params):
-    learner = LightGBMDaskTree(client=client, num_leaves=7, min_data_in_leaf=10, **params)
+    learner = LightGBMDaskTree(client=client, **{"num_leaves": 7, "min_data_in_leaf": 10, **params})
     booster = Booster(n_rounds=n_rounds, base_learner=learner, random_state=3)
     return booster.fit(data, callbacks=list(callbacks))
 
@@ -59,6 +59,41 @@ def test_repeated_fits_give_the_same_policy(client, data):
     np.testing.assert_array_equal(first.history_["alpha"], second.history_["alpha"])
     assert first.distributed_["ranks"] == second.distributed_["ranks"]
     assert len(first.distributed_["ranks"]) == 2
+
+
+def test_sampled_rounds_on_the_cluster_keep_the_risk_falling(client):
+    """row_sampling="goss" on two workers: each tree's splits come from each worker's sample,
+    its leaves from every row of both (the step is taken on them, so BOPL-S's risk never
+    rises); "auto" leaves logs this small unsampled. The policy records the setting."""
+    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, n_classes=4,
+                               random_state=1)  # fmt: skip
+    logged = supervised_to_bandit(X, y, n_actions=4, random_state=1).logged
+    data = DaskLoggedBandit.from_logged_bandit(logged, npartitions=4)
+    tree = {"num_leaves": 31, "min_data_in_leaf": 20}
+    sampled = fit(client, data, n_rounds=8, row_sampling="goss", **tree)
+    every = fit(client, data, n_rounds=8, **tree)
+    assert sampled.distributed_["row_sampling"] == "goss"
+    assert sampled.distributed_["sampled_rounds"] >= 4  # the first: LightGBM's GOSS warm-up
+    assert every.distributed_["row_sampling"] == "none"  # "auto": 120,000 designed cells
+    assert every.distributed_["sampled_rounds"] == 0
+    assert sampled.policy_.metadata["base_learner_params"]["row_sampling"] == "goss"
+    risk = sampled.history_["train_objective"]
+    assert sampled.n_rounds_ == 8 and np.all(np.diff(risk) <= 1e-12)
+    assert sampled.policy_.ensemble.dumps() != every.policy_.ensemble.dumps()
+
+
+def test_a_sampled_tree_that_splits_on_no_action_hands_the_workers_to_every_row(client, data):
+    """On these 1,200 logs the second round's tree, grown on the workers' samples, splits on
+    context columns only (it would change no policy; the fit stopped there): every worker
+    drops it and grows this round and the rest on all its rows. The fit is then the one
+    without sampling (LightGBM's GOSS grows its first tree on every row)."""
+    sampled = fit(client, data, n_rounds=8, row_sampling="goss")
+    every = fit(client, data, n_rounds=8, row_sampling="none")
+    assert sampled.n_rounds_ == 8, sampled.stop_reason_
+    assert sampled.distributed_["sampled_rounds"] == 1
+    np.testing.assert_allclose(  # the new Booster's scores start at 0: the last bits differ
+        sampled.history_["train_objective"], every.history_["train_objective"], rtol=1e-12
+    )
 
 
 def _count_binning() -> None:
@@ -223,8 +258,9 @@ def test_a_lost_worker_fails_the_fit(client, data):
     )
 
 
-def _shard():
-    """A one-machine Shard (no network, no Dask worker) on 600 logged rows, connected."""
+def _shard(sampling=None):
+    """A one-machine Shard (no network, no Dask worker) on 600 logged rows, connected, its
+    rounds sampling the rows as ``sampling`` (LightGBM parameters) says."""
     from opboost import make
     from opboost.dask.partitions import make_partition
     from opboost.dask.shard import Shard
@@ -236,7 +272,7 @@ def _shard():
     shard = Shard(make("objective", "bopl_s"), estimator, "stacked", 1,
                   make_partition(logged, estimator, 0.0))  # fmt: skip
     params = LightGBMDaskTree(num_leaves=7, min_data_in_leaf=10).lgb_params(0)
-    shard.connect("localhost:0", 0, 1, params)
+    shard.connect("localhost:0", 0, 1, params, sampling or {})
     return shard
 
 
@@ -257,18 +293,51 @@ def test_a_discarded_round_leaves_the_next_one_as_if_it_was_never_grown():
 
 
 def test_the_dask_learner_records_the_equivalent_lightgbm_tree():
-    """A policy fitted on Dask records lightgbm_tree with the Dask learner's parameters, and
-    lightgbm_tree's own at their defaults but row_sampling "none" (the workers grow every
-    tree on all their rows): exactly what lightgbm_tree built from them gives (the Dask
-    learner computes it without importing lightgbm_tree), and the same LightGBM parameters."""
+    """A policy fitted on Dask records lightgbm_tree with the Dask learner's parameters
+    (row_sampling included), and lightgbm_tree's own at their defaults: exactly what
+    lightgbm_tree built from them gives (the Dask learner computes it without importing
+    lightgbm_tree), and the same LightGBM parameters."""
     from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
     dask_learner = LightGBMDaskTree(num_leaves=7, max_bin=63, params={"time_out": 2})
     params = dask_learner.get_params(deep=False)
     del params["client"]
-    tree = LightGBMTree(**params, row_sampling="none")
+    tree = LightGBMTree(**params)
     assert dask_learner.lightgbm_tree_params() == tree.get_params(deep=False)
     assert list(dask_learner.lightgbm_tree_params()) == list(tree.get_params(deep=False))
     lightgbm = tree._lgb_params(5)
     del lightgbm["num_threads"], lightgbm["time_out"]
     assert dask_learner.lgb_params(5) == lightgbm
+
+
+def test_a_sampled_shard_sets_each_leaf_from_all_its_rows():
+    """With GOSS a worker's grow() returns its leaf values and, per leaf, the sums of the
+    gradients and hessians of ALL its rows (each row's leaf as LightGBM itself finds it); the
+    leaves the client makes of them, -G / (H + lambda_l2), become the tree's and f's, and the
+    step terms are those of that f."""
+    from opboost.api.lgbm.rows import design_rows
+    from opboost.api.lgbm.sampling import GOSS_PARAMS, leaves_from_sums
+
+    shard = _shard({**GOSS_PARAMS, "force_col_wise": True})
+    contexts = np.concatenate([p.data.contexts for p in shard.parts])
+    rows = design_rows(contexts, shard.K, "stacked")
+    changed = []
+    for _ in range(3):
+        values, G, H = shard.grow(1.0)
+        tree = shard.booster.num_trees() - 1
+        leaf = shard.booster.predict(rows, start_iteration=tree, num_iteration=1, pred_leaf=True)
+        leaf = np.asarray(leaf).reshape(-1)
+        L = len(values)
+        np.testing.assert_allclose(G, np.bincount(leaf, shard.grad.astype(float), L), rtol=1e-9)
+        np.testing.assert_allclose(H, np.bincount(leaf, shard.hess.astype(float), L), rtol=1e-9)
+        leaves = leaves_from_sums(values, G, H, 0.0)
+        changed.append(not np.allclose(leaves, values))
+        terms = shard.use_leaves(leaves)
+        np.testing.assert_allclose(shard.f.reshape(-1), leaves[leaf], rtol=1e-12)
+        np.testing.assert_allclose(shard.booster.predict(rows, start_iteration=tree,
+                                   num_iteration=1), leaves[leaf], rtol=1e-12)  # fmt: skip
+        np.testing.assert_array_equal(terms, shard._step_terms())
+        shard.commit(0.5, False)
+    # LightGBM's GOSS grows its first tree on every row, the next on the sample
+    assert changed == [False, True, True]
+    shard.close()

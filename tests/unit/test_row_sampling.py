@@ -140,3 +140,29 @@ def test_sampled_fits_are_reproducible_and_as_good(logs):
     assert np.mean(again.predict(X_test) == y_test) == rewards["goss"][2]
     gap = np.array(rewards["goss"]) - np.array(rewards["none"])
     assert gap.mean() > -0.02 and min(rewards["goss"]) > 0.8  # the logging policy: about 0.33
+
+
+def test_a_sampled_tree_that_splits_on_no_action_hands_the_fit_to_every_row():
+    """On 1,200 contexts x 4 actions the third round's sampled tree splits on context columns
+    only: once its leaves are every row's they are 0 (a context's softmax gradients sum to
+    0), the step is 0 and the fit used to stop there. Such a tree is dropped and this round
+    and the rest are grown on every row: all 8 rounds run, the risk falling."""
+    from sklearn.datasets import make_classification
+
+    from opboost.api.lgbm.sampling import splits_on_actions
+
+    X, y = make_classification(n_samples=1200, n_features=8, n_informative=5, n_classes=4,
+                               random_state=1)  # fmt: skip
+    logged = supervised_to_bandit(X, y, n_actions=4, random_state=1).logged
+    tree = {"num_leaves": 7, "min_data_in_leaf": 10, "num_threads": 1}
+    params = {"objective": "bopl_s", "warm_start": "none", "n_rounds": 8, "random_state": 3}
+    sampled = Booster(base_learner_params={**tree, "row_sampling": "goss"}, **params)
+    sampled.fit(logged)
+    assert sampled.n_rounds_ == 8, sampled.stop_reason_
+    risk = sampled.history_["train_objective"]
+    assert np.all(np.diff(risk) <= 1e-12)
+    # every tree of the fit changes the policy: each splits on the action column (8)
+    model = sampled.policy_.ensemble.booster
+    for t in range(model.num_trees()):
+        text = model.model_to_string(start_iteration=t, num_iteration=1)
+        assert splits_on_actions(lgb.Booster(model_str=text), 8), t

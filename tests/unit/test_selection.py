@@ -118,6 +118,7 @@ def test_refit_selection_copies_no_ensemble_per_round(digits_log, monkeypatch):
     assert copies_kept >= improved > 4  # refit=False: a copy each time a round improved
     assert len(calls) <= 4  # init, select's stand-in, the two fits' final policies
 
+
 def test_dr_selection_and_label_free_early_stopping(digits_log):
     """DR scores every round; EarlyStopping on select_value stops the fit without labels."""
     logged, _, _ = digits_log

@@ -11,16 +11,19 @@ either way, so each round's change of them is exactly the new tree.
 
 from __future__ import annotations
 
+import lightgbm as lgb
 import numpy as np
 
-from opboost.api.lgbm.layout import set_round_leaves, stored_leaves
+from opboost.api.lgbm.layout import fetch_scores, score_change, set_round_leaves, stored_leaves
+from opboost.api.lgbm.sampling import booster_without_sampling, splits_on_actions
 
 __all__ = ["CommittedRounds"]
 
 
 class CommittedRounds:
     """Mixin of ``LightGBMTree``: ``_unscaled`` lists the committed rounds (first tree,
-    alpha) whose leaves still hold the fitted values, in tree order."""
+    alpha) whose leaves still hold the fitted values, in tree order; ``_scores`` are
+    LightGBM's cached training scores when last read (a round's tree is their change)."""
 
     def _commit_leaves(self, first_tree: int, alpha: float) -> None:
         """Record the committed round whose trees start at ``first_tree``."""
@@ -42,3 +45,41 @@ class CommittedRounds:
         if self._unscaled:  # its leaves hold the fitted values: as LightGBM would store them
             out = stored_leaves(self._committed_leaves(out, self._last_alpha))
         return out / self._last_alpha
+
+    def _fetch_scores(self, out: np.ndarray) -> None:
+        """Copy LightGBM's cached training scores (n*K, its layout) into ``out``."""
+        fetch_scores(self.booster_, out)
+
+    def _fetch_change(self, f: np.ndarray) -> None:
+        """``f`` (n, K) <- the new trees' outputs on the training rows (the change of
+        LightGBM's cached scores); the new scores are kept for the next round."""
+        if self._per_iter == 1:  # example-major: f's own layout
+            score_change(self.booster_, self._scores.reshape(f.shape), f)
+            return
+        n, K = f.shape  # class-major (K, n): fetched into the second buffer
+        self._fetch_scores(self._next)
+        np.subtract(self._next.reshape(K, n).T, self._scores.reshape(K, n).T, out=f)
+        self._scores, self._next = self._next, self._scores
+
+    def _discard_pending(self) -> None:
+        """Remove the uncommitted round's trees and restore the cached scores."""
+        self.booster_.rollback_one_iter()
+        self._fetch_scores(self._scores)
+        self._pending = 0
+
+    def _sampled_without_actions(self) -> bool:
+        """Whether the round's tree was grown on sampled rows and splits on no action column
+        (it would change no policy once its leaves are every row's:
+        :func:`opboost.api.lgbm.sampling.splits_on_actions`)."""
+        if self.row_sampling_ != "goss" or self._per_iter != 1:
+            return False
+        return not splits_on_actions(self.booster_, self.n_features_)
+
+    def _stop_sampling(self) -> lgb.Booster:
+        """Drop the round's tree and grow this round and the rest of the fit on every row
+        (``row_sampling_`` becomes "none"); the new Booster."""
+        self._discard_pending()
+        self.booster_ = booster_without_sampling(self.booster_)
+        self.row_sampling_ = "none"
+        self._fetch_scores(self._scores)
+        return self.booster_

@@ -33,12 +33,12 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import scipy.sparse as sp
-from lightgbm.basic import _LIB, _ConfigAliases, _safe_call
+from lightgbm.basic import _ConfigAliases
 from threadpoolctl import threadpool_limits
 
 from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.linear_reward import LinearRewards, fit_linear_rewards
-from opboost.api.lgbm.layout import fetch_scores
+from opboost.api.lgbm.layout import fetch_scores, merge_in_front
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.lgbm.threads import lightgbm_threads
 from opboost.api.numerics.design import action_rows
@@ -389,10 +389,3 @@ def scale_leaves(model: lgb.Booster, factor: float) -> lgb.Booster:
             lines[i] = "leaf_value=" + " ".join(map(repr, values))
     text = "\n".join(line for line in lines if not line.startswith("tree_sizes="))
     return lgb.Booster(model_str=text + "\n")
-
-
-def merge_in_front(booster: lgb.Booster, model: lgb.Booster) -> None:
-    """Put ``model``'s trees in front of ``booster``'s (an empty fit's, or a model being
-    assembled). LightGBM's cached training scores stay as they are, which is all
-    ``LightGBMTree.fit_round`` needs (it reads their change)."""
-    _safe_call(_LIB.LGBM_BoosterMerge(booster._handle, model._handle))

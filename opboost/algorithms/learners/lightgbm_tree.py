@@ -45,11 +45,10 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_gradients,
 )
+from opboost.api.lgbm import sampling as sampling_rules
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.layout import (
-    fetch_scores,
     fit_layout,
-    score_change,
     update_one_iter,
 )
 from opboost.api.lgbm.params import (
@@ -66,7 +65,6 @@ from opboost.api.lgbm.rows import (
     context_rows_cache,
     stacked_dataset,
 )
-from opboost.api.lgbm.sampling import ROW_SAMPLINGS, row_sampling_params, use_full_row_leaves
 from opboost.api.lgbm.threads import AUTO, lightgbm_threads
 
 __all__ = [
@@ -106,8 +104,9 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         of the rest at random; the leaves then set from every row) on stacked designs of at least
         :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x their
         columns) whose ``params`` set no sampling, column-wise; "none": every row; "goss":
-        always. The step is computed on every row either way
-        (:mod:`opboost.api.lgbm.sampling`).
+        always. The step is computed on every row either way; a sampled tree that splits on
+        no action column (it would change no policy) is dropped, and that round and the rest
+        grow on every row (:mod:`opboost.api.lgbm.sampling`).
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,
         number of classes or a named parameter.
@@ -115,7 +114,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     Notes
     -----
     After ``prepare``: ``booster_`` (the LightGBM Booster), ``histogram_layout_``
-    ("force_row_wise" or "force_col_wise"), ``row_sampling_`` ("goss" or "none") and
+    ("force_row_wise" or "force_col_wise"), ``row_sampling_`` ("goss" or "none", "none"
+    too once a fit stopped sampling) and
     ``num_threads_`` (the rounds' threads); after
     ``start_from_rewards``: ``reward_start_`` (what the reward model chose, JSON-ready).
     """
@@ -128,7 +128,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     _parameter_constraints: ClassVar[dict] = {
         **LIGHTGBM_TREE_CONSTRAINTS,
         "categorical_features": CATEGORICAL_FEATURES,
-        "row_sampling": [Options(ROW_SAMPLINGS)],
+        "row_sampling": [Options(sampling_rules.ROW_SAMPLINGS)],
     }
 
     def __init__(
@@ -193,9 +193,9 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         design = self.action_design
         per_iter = 1
         categorical = categorical_columns(self.categorical_features, d)
-        work = n * {"stacked": K * (d + 1), "stacked_onehot": K * (d + K), "per_action": d}[design]
+        work = sampling_rules.designed_cells(n, d, K, design)
         self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
-        sampling = row_sampling_params(self.row_sampling, work, design, self.params)
+        sampling = sampling_rules.row_sampling_params(self.row_sampling, work, design, self.params)
         self.row_sampling_ = "goss" if sampling else "none"
         if design == "per_action":
             params["num_class"] = K
@@ -251,13 +251,16 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
             "LightGBMTree", problem, *rows, self._tilt, scratch=f, hessian_units=units
         ):
             self._pending = update_one_iter(booster, grad, hess)
+            if self._pending and self._sampled_without_actions():
+                booster = self._stop_sampling()
+                self._pending = update_one_iter(booster, grad, hess)
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
             return np.zeros_like(f)
         sampled = self.row_sampling_ == "goss" and self._per_iter == 1
         grown_from = (grad.copy(), hess.copy()) if sampled else None  # f is fetched over them
         self._fetch_change(f)
         if sampled:  # the sample chose the splits; the leaves are every row's
-            use_full_row_leaves(booster, f.reshape(-1), *grown_from)
+            sampling_rules.use_full_row_leaves(booster, f.reshape(-1), *grown_from)
         return f
 
     def commit_round(self, alpha: float) -> None:
@@ -377,24 +380,3 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
                 "LightGBMTree: call prepare(contexts, n_actions) before fitting rounds."
             )
         return booster
-
-    def _fetch_scores(self, out: np.ndarray) -> None:
-        """Copy LightGBM's cached training scores (n*K, its layout) into ``out``."""
-        fetch_scores(self.booster_, out)
-
-    def _fetch_change(self, f: np.ndarray) -> None:
-        """``f`` (n, K) <- the new trees' outputs on the training rows (the change of
-        LightGBM's cached scores); the new scores are kept for the next round."""
-        if self._per_iter == 1:  # example-major: f's own layout
-            score_change(self.booster_, self._scores.reshape(f.shape), f)
-            return
-        n, K = f.shape  # class-major (K, n): fetched into the second buffer
-        self._fetch_scores(self._next)
-        np.subtract(self._next.reshape(K, n).T, self._scores.reshape(K, n).T, out=f)
-        self._scores, self._next = self._next, self._scores
-
-    def _discard_pending(self) -> None:
-        """Remove the uncommitted round's trees and restore the cached scores."""
-        self.booster_.rollback_one_iter()
-        self._fetch_scores(self._scores)
-        self._pending = 0

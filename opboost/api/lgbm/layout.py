@@ -34,6 +34,7 @@ __all__ = [
     "PROBE_ROUNDS",
     "fetch_scores",
     "fit_layout",
+    "merge_in_front",
     "score_change",
     "set_round_leaves",
     "stored_leaves",
@@ -143,3 +144,10 @@ def fit_layout(dataset: lgb.Dataset, design: str, params: dict[str, Any]) -> str
         seconds[layout] = time.perf_counter() - start
         del probe  # frees its LightGBM handle; the Dataset stays with the fit
     return min(LAYOUTS, key=seconds.__getitem__)
+
+
+def merge_in_front(booster: lgb.Booster, model: lgb.Booster) -> None:
+    """Put ``model``'s trees in front of ``booster``'s (an empty fit's, or a model being
+    assembled). LightGBM's cached training scores stay as they are, which is all
+    ``LightGBMTree.fit_round`` needs (it reads their change)."""
+    _safe_call(_LIB.LGBM_BoosterMerge(booster._handle, model._handle))

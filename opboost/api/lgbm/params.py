@@ -172,13 +172,11 @@ LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
     "params": LIGHTGBM_PARAMS,
 }
 
-#: ``lightgbm_tree``'s parameters that ``lightgbm_dask_tree`` lacks, at their defaults but
-#: ``row_sampling`` (the workers grow every tree on all their rows): a policy fitted on Dask
-#: records the equivalent ``lightgbm_tree`` (it loads without Dask).
+#: ``lightgbm_tree``'s parameters that ``lightgbm_dask_tree`` lacks, at their defaults: a
+#: policy fitted on Dask records the equivalent ``lightgbm_tree`` (it loads without Dask).
 TREE_ONLY_DEFAULTS: dict[str, Any] = {
     "categorical_features": None,
     "hessian_units": "mean",
-    "row_sampling": "none",
 }
 
 
