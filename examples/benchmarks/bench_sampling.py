@@ -1,7 +1,8 @@
 """What sampling the stacked rows of a round (LightGBM's GOSS, ``row_sampling``) buys: fit time
 and true test reward of the same Booster with every row (``row_sampling="none"``, the default
 before issue 39) and with ``row_sampling="auto"`` (GOSS from ``GOSS_MIN_CELLS`` designed
-cells on), on the same logs, per seed, in one process; paired differences over the seeds.
+cells and ``GOSS_MIN_COLUMNS`` columns on; ``--sampled goss``: whatever the shape), on the same
+logs, per seed, in one process; paired differences over the seeds.
 
 The logs are ``bench_offline.py``'s: ``synthetic_multiclass`` (``--features`` columns,
 ``--actions`` classes) logged by ``supervised_to_bandit``, about ``--rows`` logged rows, a
@@ -14,6 +15,9 @@ and 100 POEM rounds); one LightGBM thread unless ``--threads``.
     python examples/benchmarks/bench_sampling.py --rows 300000 --seeds 1 --multiclass \\
         --booster '{"objective": "bopl_s", "warm_start": "none", "n_rounds": 20,
                     "base_learner_params": {"num_leaves": 63}}'
+    python examples/benchmarks/bench_sampling.py --rows 1000000 --features 20 --actions 5 \
+        --seeds 2 --sampled goss --booster '{"objective": "bopl_s", "warm_start": "none",
+                                             "n_rounds": 20}'
 
 ``--multiclass`` also times LightGBM's multiclass objective on the contexts with labels (K
 trees per round, the Booster's rounds and ``num_leaves``, its faster histogram layout) in the
@@ -31,13 +35,18 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
-from opboost.api.lgbm.sampling import GOSS_MIN_CELLS
+from opboost.api.lgbm.sampling import (
+    GOSS_MIN_CELLS,
+    GOSS_MIN_COLUMNS,
+    designed_shape,
+    row_sampling_params,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import t_interval
 from bench_offline import fit_lgb_multiclass, make_data
 
-SAMPLINGS = ("none", "auto")
+SAMPLINGS = ("none", "sampled")
 
 
 def one_seed(args: argparse.Namespace, seed: int) -> dict[str, tuple[float, float]]:
@@ -46,7 +55,8 @@ def one_seed(args: argparse.Namespace, seed: int) -> dict[str, tuple[float, floa
     data = make_data(args)
     out = {}
     for sampling in SAMPLINGS:
-        learner = {"num_threads": args.threads, "row_sampling": sampling}
+        setting = args.sampled if sampling == "sampled" else sampling
+        learner = {"num_threads": args.threads, "row_sampling": setting}
         params = {"random_state": seed, **args.booster}
         params["base_learner_params"] = {**params.get("base_learner_params", {}), **learner}
         start = time.perf_counter()
@@ -86,13 +96,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--booster", type=json.loads, default={})
     parser.add_argument("--multiclass", action="store_true", help="time LightGBM multiclass")
+    parser.add_argument(
+        "--sampled",
+        choices=("auto", "goss"),
+        default="auto",
+        help="the row_sampling compared with 'none' (goss: sample whatever the shape)",
+    )
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n", flush=True)
     runs = [one_seed(args, seed) for seed in range(args.seeds)]
     seconds = {s: np.array([run[s][0] for run in runs]) for s in SAMPLINGS}
     reward = {s: np.array([run[s][1] for run in runs]) for s in SAMPLINGS}
-    mean, half = t_interval(reward["auto"] - reward["none"])
-    ratios = seconds["auto"] / seconds["none"]
+    mean, half = t_interval(reward["sampled"] - reward["none"])
+    ratios = seconds["sampled"] / seconds["none"]
     print(
         f"\n{args.rows:,} rows x {args.features} features, K = {args.actions}, "
         f"{args.seeds} seeds, {args.threads} thread(s), Booster {args.booster or '{}'}\n"
@@ -107,12 +123,14 @@ def main(argv: list[str] | None = None) -> None:
             f"\ntime / LightGBM multiclass ({reference.mean():.1f} s, same rounds and leaves): "
             + ", ".join(f"{s} {np.mean(seconds[s] / reference):.2f}" for s in SAMPLINGS)
         )
-    cells = len(make_data(args)["logged"]) * args.actions * (args.features + 1)
+    shape = designed_shape(len(make_data(args)["logged"]), args.features, args.actions, "stacked")
+    auto = row_sampling_params("auto", shape, "stacked", None)
     print(
-        f"\nauto - none, reward: {mean:+.4f} ± {half:.4f} (paired 95%); time auto / none per "
-        f"seed: {', '.join(f'{r:.2f}' for r in ratios)}; {cells:,} designed cells: auto "
-        f"{'samples' if cells >= GOSS_MIN_CELLS else 'uses every row'} "
-        f"(GOSS_MIN_CELLS = {GOSS_MIN_CELLS:,})"
+        f"\n{args.sampled} - none, reward: {mean:+.4f} ± {half:.4f} (paired 95%); time "
+        f"{args.sampled} / none per seed: {', '.join(f'{r:.2f}' for r in ratios)}; "
+        f"{shape[0]:,} stacked rows x {shape[1]} columns: auto "
+        f"{'samples' if auto else 'uses every row'} (GOSS_MIN_CELLS = {GOSS_MIN_CELLS:,}, "
+        f"GOSS_MIN_COLUMNS = {GOSS_MIN_COLUMNS})"
     )
 
 

@@ -269,10 +269,11 @@ _HOMES: dict[str, str] = {
     "use_threads": "lgbm.process_threads",
     # lgbm.sampling
     "GOSS_MIN_CELLS": "lgbm.sampling",
+    "GOSS_MIN_COLUMNS": "lgbm.sampling",
     "GOSS_PARAMS": "lgbm.sampling",
     "ROW_SAMPLINGS": "lgbm.sampling",
     "booster_without_sampling": "lgbm.sampling",
-    "designed_cells": "lgbm.sampling",
+    "designed_shape": "lgbm.sampling",
     "full_row_leaves": "lgbm.sampling",
     "last_leaf_values": "lgbm.sampling",
     "leaf_sums": "lgbm.sampling",

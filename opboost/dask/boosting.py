@@ -39,7 +39,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.sampling import designed_cells, leaves_from_sums, row_sampling_params
+from opboost.api.lgbm.sampling import designed_shape, leaves_from_sums, row_sampling_params
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
 from opboost.dask.network import Shards, requested_ports
@@ -86,8 +86,8 @@ class DistributedFit:
                 f"{eval_data.n_features} features but data has {self.K} and {self.d}; "
                 f"evaluate on rows of the same problem."
             )
-        cells = designed_cells(self.n, self.d, self.K, self.design)
-        sampling = row_sampling_params(learner.row_sampling, cells, self.design, learner.params)
+        shape = designed_shape(self.n, self.d, self.K, self.design)
+        sampling = row_sampling_params(learner.row_sampling, shape, self.design, learner.params)
         self.row_sampling = "goss" if sampling else "none"
         self.sampled_rounds = 0  # rounds whose tree was grown on sampled rows
         self.lambda_l2 = float(params.get("lambda_l2", 0.0))

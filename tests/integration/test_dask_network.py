@@ -64,7 +64,7 @@ def test_repeated_fits_give_the_same_policy(client, data):
 def test_sampled_rounds_on_the_cluster_keep_the_risk_falling(client):
     """row_sampling="goss" on two workers: each tree's splits come from each worker's sample,
     its leaves from every row of both (the step is taken on them, so BOPL-S's risk never
-    rises); "auto" leaves logs this small unsampled. The policy records the setting."""
+    rises); the default ("none") leaves them unsampled. The policy records the setting."""
     X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, n_classes=4,
                                random_state=1)  # fmt: skip
     logged = supervised_to_bandit(X, y, n_actions=4, random_state=1).logged
@@ -74,7 +74,7 @@ def test_sampled_rounds_on_the_cluster_keep_the_risk_falling(client):
     every = fit(client, data, n_rounds=8, **tree)
     assert sampled.distributed_["row_sampling"] == "goss"
     assert sampled.distributed_["sampled_rounds"] >= 4  # the first: LightGBM's GOSS warm-up
-    assert every.distributed_["row_sampling"] == "none"  # "auto": 120,000 designed cells
+    assert every.distributed_["row_sampling"] == "none"
     assert every.distributed_["sampled_rounds"] == 0
     assert sampled.policy_.metadata["base_learner_params"]["row_sampling"] == "goss"
     risk = sampled.history_["train_objective"]
@@ -299,7 +299,9 @@ def test_the_dask_learner_records_the_equivalent_lightgbm_tree():
     lightgbm_tree), and the same LightGBM parameters."""
     from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 
-    dask_learner = LightGBMDaskTree(num_leaves=7, max_bin=63, params={"time_out": 2})
+    dask_learner = LightGBMDaskTree(
+        num_leaves=7, max_bin=63, row_sampling="auto", params={"time_out": 2}
+    )
     params = dask_learner.get_params(deep=False)
     del params["client"]
     tree = LightGBMTree(**params)

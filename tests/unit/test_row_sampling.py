@@ -17,7 +17,9 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.lgbm.sampling import (
     GOSS_MIN_CELLS,
+    GOSS_MIN_COLUMNS,
     GOSS_PARAMS,
+    designed_shape,
     full_row_leaves,
     row_sampling_params,
     set_leaf_outputs,
@@ -27,20 +29,26 @@ from opboost.simulation.supervised import supervised_to_bandit
 GOSS = {**GOSS_PARAMS, "force_col_wise": True}
 
 
-def test_auto_samples_large_stacked_designs_only():
-    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", None) == GOSS
-    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked_onehot", {}) == GOSS
-    assert row_sampling_params("auto", GOSS_MIN_CELLS - 1, "stacked", None) == {}
-    assert row_sampling_params("auto", 10 * GOSS_MIN_CELLS, "per_action", None) == {}
-    assert row_sampling_params("none", 10 * GOSS_MIN_CELLS, "stacked", None) == {}
-    assert row_sampling_params("goss", 10, "stacked", None) == GOSS
+def test_auto_samples_large_wide_stacked_designs_only():
+    wide = (GOSS_MIN_CELLS // GOSS_MIN_COLUMNS, GOSS_MIN_COLUMNS)  # rows, columns
+    assert row_sampling_params("auto", wide, "stacked", None) == GOSS
+    assert row_sampling_params("auto", wide, "stacked_onehot", {}) == GOSS
+    assert row_sampling_params("auto", (wide[0] - 1, wide[1]), "stacked", None) == {}
+    narrow = (10 * GOSS_MIN_CELLS, GOSS_MIN_COLUMNS - 1)  # many cells, too few columns
+    assert row_sampling_params("auto", narrow, "stacked", None) == {}
+    assert row_sampling_params("auto", (10 * wide[0], wide[1]), "per_action", None) == {}
+    assert row_sampling_params("none", (10 * wide[0], wide[1]), "stacked", None) == {}
+    assert row_sampling_params("goss", (10, 2), "stacked", None) == GOSS
     # the user's own layout stays; the user's own sampling wins over "auto"
-    layout = row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", {"force_row_wise": True})
+    layout = row_sampling_params("auto", wide, "stacked", {"force_row_wise": True})
     assert layout == GOSS_PARAMS
     bagging = {"bagging_fraction": 0.5, "bagging_freq": 1}
-    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", bagging) == {}
+    assert row_sampling_params("auto", wide, "stacked", bagging) == {}
     alias = {"subsample": 0.5}  # LightGBM's alias of bagging_fraction
-    assert row_sampling_params("auto", GOSS_MIN_CELLS, "stacked", alias) == {}
+    assert row_sampling_params("auto", wide, "stacked", alias) == {}
+    assert designed_shape(100, 7, 4, "stacked") == (400, 8)
+    assert designed_shape(100, 7, 4, "stacked_onehot") == (400, 11)
+    assert designed_shape(100, 7, 4, "per_action") == (100, 7)
 
 
 def test_goss_with_the_users_own_sampling_is_refused():
@@ -50,7 +58,9 @@ def test_goss_with_the_users_own_sampling_is_refused():
         "row_sampling='none' to keep them."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
-        row_sampling_params("goss", 10, "stacked", {"bagging_fraction": 0.5, "bagging_freq": 1})
+        row_sampling_params(
+            "goss", (10, 2), "stacked", {"bagging_fraction": 0.5, "bagging_freq": 1}
+        )
 
 
 def one_tree(sampling: dict, lambda_l2: float):

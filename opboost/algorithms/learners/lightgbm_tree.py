@@ -103,7 +103,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
         of the rest at random; the leaves then set from every row) on stacked designs of at least
         :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x their
-        columns) whose ``params`` set no sampling, column-wise; "none": every row; "goss":
+        columns) and ``GOSS_MIN_COLUMNS`` columns whose ``params`` set no sampling,
+        column-wise; "none": every row; "goss":
         always. The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
         grow on every row (:mod:`opboost.api.lgbm.sampling`).
@@ -193,9 +194,10 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         design = self.action_design
         per_iter = 1
         categorical = categorical_columns(self.categorical_features, d)
-        work = sampling_rules.designed_cells(n, d, K, design)
+        shape = sampling_rules.designed_shape(n, d, K, design)
+        work = shape[0] * shape[1]
         self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
-        sampling = sampling_rules.row_sampling_params(self.row_sampling, work, design, self.params)
+        sampling = sampling_rules.row_sampling_params(self.row_sampling, shape, design, self.params)
         self.row_sampling_ = "goss" if sampling else "none"
         if design == "per_action":
             params["num_class"] = K

@@ -35,10 +35,11 @@ from opboost.api.numerics.row_blocks import row_blocks
 
 __all__ = [
     "GOSS_MIN_CELLS",
+    "GOSS_MIN_COLUMNS",
     "GOSS_PARAMS",
     "ROW_SAMPLINGS",
     "booster_without_sampling",
-    "designed_cells",
+    "designed_shape",
     "full_row_leaves",
     "last_leaf_values",
     "leaf_sums",
@@ -50,12 +51,18 @@ __all__ = [
     "use_full_row_leaves",
 ]
 
-#: ``row_sampling`` values: "auto" (GOSS from :data:`GOSS_MIN_CELLS` designed cells on),
-#: "none" (every row grows every tree), "goss" (always).
+#: ``row_sampling`` values: "auto" (GOSS on large, wide stacked designs: :data:`GOSS_MIN_CELLS`,
+#: :data:`GOSS_MIN_COLUMNS`), "none" (every row grows every tree), "goss" (always).
 ROW_SAMPLINGS = ("auto", "none", "goss")
 #: Designed cells (stacked rows n*K x their columns) from which ``row_sampling="auto"``
 #: samples.
 GOSS_MIN_CELLS = 20_000_000
+#: Fewest designed columns (d + 1 stacked, d + K one-hot) from which ``row_sampling="auto"``
+#: samples: the sample saves histogram work (rows x columns) but costs per row (LightGBM's
+#: choice of the sample, the rows left out, the full-row leaves). One LightGBM thread, BOPL-S
+#: from F_0 = 0, 20 rounds, sampled / every row: 1.12-1.24 at 5,000,000 stacked rows of 21
+#: columns, 1.00 and 1.06 of 31 and 41, 0.90 at 3,000,000 of 51 (docs/benchmarks/performance.md).
+GOSS_MIN_COLUMNS = 50
 #: LightGBM's GOSS with a tenth of the rows by gradient and a tenth of the rest at random:
 #: a twentieth each lost 0.005 of test reward at 100,000 x 10 (0.0017 with full-row leaves).
 GOSS_PARAMS: dict[str, Any] = {"data_sample_strategy": "goss", "top_rate": 0.1, "other_rate": 0.1}
@@ -75,13 +82,15 @@ _SAMPLING_SETTINGS = frozenset(
 )
 
 
-def designed_cells(n_rows: int, n_features: int, n_actions: int, design: str) -> int:
-    """Cells of the designed rows of ``n_rows`` contexts with ``n_features`` columns in
-    ``design``: n*K stacked rows of d + 1 ("stacked") or d + K ("stacked_onehot") columns, or
-    the n context rows ("per_action"); what ``row_sampling="auto"`` and the thread choice
-    weigh."""
+def designed_shape(n_rows: int, n_features: int, n_actions: int, design: str) -> tuple[int, int]:
+    """(rows, columns) of the designed rows of ``n_rows`` contexts with ``n_features``
+    columns in ``design``: n*K stacked rows of d + 1 ("stacked") or d + K ("stacked_onehot")
+    columns, or the n context rows ("per_action"); what ``row_sampling="auto"`` and the
+    thread choice weigh."""
     n, d, K = n_rows, n_features, n_actions
-    return n * {"stacked": K * (d + 1), "stacked_onehot": K * (d + K), "per_action": d}[design]
+    return {"stacked": (n * K, d + 1), "stacked_onehot": (n * K, d + K), "per_action": (n, d)}[
+        design
+    ]
 
 
 def _user_sampling(user: Mapping[str, Any]) -> list[str]:
@@ -91,13 +100,17 @@ def _user_sampling(user: Mapping[str, Any]) -> list[str]:
 
 
 def row_sampling_params(
-    row_sampling: str, cells: int, design: str, user_params: Mapping[str, Any] | None
+    row_sampling: str,
+    shape: tuple[int, int],
+    design: str,
+    user_params: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The LightGBM parameters that ``row_sampling`` adds to a fit of ``cells`` designed
-    cells (rows x columns) in ``design``: :data:`GOSS_PARAMS` plus column-wise histograms
-    (unless ``user_params`` chose a layout) when it samples, else nothing. "auto" samples
-    stacked designs ("stacked", "stacked_onehot") of at least :data:`GOSS_MIN_CELLS` cells
-    whose ``user_params`` set no sampling of their own."""
+    """The LightGBM parameters that ``row_sampling`` adds to a fit of designed rows of
+    ``shape`` (rows, columns: :func:`designed_shape`) in ``design``: :data:`GOSS_PARAMS` plus
+    column-wise histograms (unless ``user_params`` chose a layout) when it samples, else
+    nothing. "auto" samples stacked designs ("stacked", "stacked_onehot") of at least
+    :data:`GOSS_MIN_CELLS` cells and :data:`GOSS_MIN_COLUMNS` columns whose ``user_params``
+    set no sampling of their own."""
     user = dict(user_params or {})
     own = _user_sampling(user)
     if row_sampling == "goss" and own:
@@ -108,7 +121,9 @@ def row_sampling_params(
         )
     if row_sampling == "none" or (row_sampling == "auto" and own):
         return {}
-    if row_sampling == "auto" and (design == "per_action" or cells < GOSS_MIN_CELLS):
+    rows, columns = shape
+    small = rows * columns < GOSS_MIN_CELLS or columns < GOSS_MIN_COLUMNS
+    if row_sampling == "auto" and (design == "per_action" or small):
         return {}
     params = dict(GOSS_PARAMS)
     if not {"force_col_wise", "force_row_wise"} & set(user):
