@@ -271,6 +271,7 @@ _HOMES: dict[str, str] = {
     "GOSS_MIN_CELLS": "lgbm.sampling",
     "GOSS_MIN_COLUMNS": "lgbm.sampling",
     "GOSS_PARAMS": "lgbm.sampling",
+    "MAX_LEAF_TABLE": "lgbm.sampling",
     "ROW_SAMPLINGS": "lgbm.sampling",
     "booster_without_sampling": "lgbm.sampling",
     "designed_shape": "lgbm.sampling",

@@ -176,3 +176,27 @@ def test_a_sampled_tree_that_splits_on_no_action_hands_the_fit_to_every_row():
     for t in range(model.num_trees()):
         text = model.model_to_string(start_iteration=t, num_iteration=1)
         assert splits_on_actions(lgb.Booster(model_str=text), 8), t
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_each_row_finds_its_leaf_from_its_output(monkeypatch, table):
+    """A row's leaf is the one whose value is nearest its output (LightGBM's cached scores
+    round it): read off a table of cells (or, for leaf values too unevenly spaced for a
+    table of MAX_LEAF_TABLE cells, by bisection), the same leaf either way, with G and H the
+    sums of each leaf's rows."""
+    from opboost.api.lgbm import sampling
+
+    if not table:
+        monkeypatch.setattr(sampling, "MAX_LEAF_TABLE", 1)
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=63) * 0.3
+    values[5] = values[4] + 1e-5  # two close leaves: a fine grid (still within the table)
+    leaf = rng.integers(0, 63, 200_000)
+    scores = rng.normal(size=leaf.size) * 20
+    outputs = (scores + values[leaf]) - scores  # as a change of cached scores
+    grad, hess = rng.normal(size=leaf.size), rng.random(leaf.size)
+    G, H, found = sampling.leaf_sums(values, outputs, grad, hess)
+    np.testing.assert_array_equal(found, leaf)
+    np.testing.assert_allclose(G, np.bincount(leaf, grad, 63), rtol=1e-10)
+    np.testing.assert_allclose(H, np.bincount(leaf, hess, 63), rtol=1e-10)
+    assert (sampling._sorted_leaves(values)[1].base is None) == (not table)

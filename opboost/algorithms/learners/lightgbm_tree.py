@@ -240,10 +240,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         if self._view is not None:
             return self._fit_pairs_round(booster, problem)
         n, K = self.n_rows_, self.n_actions_
+        sampled = self.row_sampling_ == "goss" and self._per_iter == 1
         # One n*K float64 buffer a round: the weights' scratch, then the float32 gradients
-        # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs.
+        # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs;
+        # a sampled tree's full-row leaves read the gradients after the outputs: their own.
         f = np.empty((n, K))
-        grad, hess = f.reshape(-1).view(np.float32).reshape(2, n * K)
+        grad, hess = (np.empty((2, n * K), np.float32) if sampled else
+                      f.reshape(-1).view(np.float32).reshape(2, n * K))  # fmt: skip
         if self._per_iter == 1:  # example-major rows: the (n, K) layout as is
             rows = grad.reshape(n, K), hess.reshape(n, K)
         else:  # LightGBM multiclass layout is class-major (K, n)
@@ -258,11 +261,9 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
                 self._pending = update_one_iter(booster, grad, hess)
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
             return np.zeros_like(f)
-        sampled = self.row_sampling_ == "goss" and self._per_iter == 1
-        grown_from = (grad.copy(), hess.copy()) if sampled else None  # f is fetched over them
         self._fetch_change(f)
-        if sampled:  # the sample chose the splits; the leaves are every row's
-            sampling_rules.use_full_row_leaves(booster, f.reshape(-1), *grown_from)
+        if sampled and self.row_sampling_ == "goss":  # the sample chose the splits only
+            sampling_rules.use_full_row_leaves(booster, f.reshape(-1), grad, hess)
         return f
 
     def commit_round(self, alpha: float) -> None:
