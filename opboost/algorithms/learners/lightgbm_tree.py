@@ -242,8 +242,9 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         n, K = self.n_rows_, self.n_actions_
         sampled = self.row_sampling_ == "goss" and self._per_iter == 1
         # One n*K float64 buffer a round: the weights' scratch, then the float32 gradients
-        # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs;
-        # a sampled tree's full-row leaves read the gradients after the outputs: their own.
+        # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs.
+        # A sampled tree's full-row leaves read the gradients after the outputs: they get
+        # their own arrays, and the buffer is freed while LightGBM grows the tree.
         f = np.empty((n, K))
         grad, hess = (np.empty((2, n * K), np.float32) if sampled else
                       f.reshape(-1).view(np.float32).reshape(2, n * K))  # fmt: skip
@@ -252,15 +253,19 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         else:  # LightGBM multiclass layout is class-major (K, n)
             rows = grad.reshape(K, n).T, hess.reshape(K, n).T
         units = self.hessian_units
-        if wls_gradients(
+        fitted = wls_gradients(
             "LightGBMTree", problem, *rows, self._tilt, scratch=f, hessian_units=units
-        ):
+        )
+        if sampled:
+            del f
+        if fitted:
             self._pending = update_one_iter(booster, grad, hess)
             if self._pending and self._sampled_without_actions():
                 booster = self._stop_sampling()
                 self._pending = update_one_iter(booster, grad, hess)
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
-            return np.zeros_like(f)
+            return np.zeros((n, K))
+        f = np.empty((n, K)) if sampled else f
         self._fetch_change(f)
         if sampled and self.row_sampling_ == "goss":  # the sample chose the splits only
             sampling_rules.use_full_row_leaves(booster, f.reshape(-1), grad, hess)
