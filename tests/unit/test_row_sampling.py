@@ -200,3 +200,31 @@ def test_each_row_finds_its_leaf_from_its_output(monkeypatch, table):
     np.testing.assert_allclose(G, np.bincount(leaf, grad, 63), rtol=1e-10)
     np.testing.assert_allclose(H, np.bincount(leaf, hess, 63), rtol=1e-10)
     assert (sampling._sorted_leaves(values)[1].base is None) == (not table)
+
+
+def test_the_policy_after_the_hand_over_is_the_fit(monkeypatch):
+    """The hand-over to every row rebuilds LightGBM's Booster with the trees so far (here the
+    reward-model start's linear tree and trees in front): the fitted policy's softmax scores
+    the training logs exactly as the fit's last round did."""
+    from sklearn.datasets import make_classification
+
+    from opboost.algorithms.learners.lightgbm_commits import CommittedRounds
+    from opboost.api.numerics.softmax import softmax
+
+    handed_over = []
+    stop = CommittedRounds._stop_sampling
+    monkeypatch.setattr(
+        CommittedRounds, "_stop_sampling", lambda self: handed_over.append(1) or stop(self)
+    )
+    X, y = make_classification(n_samples=1200, n_features=8, n_informative=5, n_classes=4,
+                               random_state=1)  # fmt: skip
+    logged = supervised_to_bandit(X, y, n_actions=4, random_state=1).logged
+    tree = {"num_threads": 1, "row_sampling": "goss", "num_leaves": 7, "min_data_in_leaf": 10}
+    booster = Booster(random_state=0, validation_fraction=None, n_rounds=40,
+                      base_learner_params=tree).fit(logged)  # fmt: skip
+    assert handed_over and booster.n_rounds_ == 40
+    assert booster.reward_start_["family"] == "linear+trees"
+    pi = softmax(booster.decision_function(logged.contexts))
+    rows = np.arange(len(logged))
+    value = np.mean(pi[rows, logged.actions] * logged.rewards / logged.propensities)
+    assert value == pytest.approx(booster.history_["train_value"][-1], rel=1e-12)
