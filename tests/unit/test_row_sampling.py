@@ -200,6 +200,10 @@ def test_each_row_finds_its_leaf_from_its_output(monkeypatch, table):
     np.testing.assert_allclose(G, np.bincount(leaf, grad, 63), rtol=1e-10)
     np.testing.assert_allclose(H, np.bincount(leaf, hess, 63), rtol=1e-10)
     assert (sampling._sorted_leaves(values)[1].base is None) == (not table)
+    # evenly spaced leaves put every midpoint on a cell's edge
+    even = np.arange(-3.0, 4.0) * 0.25
+    _, _, found = sampling.leaf_sums(even, (scores + even[leaf % 7]) - scores, grad, hess)
+    np.testing.assert_array_equal(found, leaf % 7)
 
 
 def test_the_policy_after_the_hand_over_is_the_fit(monkeypatch):

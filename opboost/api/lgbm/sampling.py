@@ -154,20 +154,23 @@ class _LeafFinder:
         self.base = None
         if span / width + 2 <= MAX_LEAF_TABLE:
             self.per_cell = 1.0 / width
-            starts = self.lo + np.arange(int(span * self.per_cell) + 2) * width
-            self.base = np.searchsorted(self.mid, starts)  # midpoints below each cell
-            inside = np.full(len(starts), np.inf)  # the midpoint within each cell, if any
-            cells = np.clip(((self.mid - self.lo) * self.per_cell).astype(np.intp), 0,
-                            len(starts) - 1)  # fmt: skip
-            inside[cells] = self.mid
-            self.inside = inside
+            size = int(span * self.per_cell) + 2
+            # the midpoints' cells computed as the outputs' are: a midpoint in a lower cell
+            # is below any output in a higher one, whatever the rounding at the cell edges
+            cells = self._cells(self.mid, size)
+            self.base = np.searchsorted(cells, np.arange(size))  # midpoints in lower cells
+            self.inside = np.full(size, np.inf)  # the midpoint within each cell, if any
+            self.inside[cells] = self.mid
+
+    def _cells(self, values: np.ndarray, size: int) -> np.ndarray:
+        cell = ((values - self.lo) * self.per_cell).astype(np.intp)
+        return np.clip(cell, 0, size - 1, out=cell)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         """The sorted position (0 .. L-1) of each output's nearest leaf value."""
         if self.base is None:
             return np.searchsorted(self.mid, outputs)
-        cell = ((outputs - self.lo) * self.per_cell).astype(np.intp)
-        np.clip(cell, 0, len(self.base) - 1, out=cell)
+        cell = self._cells(outputs, len(self.base))
         return self.base[cell] + (self.inside[cell] < outputs)
 
 
