@@ -174,10 +174,7 @@ LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
 
 #: ``lightgbm_tree``'s parameters that ``lightgbm_dask_tree`` lacks, at their defaults: a
 #: policy fitted on Dask records the equivalent ``lightgbm_tree`` (it loads without Dask).
-TREE_ONLY_DEFAULTS: dict[str, Any] = {
-    "categorical_features": None,
-    "hessian_units": "mean",
-}
+TREE_ONLY_DEFAULTS: dict[str, Any] = {"categorical_features": None, "hessian_units": "mean"}
 
 
 def tree_params(learner: Any, seed: int) -> dict[str, Any]:
