@@ -291,7 +291,7 @@ def test_a_pairs_ensemble_with_a_wrong_header_is_refused(fitted):
     header, body = fitted.policy_.ensemble.dumps().split("\n", 1)
     meta = json.loads(header)
     # the 2 item features, and the start's interaction column if it chose one
-    width = 2 + (fitted.reward_start_["family"] == "bilinear+trees")
+    width = 2 + (fitted.reward_start_["family"] != "trees")
     assert meta["action_design"] == "pairs" and meta["n_action_features"] == width
     for bad in (width + 1, 0):
         text = json.dumps({**meta, "n_action_features": bad}) + "\n" + body

@@ -46,20 +46,51 @@ def _started(logs, **params):
     return learner, pairs, start, factors[0]
 
 
-@pytest.mark.parametrize("signal", ["bilinear", "none"])
+def _item_effect_rewards(logs, bilinear: float = 1.0, seed: int = 1) -> np.ndarray:
+    """Clicks of a ``bilinear`` x bilinear score plus an item effect no bilinear model
+    expresses (3|phi_1|): (n,) 0/1 rewards of the logged pairs."""
+    rng = np.random.default_rng(seed)
+    phi = logs.action_features[logs.actions]
+    W = bilinear * rng.normal(size=(logs.contexts.shape[1], phi.shape[1]))
+    score = np.einsum("nd,de,ne->n", logs.contexts, W, phi) + 3.0 * np.abs(phi[:, 1]) - 2.0
+    return (rng.random(len(logs)) < 1.0 / (1.0 + np.exp(-score))).astype(float)
+
+
+#: the family each reward signal's start must choose
+FAMILIES = {
+    "bilinear": "bilinear",
+    "item_effect": "bilinear+trees",
+    "mostly_item_effect": "trees",
+    "none": "trees",
+}
+
+
+@pytest.mark.parametrize("signal", list(FAMILIES))
 def test_the_start_is_the_reward_model_on_the_pairs_before_round_1(signal):
     """F_0 on every training pair is factor times the start's own model on the designed pairs
-    [x; phi(a)] (plus the cross-fitted interaction column when chosen): the ensemble after
-    the start, with no round, scores the training pairs exactly as F_0."""
+    [x; phi(a)] (plus the cross-fitted interaction column when chosen, or that column alone):
+    the ensemble after the start, with no round, scores the training pairs exactly as F_0.
+    The family is the one whose held-out predictions order the logged rewards best: clicks
+    of a bilinear score serve the column alone (the trees on it fit the click link's curve
+    and order the pairs no better), an item effect the column cannot express keeps the trees
+    on it, and with a weak bilinear part the trees alone win although the column beats the
+    mean reward."""
     sim = _bilinear_world()
     logs = sim.logged
     if signal == "none":  # rewards that nothing predicts: no interaction column
         rng = np.random.default_rng(1)
         logs = logs.with_rewards(rng.random(len(logs)).round())
+    elif signal != "bilinear":
+        strength = 1.0 if signal == "item_effect" else 0.15
+        logs = logs.with_rewards(_item_effect_rewards(logs, strength))
     learner, pairs, start, factor = _started(logs)
-    family = learner.reward_start_["family"]
-    assert family == ("bilinear+trees" if signal == "bilinear" else "trees")
-    assert (learner.pair_interaction_ is None) == (signal == "none")
+    report = learner.reward_start_
+    assert report["family"] == FAMILIES[signal]
+    assert (learner.pair_interaction_ is None) == (FAMILIES[signal] == "trees")
+    assert (report["trees"] == 0) == (signal == "bilinear")
+    if signal != "none":  # the column beat the mean reward: all three families were fitted
+        ranks = report["held_out_rank_agreement"]
+        assert max(ranks, key=ranks.get) == FAMILIES[signal]
     designed = pairs
     if learner.pair_interaction_ is not None:  # the training pairs carry the cross-fitted s
         values = learner.pair_interaction_values_
@@ -121,7 +152,7 @@ def test_a_policy_on_item_features_scores_unseen_items_and_saves(tmp_path):
     candidates, well above the logger; saved and loaded, it serves the same items."""
     sim = _bilinear_world(n=2000)
     booster = Booster(n_rounds=5, base_learner_params=FAST, random_state=0).fit(sim.logged)
-    assert booster.reward_start_["family"] == "bilinear+trees"
+    assert booster.reward_start_["family"] == "bilinear"
     test = sim.test_rows(800, new_items=True)
     kw = {"action_features": test.item_features, "candidates": test.logged.candidates}
     actions = booster.predict(test.logged.contexts, **kw)
@@ -232,3 +263,21 @@ def test_the_rounds_learn_on_the_rows_that_carry_a_gradient_only(monkeypatch):
     assert seen["rows"] == np.diff(logs.candidates.indptr)[clicked].sum()
     objective = booster.history_["train_objective"]
     assert objective[-1] < objective[0]
+
+
+def test_rank_agreement_ignores_a_link_and_is_0_for_a_constant():
+    """The choice of the trees on the column reads only the order of the predictions: a
+    monotone link (exp, a logistic curve) leaves it unchanged, the reversed order negates it,
+    and a constant prediction (or reward) agrees with nothing."""
+    from opboost.algorithms.learners.lightgbm_pair_start import rank_agreement
+
+    rng = np.random.default_rng(0)
+    p = rng.normal(size=500)
+    r = (rng.random(500) < 1.0 / (1.0 + np.exp(-2.0 * p))).astype(float)
+    base = rank_agreement(p, r)
+    assert 0.2 < base < 1.0
+    assert rank_agreement(np.exp(p), r) == pytest.approx(base, abs=1e-12)
+    assert rank_agreement(1.0 / (1.0 + np.exp(-3.0 * p)), r) == pytest.approx(base, abs=1e-12)
+    assert rank_agreement(-p, r) == pytest.approx(-base, abs=1e-12)
+    assert rank_agreement(p, p) == pytest.approx(1.0)
+    assert rank_agreement(np.zeros(500), r) == 0.0 and rank_agreement(p, np.ones(500)) == 0.0

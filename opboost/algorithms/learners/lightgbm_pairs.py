@@ -115,16 +115,16 @@ class PairRounds:
     ) -> np.ndarray:
         """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs of every row
         of ``pairs`` (:mod:`~opboost.algorithms.learners.lightgbm_pair_start`: LightGBM trees on
-        [x_i; phi(a_i)] -> r_i on each half of the rows, stopped on the other, or, when it is
-        clearly better on the held-out halves, a bilinear model of x and phi(a) as one more
-        column of every pair and the trees on its residuals: "bilinear+trees"). Scaled, in front of
-        the ensemble; returns F_0 on the prepared pairs (``rows`` (n,) bool: the rows of
-        ``pairs`` that ``prepare_pairs`` received; None: all) as a slot matrix (0 in padded
-        slots). Records what was fitted in ``reward_start_``, the cross-fitted q of the
-        prepared pairs in ``pair_reward_predictions_`` (slots), the interaction in
-        ``pair_interaction_`` and its cross-fitted column on every pair of ``pairs`` in
-        ``pair_interaction_values_`` (P,) (both None without one). Call right after
-        ``prepare_pairs``."""
+        [x_i; phi(a_i)] -> r_i on each half of the rows, stopped on the other; a bilinear model
+        of x and phi(a) as one more column of every pair, "bilinear"; or that column and the
+        trees on its residuals, "bilinear+trees": whichever family's held-out predictions rank
+        the logged rewards best). Scaled, in front of the ensemble; returns F_0 on the
+        prepared pairs (``rows`` (n,) bool: the rows of ``pairs`` that ``prepare_pairs``
+        received; None: all) as a slot matrix (0 in padded slots). Records what was fitted
+        in ``reward_start_``, the cross-fitted q of the prepared pairs in
+        ``pair_reward_predictions_`` (slots), the interaction in ``pair_interaction_`` and
+        its cross-fitted column on every pair of ``pairs`` in ``pair_interaction_values_``
+        (P,) (both None without one). Call right after ``prepare_pairs``."""
         if getattr(self, "_view", None) is None or self.booster_ is not None or self.n_rounds_:
             raise InvalidParameterError(
                 "LightGBMTree.start_from_pair_rewards: call it right after prepare_pairs, "
