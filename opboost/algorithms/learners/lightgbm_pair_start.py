@@ -240,14 +240,17 @@ def _stopped_trees(params, data: LoggedRows, train, held) -> tuple[lgb.Booster, 
 def _pair_scores(model: PairRewardModel, pairs: PairRows, fold: np.ndarray, params) -> tuple:
     """(q, q_cross) (P,) of the pairs: the halves' mean, and each pair scored by the half
     that did not see its row (``fold`` (P,): the pair's row is in the first half); the
-    interaction column included (the column alone when ``model.column_only``)."""
-    first, second = np.zeros(pairs.n_pairs), np.zeros(pairs.n_pairs)
+    interaction column included (the column, itself cross-fitted, alone when
+    ``model.column_only``)."""
+    if model.column_only:
+        column = np.asarray(pairs.interaction_values, dtype=np.float64)
+        return column.copy(), column.copy()
+    first, second = np.empty(pairs.n_pairs), np.empty(pairs.n_pairs)
     for start in range(0, pairs.n_pairs, _PREDICT_CHUNK):
         block = slice(start, start + _PREDICT_CHUNK)
-        if not model.column_only:
-            rows = pairs.matrix(start, start + _PREDICT_CHUNK)
-            for out, half in ((first, model.halves[0]), (second, model.halves[1])):
-                out[block] = half.predict(rows, raw_score=True, **thread_params(params))
+        rows = pairs.matrix(start, start + _PREDICT_CHUNK)
+        for out, half in ((first, model.halves[0]), (second, model.halves[1])):
+            out[block] = half.predict(rows, raw_score=True, **thread_params(params))
         if pairs.interaction is not None:
             column = pairs.interaction_values[block]
             first[block] += column
