@@ -98,15 +98,16 @@ def tree_params(args: argparse.Namespace, layout: str = "col") -> dict[str, Any]
 
 
 def fit_bopl_s(
-    data: dict[str, Any], args: argparse.Namespace, design: str = "stacked", layout: str = ""
+    data: dict[str, Any], args: argparse.Namespace, design: str | None = None, layout: str = ""
 ):
-    """BOPL-S through the real Booster (``layout`` forces a histogram layout); the Booster."""
+    """BOPL-S through the real Booster in ``design`` (default ``--design``; ``layout`` forces
+    a histogram layout); the Booster."""
     learner = LightGBMTree(
         num_leaves=args.num_leaves,
         min_data_in_leaf=20,
         max_bin=255,
         num_threads=args.threads,
-        action_design=design,
+        action_design=design or args.design,
         random_state=args.seed,
         params={f"force_{layout}_wise": True} if layout else None,
     )
@@ -265,7 +266,7 @@ def run_timing(data: dict[str, Any], args: argparse.Namespace) -> dict[str, list
     fits = {"bopl_s": fit_bopl_s, "lgb_l2": fit_lgb_l2, "lgb_multiclass": fit_lgb_multiclass}
     stacked = stacked_matrix(data, args) if "lgb_l2" in args.fits else None
     calls = {
-        "bopl_s": lambda layout: fits["bopl_s"](data, args, "stacked", layout),
+        "bopl_s": lambda layout: fits["bopl_s"](data, args, args.design, layout),
         "lgb_l2": lambda layout: fits["lgb_l2"](data, args, stacked, layout),
         "lgb_multiclass": lambda layout: fits["lgb_multiclass"](data, args, layout),
     }
@@ -348,6 +349,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fits", type=lambda s: s.split(","), default=list(FITS))
     parser.add_argument("--layouts", type=lambda s: s.split(","), default=list(LAYOUTS))
     parser.add_argument("--designs", action="store_true")
+    parser.add_argument(
+        "--design",
+        choices=("stacked", "stacked_onehot", "per_action"),
+        default="stacked",
+        help="BOPL-S's action design (per_action: K trees a round on the n contexts)",
+    )
     parser.add_argument("--only", choices=tuple(CHILD_FITS))
     args = parser.parse_args(argv)
     if args.only:
@@ -358,7 +365,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"rows={n} features={args.features} actions={K} rounds={args.rounds} "
         f"num_leaves={args.num_leaves} threads={args.threads} repeats={args.repeats} "
-        f"fits={','.join(args.fits)} layouts={','.join(args.layouts)}"
+        f"fits={','.join(args.fits)} layouts={','.join(args.layouts)} design={args.design}"
     )
     tiny = argparse.Namespace(**{**vars(args), "rows": 300, "rounds": 2})
     tiny_data = make_data(tiny)
@@ -366,7 +373,8 @@ def main(argv: list[str] | None = None) -> None:
         fit(tiny_data, tiny)
     times = run_timing(data, args)
     report_times(times, default_layout(data, args), args)
-    children = list(args.fits) + (["dataset"] if "bopl_s" in args.fits else [])
+    stacked_bopl_s = "bopl_s" in args.fits and args.design == "stacked"
+    children = list(args.fits) + (["dataset"] if stacked_bopl_s else [])
     report_memory(memory(args, children), n * K)
     if args.designs:
         X_test, y_test = data["X_test"], data["y_test"]

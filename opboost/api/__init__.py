@@ -282,6 +282,7 @@ _HOMES: dict[str, str] = {
     "row_sampling_params": "lgbm.sampling",
     "set_last_leaves": "lgbm.sampling",
     "set_leaf_outputs": "lgbm.sampling",
+    "set_tree_leaves": "lgbm.sampling",
     "splits_on_actions": "lgbm.sampling",
     "use_full_row_leaves": "lgbm.sampling",
     # lgbm.rows

@@ -14,6 +14,7 @@ import pytest
 from opboost import Booster
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.learner import BaseProblem
 from opboost.api.lgbm.model_text import leaf_values
 from opboost.api.lgbm.sampling import (
     GOSS_MIN_CELLS,
@@ -29,26 +30,28 @@ from opboost.simulation.supervised import supervised_to_bandit
 GOSS = {**GOSS_PARAMS, "force_col_wise": True}
 
 
-def test_auto_samples_large_wide_stacked_designs_only():
+def test_auto_samples_large_wide_designs_only():
     wide = (GOSS_MIN_CELLS // GOSS_MIN_COLUMNS, GOSS_MIN_COLUMNS)  # rows, columns
-    assert row_sampling_params("auto", wide, "stacked", None) == GOSS
-    assert row_sampling_params("auto", wide, "stacked_onehot", {}) == GOSS
-    assert row_sampling_params("auto", (wide[0] - 1, wide[1]), "stacked", None) == {}
+    assert row_sampling_params("auto", wide, None) == GOSS
+    assert row_sampling_params("auto", wide, {}) == GOSS
+    assert row_sampling_params("auto", (wide[0] - 1, wide[1]), None) == {}
     narrow = (10 * GOSS_MIN_CELLS, GOSS_MIN_COLUMNS - 1)  # many cells, too few columns
-    assert row_sampling_params("auto", narrow, "stacked", None) == {}
-    assert row_sampling_params("auto", (10 * wide[0], wide[1]), "per_action", None) == {}
-    assert row_sampling_params("none", (10 * wide[0], wide[1]), "stacked", None) == {}
-    assert row_sampling_params("goss", (10, 2), "stacked", None) == GOSS
+    assert row_sampling_params("auto", narrow, None) == {}
+    assert row_sampling_params("none", (10 * wide[0], wide[1]), None) == {}
+    assert row_sampling_params("goss", (10, 2), None) == GOSS
+    # per_action: K trees a round on the n contexts count as n*K rows
+    assert row_sampling_params("auto", designed_shape(4 * 10**5, 50, 10, "per_action"), {}) == GOSS
+    assert row_sampling_params("auto", designed_shape(3 * 10**5, 50, 1, "per_action"), {}) == {}
     # the user's own layout stays; the user's own sampling wins over "auto"
-    layout = row_sampling_params("auto", wide, "stacked", {"force_row_wise": True})
+    layout = row_sampling_params("auto", wide, {"force_row_wise": True})
     assert layout == GOSS_PARAMS
     bagging = {"bagging_fraction": 0.5, "bagging_freq": 1}
-    assert row_sampling_params("auto", wide, "stacked", bagging) == {}
+    assert row_sampling_params("auto", wide, bagging) == {}
     alias = {"subsample": 0.5}  # LightGBM's alias of bagging_fraction
-    assert row_sampling_params("auto", wide, "stacked", alias) == {}
+    assert row_sampling_params("auto", wide, alias) == {}
     assert designed_shape(100, 7, 4, "stacked") == (400, 8)
     assert designed_shape(100, 7, 4, "stacked_onehot") == (400, 11)
-    assert designed_shape(100, 7, 4, "per_action") == (100, 7)
+    assert designed_shape(100, 7, 4, "per_action") == (400, 7)
 
 
 def test_goss_with_the_users_own_sampling_is_refused():
@@ -58,9 +61,7 @@ def test_goss_with_the_users_own_sampling_is_refused():
         "row_sampling='none' to keep them."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
-        row_sampling_params(
-            "goss", (10, 2), "stacked", {"bagging_fraction": 0.5, "bagging_freq": 1}
-        )
+        row_sampling_params("goss", (10, 2), {"bagging_fraction": 0.5, "bagging_freq": 1})
 
 
 def one_tree(sampling: dict, lambda_l2: float):
@@ -105,6 +106,46 @@ def test_a_sampled_trees_leaves_become_every_rows():
     np.testing.assert_array_equal(moved, full[leaf])
 
 
+def test_each_action_tree_of_a_sampled_round_gets_every_rows_leaves(monkeypatch):
+    """per_action: the K trees of a sampled round (a num_class=K model), each grown from its
+    action's gradients, get -G/H over all n rows of its leaves, and the round's outputs are
+    those leaves."""
+    import opboost.algorithms.learners.lightgbm_tree as module
+
+    grown = []
+    original = module.update_one_iter
+
+    def keep(booster, grad, hess):
+        grown.append((grad.copy(), hess.copy()))
+        return original(booster, grad, hess)
+
+    monkeypatch.setattr(module, "update_one_iter", keep)
+    rng = np.random.default_rng(0)
+    n, K = 3000, 3
+    X = rng.normal(size=(n, 4))
+    learner = LightGBMTree(
+        num_leaves=8, num_threads=1, action_design="per_action", row_sampling="goss"
+    )
+    learner.prepare(X, K, random_state=0)
+    for _ in range(2):  # GOSS samples from the second round on (learning rate 1)
+        targets = X[:, :1] * np.arange(1, K + 1) + rng.normal(size=(n, K))
+        weights = rng.uniform(0.5, 2.0, size=(n, K))
+        f = learner.fit_round(BaseProblem("regression", targets, weights))
+        learner.commit_round(1.0)
+    grad, hess = (a.reshape(K, n).astype(np.float64) for a in grown[-1])
+    model = learner.booster_
+    leaf = model.predict(X, pred_leaf=True, start_iteration=1, num_iteration=1)  # (n, K)
+    trees = leaf_values(model.model_to_string(start_iteration=1, num_iteration=1))
+    for k in range(K):
+        values = np.asarray(trees[k])
+        expected = [
+            -grad[k, leaf[:, k] == j].sum() / hess[k, leaf[:, k] == j].sum()
+            for j in range(len(values))
+        ]
+        np.testing.assert_allclose(values, expected, rtol=1e-10)
+        np.testing.assert_allclose(f[:, k], values[leaf[:, k]], rtol=1e-10)
+
+
 def test_the_learner_records_and_passes_the_sampling():
     X = np.random.default_rng(0).normal(size=(500, 4))
     for sampling, used in (("goss", "goss"), ("none", "none"), ("auto", "none")):
@@ -125,16 +166,18 @@ def logs(digits):
     return sim.logged, digits.X[1500:], digits.y[1500:]
 
 
-def fit(logged, sampling, seed=0, **params):
-    learner = {"num_threads": 1, "row_sampling": sampling}
+def fit(logged, sampling, seed=0, design="stacked", **params):
+    learner = {"num_threads": 1, "row_sampling": sampling, "action_design": design}
     return Booster(random_state=seed, base_learner_params=learner, **params).fit(logged)
 
 
-def test_the_step_is_on_every_row_so_the_risk_never_rises(logs):
+@pytest.mark.parametrize("design", ["stacked", "per_action"])
+def test_the_step_is_on_every_row_so_the_risk_never_rises(logs, design):
     """BOPL-S's closed-form step minimises its bound on the risk over every row, whichever
-    rows grew the tree: the training risk falls or stays each round under GOSS too."""
+    rows grew the trees: the training risk falls or stays each round under GOSS too, with
+    one stacked tree a round or one per action."""
     logged, _, _ = logs
-    booster = fit(logged, "goss", objective="bopl_s", warm_start="none", n_rounds=15)
+    booster = fit(logged, "goss", 0, design, objective="bopl_s", warm_start="none", n_rounds=15)
     assert np.all(np.diff(booster.history_["train_objective"]) <= 1e-12)
     assert booster.history_["train_objective"][-1] < booster.history_["train_objective"][0]
 

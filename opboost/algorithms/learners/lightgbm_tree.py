@@ -99,12 +99,12 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
     categorical_features : indices of the categorical context columns (integer codes; -1 is
         missing), split as LightGBM categorical features; None (default): none. The booster
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
-    row_sampling : which stacked rows grow a round's tree. "auto" (default): LightGBM's
+    row_sampling : which rows grow a round's trees. "auto" (default): LightGBM's
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
-        of the rest at random; the leaves then set from every row) on stacked designs of at least
-        :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x their
-        columns) and ``GOSS_MIN_COLUMNS`` columns whose ``params`` set no sampling,
-        column-wise; "none": every row; "goss":
+        of the rest at random; each tree's leaves then set from every row) on designs of at
+        least :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x
+        their columns; "per_action": K trees on n rows count n*K) and ``GOSS_MIN_COLUMNS``
+        columns whose ``params`` set no sampling, column-wise; "none": every row; "goss":
         always. The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
         grow on every row (:mod:`opboost.api.lgbm.sampling`).
@@ -197,7 +197,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         shape = sampling_rules.designed_shape(n, d, K, design)
         work = shape[0] * shape[1]
         self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
-        sampling = sampling_rules.row_sampling_params(self.row_sampling, shape, design, self.params)
+        sampling = sampling_rules.row_sampling_params(self.row_sampling, shape, self.params)
         self.row_sampling_ = "goss" if sampling else "none"
         if design == "per_action":
             params["num_class"] = K
@@ -240,7 +240,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         if self._view is not None:
             return self._fit_pairs_round(booster, problem)
         n, K = self.n_rows_, self.n_actions_
-        sampled = self.row_sampling_ == "goss" and self._per_iter == 1
+        sampled = self.row_sampling_ == "goss"
         # One n*K float64 buffer a round: the weights' scratch, then the float32 gradients
         # and hessians (its two halves), then, once LightGBM has grown the tree, the outputs.
         # A sampled tree's full-row leaves read the gradients after the outputs: they get
@@ -268,7 +268,11 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         f = np.empty((n, K)) if sampled else f
         self._fetch_change(f)
         if sampled and self.row_sampling_ == "goss":  # the sample chose the splits only
-            sampling_rules.use_full_row_leaves(booster, f.reshape(-1), grad, hess)
+            trees = self._per_iter  # (trees, rows): one stacked tree, or one per action
+            outputs = f.reshape(-1, trees).T
+            sampling_rules.use_full_row_leaves(
+                booster, outputs, grad.reshape(trees, -1), hess.reshape(trees, -1)
+            )
         return f
 
     def commit_round(self, alpha: float) -> None:

@@ -50,19 +50,21 @@ __all__ = [
     "row_sampling_params",
     "set_last_leaves",
     "set_leaf_outputs",
+    "set_tree_leaves",
     "splits_on_actions",
     "use_full_row_leaves",
 ]
 
-#: ``row_sampling`` values: "auto" (GOSS on large, wide stacked designs: :data:`GOSS_MIN_CELLS`,
+#: ``row_sampling`` values: "auto" (GOSS on large, wide designs: :data:`GOSS_MIN_CELLS`,
 #: :data:`GOSS_MIN_COLUMNS`), "none" (every row grows every tree), "goss" (always).
 ROW_SAMPLINGS = ("auto", "none", "goss")
-#: Designed cells (stacked rows n*K x their columns) from which ``row_sampling="auto"``
-#: samples.
+#: Designed cells (n*K rows x their columns: stacked rows, or K per-action trees on the n
+#: contexts) from which ``row_sampling="auto"`` samples.
 GOSS_MIN_CELLS = 20_000_000
-#: Fewest designed columns (d + 1 stacked, d + K one-hot) from which ``row_sampling="auto"``
-#: samples: the sample saves histogram work (rows x columns) but costs per row (LightGBM's
-#: choice of the sample, the rows left out, the full-row leaves). One LightGBM thread, BOPL-S
+#: Fewest designed columns (d + 1 stacked, d + K one-hot, d per action) from which
+#: ``row_sampling="auto"`` samples: the sample saves histogram work (rows x columns) but
+#: costs per row (LightGBM's choice of the sample, the rows left out, the full-row leaves).
+#: One LightGBM thread, BOPL-S
 #: from F_0 = 0, 20 rounds, sampled / every row: 1.12-1.24 at 5,000,000 stacked rows of 21
 #: columns, 1.00 and 1.06 of 31 and 41, 0.90 at 3,000,000 of 51 (docs/benchmarks/performance.md).
 GOSS_MIN_COLUMNS = 50
@@ -86,14 +88,13 @@ _SAMPLING_SETTINGS = frozenset(
 
 
 def designed_shape(n_rows: int, n_features: int, n_actions: int, design: str) -> tuple[int, int]:
-    """(rows, columns) of the designed rows of ``n_rows`` contexts with ``n_features``
-    columns in ``design``: n*K stacked rows of d + 1 ("stacked") or d + K ("stacked_onehot")
-    columns, or the n context rows ("per_action"); what ``row_sampling="auto"`` and the
-    thread choice weigh."""
+    """(rows, columns) a round's trees are grown on, for ``n_rows`` contexts with
+    ``n_features`` columns in ``design``: n*K stacked rows of d + 1 ("stacked") or d + K
+    ("stacked_onehot") columns, or K trees on the n context rows of d columns, counted as n*K
+    rows ("per_action"); what ``row_sampling="auto"`` and the thread choice weigh."""
     n, d, K = n_rows, n_features, n_actions
-    return {"stacked": (n * K, d + 1), "stacked_onehot": (n * K, d + K), "per_action": (n, d)}[
-        design
-    ]
+    width = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d}[design]
+    return n * K, width
 
 
 def _user_sampling(user: Mapping[str, Any]) -> list[str]:
@@ -105,15 +106,13 @@ def _user_sampling(user: Mapping[str, Any]) -> list[str]:
 def row_sampling_params(
     row_sampling: str,
     shape: tuple[int, int],
-    design: str,
     user_params: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The LightGBM parameters that ``row_sampling`` adds to a fit of designed rows of
-    ``shape`` (rows, columns: :func:`designed_shape`) in ``design``: :data:`GOSS_PARAMS` plus
+    ``shape`` (rows, columns: :func:`designed_shape`): :data:`GOSS_PARAMS` plus
     column-wise histograms (unless ``user_params`` chose a layout) when it samples, else
-    nothing. "auto" samples stacked designs ("stacked", "stacked_onehot") of at least
-    :data:`GOSS_MIN_CELLS` cells and :data:`GOSS_MIN_COLUMNS` columns whose ``user_params``
-    set no sampling of their own."""
+    nothing. "auto" samples designs of at least :data:`GOSS_MIN_CELLS` cells and
+    :data:`GOSS_MIN_COLUMNS` columns whose ``user_params`` set no sampling of their own."""
     user = dict(user_params or {})
     own = _user_sampling(user)
     if row_sampling == "goss" and own:
@@ -126,7 +125,7 @@ def row_sampling_params(
         return {}
     rows, columns = shape
     small = rows * columns < GOSS_MIN_CELLS or columns < GOSS_MIN_COLUMNS
-    if row_sampling == "auto" and (design == "per_action" or small):
+    if row_sampling == "auto" and small:
         return {}
     params = dict(GOSS_PARAMS)
     if not {"force_col_wise", "force_row_wise"} & set(user):
@@ -258,7 +257,17 @@ def _last_tree_text(booster: lgb.Booster) -> str:
 
 def last_leaf_values(booster: lgb.Booster) -> np.ndarray:
     """(L,) the leaf values of ``booster``'s last tree."""
-    return np.asarray(leaf_values(_last_tree_text(booster))[0])
+    return _round_leaf_values(booster, 1)[0]
+
+
+def _round_leaf_values(booster: lgb.Booster, trees: int) -> list[np.ndarray]:
+    """The leaf values (L,) of each of ``booster``'s last ``trees`` trees (one round's: 1, or
+    K of a ``num_class=K`` model), in tree order."""
+    if trees == 1:
+        return [np.asarray(leaf_values(_last_tree_text(booster))[0])]
+    iteration = booster.num_trees() // trees - 1
+    text = booster.model_to_string(start_iteration=iteration, num_iteration=1)
+    return [np.asarray(values) for values in leaf_values(text)]
 
 
 def splits_on_actions(booster: lgb.Booster, n_features: int) -> bool:
@@ -291,26 +300,38 @@ def booster_without_sampling(booster: lgb.Booster) -> lgb.Booster:
     return new
 
 
-def set_last_leaves(
-    booster: lgb.Booster, leaves: np.ndarray, leaf: np.ndarray, outputs: np.ndarray
+def set_tree_leaves(
+    booster: lgb.Booster, tree: int, leaves: np.ndarray, leaf: np.ndarray, outputs: np.ndarray
 ) -> None:
-    """Set ``booster``'s last tree's leaves to ``leaves`` (L,), as LightGBM stores them, and
-    ``outputs`` (rows,), its outputs on the training rows, to them at each row's ``leaf``."""
-    tree = booster.num_trees() - 1
+    """Set the leaves of ``booster``'s tree ``tree`` to ``leaves`` (L,), as LightGBM stores
+    them, and ``outputs`` (rows,), its outputs on the training rows, to them at each row's
+    ``leaf``."""
     leaves = stored_leaves(leaves)
     for index, value in enumerate(leaves.tolist()):
         booster.set_leaf_output(tree, index, value)
     set_leaf_outputs(leaves, leaf, outputs)
 
 
+def set_last_leaves(
+    booster: lgb.Booster, leaves: np.ndarray, leaf: np.ndarray, outputs: np.ndarray
+) -> None:
+    """:func:`set_tree_leaves` of ``booster``'s last tree."""
+    set_tree_leaves(booster, booster.num_trees() - 1, leaves, leaf, outputs)
+
+
 def use_full_row_leaves(
     booster: lgb.Booster, outputs: np.ndarray, grad: np.ndarray, hess: np.ndarray
 ) -> None:
-    """The last tree of ``booster``, grown on sampled rows from ``grad`` and ``hess``
-    (rows,), gets the leaves of all rows (:func:`full_row_leaves`): set in LightGBM's model
-    and in ``outputs`` (rows,), its outputs on the training rows, in place. Left as it is
-    when two of its leaves cannot be told apart."""
+    """The last round of ``booster``, its trees grown on sampled rows from ``grad`` and
+    ``hess`` (trees, rows), gets the leaves of all rows (:func:`full_row_leaves`): set in
+    LightGBM's model and in ``outputs`` (trees, rows; a view may be strided), each tree's
+    outputs on the training rows, in place. One tree a round on stacked rows; K of a
+    ``num_class=K`` model (per action: the tree of class k grown from row k of ``grad``). A
+    tree is left as it is when two of its leaves cannot be told apart."""
     lambda_l2 = float(booster.params.get("lambda_l2", 0.0))
-    full = full_row_leaves(last_leaf_values(booster), outputs, grad, hess, lambda_l2)
-    if full is not None:
-        set_last_leaves(booster, *full, outputs)
+    trees = len(outputs)
+    first = booster.num_trees() - trees
+    for k, values in enumerate(_round_leaf_values(booster, trees)):
+        full = full_row_leaves(values, outputs[k], grad[k], hess[k], lambda_l2)
+        if full is not None:
+            set_tree_leaves(booster, first + k, *full, outputs[k])
