@@ -250,9 +250,11 @@ def set_leaf_outputs(new: np.ndarray, leaf: np.ndarray, outputs: np.ndarray) -> 
         np.take(new, leaf[block], out=outputs[block])
 
 
-def _last_tree_text(booster: lgb.Booster) -> str:
-    tree = booster.num_trees() - 1
-    return booster.model_to_string(start_iteration=tree, num_iteration=1)
+def _last_round_text(booster: lgb.Booster, trees: int = 1) -> str:
+    """The model text of ``booster``'s last round of ``trees`` trees (1, or K of a
+    ``num_class=K`` model)."""
+    iteration = booster.num_trees() // trees - 1
+    return booster.model_to_string(start_iteration=iteration, num_iteration=1)
 
 
 def last_leaf_values(booster: lgb.Booster) -> np.ndarray:
@@ -261,13 +263,9 @@ def last_leaf_values(booster: lgb.Booster) -> np.ndarray:
 
 
 def _round_leaf_values(booster: lgb.Booster, trees: int) -> list[np.ndarray]:
-    """The leaf values (L,) of each of ``booster``'s last ``trees`` trees (one round's: 1, or
-    K of a ``num_class=K`` model), in tree order."""
-    if trees == 1:
-        return [np.asarray(leaf_values(_last_tree_text(booster))[0])]
-    iteration = booster.num_trees() // trees - 1
-    text = booster.model_to_string(start_iteration=iteration, num_iteration=1)
-    return [np.asarray(values) for values in leaf_values(text)]
+    """The leaf values (L,) of each tree of ``booster``'s last round of ``trees`` trees, in
+    tree order."""
+    return [np.asarray(values) for values in leaf_values(_last_round_text(booster, trees))]
 
 
 def splits_on_actions(booster: lgb.Booster, n_features: int) -> bool:
@@ -280,7 +278,7 @@ def splits_on_actions(booster: lgb.Booster, n_features: int) -> bool:
     sum to 0); grown on a sample of the rows (GOSS keeps some of a context's actions and not
     others) it can win on the sample and, once its leaves are every row's, do nothing: the
     fit would stop there (measured: 1,200 contexts x 4 actions, round 3)."""
-    for line in _last_tree_text(booster).splitlines():
+    for line in _last_round_text(booster).splitlines():
         if line.startswith("split_feature="):
             return any(int(j) >= n_features for j in line[len("split_feature=") :].split())
     return False
