@@ -4,25 +4,16 @@ comparison with the default, on a tiny size."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
+import runpy
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "examples" / "benchmarks"
-
-
-def _import_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "benchmarks" / "bench_designs.py"
 
 
 def test_each_seed_and_the_paired_summary_are_printed(capsys):
-    designs = _import_script("bench_designs")
-    designs.main(["--worlds", "smooth", "--rows", "800", "--seeds", "2"])
+    main = runpy.run_path(str(SCRIPT), run_name="bench_designs")["main"]
+    main(["--worlds", "smooth", "--rows", "800", "--seeds", "2"])
     out = capsys.readouterr().out
     seeds = re.findall(r"^\[smooth seed (\d), 504 logged\] default (\S+) .* kept (\w+) ", out, re.M)
     assert [s for s, _, _ in seeds] == ["0", "1"]
