@@ -5,10 +5,12 @@ and against ``PolicyChoice`` between the two, true test reward paired over seeds
 Logs: ``synthetic_multiclass`` as ``bench_offline.py`` makes them (``--rows`` logged rows, 50
 features, K = 10) and the simulated worlds of ``_bench_shapes.SYNTHETIC`` (``smooth``,
 ``one_best``, ``multilabel_skewed``) at ``--rows`` rows, of which 63% are logged. One LightGBM
-thread per fit. Measured in docs/benchmarks/performance.md ("K trees a round on the n
-contexts").
+thread per fit; ``--per-action-sampling goss`` grows the per-action trees on LightGBM's sample
+(``row_sampling="auto"`` keeps them on every row). Measured in
+docs/benchmarks/performance.md ("K trees a round on the n contexts").
 
-    python examples/benchmarks/bench_designs.py --worlds synthetic_multiclass --rows 100000
+    python examples/benchmarks/bench_designs.py --worlds synthetic_multiclass --rows 100000 \
+        --per-action-sampling goss
     python examples/benchmarks/bench_designs.py --worlds smooth one_best --rows 300000
 """
 
@@ -32,7 +34,6 @@ from _bench_shapes import SYNTHETIC
 from bench_offline import make_data
 
 ONE_THREAD = {"num_threads": 1}
-PER_ACTION = {**ONE_THREAD, "action_design": "per_action"}
 METHODS = ("default", "per_action", "policy_choice")
 
 
@@ -46,21 +47,23 @@ def logs_of(world: str, rows: int, seed: int) -> tuple[Any, Any, Callable[[np.nd
     return trial.logged, trial.X_test, trial.value
 
 
-def fit_method(method: str, logged: Any, seed: int) -> tuple[Any, str]:
-    """The fitted policy learner of ``method`` and what it chose ("" when it chooses nothing)."""
+def fit_method(method: str, logged: Any, seed: int, sampling: str) -> tuple[Any, str]:
+    """The fitted policy learner of ``method`` and what it chose ("" when it chooses nothing);
+    ``sampling`` is the per-action trees' ``row_sampling``."""
+    per_action = {**ONE_THREAD, "action_design": "per_action", "row_sampling": sampling}
     if method == "default":
         return Booster(random_state=seed, base_learner_params=ONE_THREAD).fit(logged), ""
     if method == "per_action":
-        return Booster(random_state=seed, base_learner_params=PER_ACTION).fit(logged), ""
+        return Booster(random_state=seed, base_learner_params=per_action).fit(logged), ""
     designs = {
         "stacked": Booster(random_state=seed, base_learner_params=ONE_THREAD),
-        "per_action": Booster(random_state=seed, base_learner_params=PER_ACTION),
+        "per_action": Booster(random_state=seed, base_learner_params=per_action),
     }
     choice = opboost.PolicyChoice(candidates=designs, random_state=seed).fit(logged)
     return choice, choice.chosen_
 
 
-def run_world(world: str, rows: int, seeds: int) -> None:
+def run_world(world: str, rows: int, seeds: int, sampling: str) -> None:
     """Print each seed's rewards and seconds, then each method against the default."""
     reward = {m: np.zeros(seeds) for m in METHODS}
     seconds = {m: np.zeros(seeds) for m in METHODS}
@@ -69,7 +72,7 @@ def run_world(world: str, rows: int, seeds: int) -> None:
         parts = []
         for method in METHODS:
             start = time.perf_counter()
-            fitted, chosen = fit_method(method, logged, seed)
+            fitted, chosen = fit_method(method, logged, seed, sampling)
             seconds[method][seed] = time.perf_counter() - start
             reward[method][seed] = value(fitted.predict(X_test))
             kept = f" kept {chosen}" if chosen else ""
@@ -97,10 +100,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. N-1")
+    parser.add_argument("--per-action-sampling", choices=("auto", "none", "goss"), default="auto")
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n", flush=True)
     for world in args.worlds:
-        run_world(world, args.rows, args.seeds)
+        run_world(world, args.rows, args.seeds, args.per_action_sampling)
 
 
 if __name__ == "__main__":

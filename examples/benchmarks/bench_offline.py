@@ -108,6 +108,7 @@ def fit_bopl_s(
         max_bin=255,
         num_threads=args.threads,
         action_design=design or args.design,
+        row_sampling=args.row_sampling,
         random_state=args.seed,
         params={f"force_{layout}_wise": True} if layout else None,
     )
@@ -172,8 +173,14 @@ def fit_lgb_multiclass(data: dict[str, Any], args: argparse.Namespace, layout: s
 
 
 def default_layout(data: dict[str, Any], args: argparse.Namespace) -> str:
-    """The histogram layout ``lightgbm_tree`` picks for these rows: "row" or "col"."""
-    learner = LightGBMTree(num_leaves=args.num_leaves, num_threads=args.threads)
+    """The histogram layout ``lightgbm_tree`` picks for these rows in ``--design``: "row" or
+    "col"."""
+    learner = LightGBMTree(
+        num_leaves=args.num_leaves,
+        num_threads=args.threads,
+        action_design=args.design,
+        row_sampling=args.row_sampling,
+    )
     learner.prepare(data["logged"].contexts, data["logged"].n_actions, random_state=args.seed)
     return learner.histogram_layout_.split("_")[1]
 
@@ -355,6 +362,12 @@ def main(argv: list[str] | None = None) -> None:
         default="stacked",
         help="BOPL-S's action design (per_action: K trees a round on the n contexts)",
     )
+    parser.add_argument(
+        "--row-sampling",
+        choices=("auto", "none", "goss"),
+        default="auto",
+        help="BOPL-S's row_sampling (goss: also the per-action trees, which auto leaves whole)",
+    )
     parser.add_argument("--only", choices=tuple(CHILD_FITS))
     args = parser.parse_args(argv)
     if args.only:
@@ -365,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"rows={n} features={args.features} actions={K} rounds={args.rounds} "
         f"num_leaves={args.num_leaves} threads={args.threads} repeats={args.repeats} "
-        f"fits={','.join(args.fits)} layouts={','.join(args.layouts)} design={args.design}"
+        f"fits={','.join(args.fits)} layouts={','.join(args.layouts)} design={args.design} "
+        f"row_sampling={args.row_sampling}"
     )
     tiny = argparse.Namespace(**{**vars(args), "rows": 300, "rounds": 2})
     tiny_data = make_data(tiny)

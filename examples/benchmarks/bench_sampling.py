@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
             + ", ".join(f"{s} {np.mean(seconds[s] / reference):.2f}" for s in SAMPLINGS)
         )
     shape = designed_shape(len(make_data(args)["logged"]), args.features, args.actions, "stacked")
-    auto = row_sampling_params("auto", shape, None)
+    auto = row_sampling_params("auto", shape, "stacked", None)
     print(
         f"\n{args.sampled} - none, reward: {mean:+.4f} ± {half:.4f} (paired 95%); time "
         f"{args.sampled} / none per seed: {', '.join(f'{r:.2f}' for r in ratios)}; "

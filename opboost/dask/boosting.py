@@ -87,7 +87,7 @@ class DistributedFit:
                 f"evaluate on rows of the same problem."
             )
         shape = designed_shape(self.n, self.d, self.K, self.design)
-        sampling = row_sampling_params(learner.row_sampling, shape, learner.params)
+        sampling = row_sampling_params(learner.row_sampling, shape, self.design, learner.params)
         self.row_sampling = "goss" if sampling else "none"
         self.sampled_rounds = 0  # rounds whose tree was grown on sampled rows
         self.lambda_l2 = float(params.get("lambda_l2", 0.0))

@@ -30,28 +30,26 @@ from opboost.simulation.supervised import supervised_to_bandit
 GOSS = {**GOSS_PARAMS, "force_col_wise": True}
 
 
-def test_auto_samples_large_wide_designs_only():
+def test_auto_samples_large_wide_stacked_designs_only():
     wide = (GOSS_MIN_CELLS // GOSS_MIN_COLUMNS, GOSS_MIN_COLUMNS)  # rows, columns
-    assert row_sampling_params("auto", wide, None) == GOSS
-    assert row_sampling_params("auto", wide, {}) == GOSS
-    assert row_sampling_params("auto", (wide[0] - 1, wide[1]), None) == {}
+    assert row_sampling_params("auto", wide, "stacked", None) == GOSS
+    assert row_sampling_params("auto", wide, "stacked_onehot", {}) == GOSS
+    assert row_sampling_params("auto", (wide[0] - 1, wide[1]), "stacked", None) == {}
     narrow = (10 * GOSS_MIN_CELLS, GOSS_MIN_COLUMNS - 1)  # many cells, too few columns
-    assert row_sampling_params("auto", narrow, None) == {}
-    assert row_sampling_params("none", (10 * wide[0], wide[1]), None) == {}
-    assert row_sampling_params("goss", (10, 2), None) == GOSS
-    # per_action: K trees a round on the n contexts count as n*K rows
-    assert row_sampling_params("auto", designed_shape(4 * 10**5, 50, 10, "per_action"), {}) == GOSS
-    assert row_sampling_params("auto", designed_shape(3 * 10**5, 50, 1, "per_action"), {}) == {}
+    assert row_sampling_params("auto", narrow, "stacked", None) == {}
+    assert row_sampling_params("auto", (10 * wide[0], wide[1]), "per_action", None) == {}
+    assert row_sampling_params("none", (10 * wide[0], wide[1]), "stacked", None) == {}
+    assert row_sampling_params("goss", (10, 2), "stacked", None) == GOSS
     # the user's own layout stays; the user's own sampling wins over "auto"
-    layout = row_sampling_params("auto", wide, {"force_row_wise": True})
+    layout = row_sampling_params("auto", wide, "stacked", {"force_row_wise": True})
     assert layout == GOSS_PARAMS
     bagging = {"bagging_fraction": 0.5, "bagging_freq": 1}
-    assert row_sampling_params("auto", wide, bagging) == {}
+    assert row_sampling_params("auto", wide, "stacked", bagging) == {}
     alias = {"subsample": 0.5}  # LightGBM's alias of bagging_fraction
-    assert row_sampling_params("auto", wide, alias) == {}
+    assert row_sampling_params("auto", wide, "stacked", alias) == {}
     assert designed_shape(100, 7, 4, "stacked") == (400, 8)
     assert designed_shape(100, 7, 4, "stacked_onehot") == (400, 11)
-    assert designed_shape(100, 7, 4, "per_action") == (400, 7)
+    assert designed_shape(100, 7, 4, "per_action") == (400, 7)  # K trees on n rows: n*K
 
 
 def test_goss_with_the_users_own_sampling_is_refused():
@@ -61,7 +59,9 @@ def test_goss_with_the_users_own_sampling_is_refused():
         "row_sampling='none' to keep them."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
-        row_sampling_params("goss", (10, 2), {"bagging_fraction": 0.5, "bagging_freq": 1})
+        row_sampling_params(
+            "goss", (10, 2), "stacked", {"bagging_fraction": 0.5, "bagging_freq": 1}
+        )
 
 
 def one_tree(sampling: dict, lambda_l2: float):

@@ -101,11 +101,11 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
     row_sampling : which rows grow a round's trees. "auto" (default): LightGBM's
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
-        of the rest at random; each tree's leaves then set from every row) on designs of at
-        least :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K rows x
-        their columns; "per_action": K trees on n rows count n*K) and ``GOSS_MIN_COLUMNS``
-        columns whose ``params`` set no sampling, column-wise; "none": every row; "goss":
-        always. The step is computed on every row either way; a sampled tree that splits on
+        of the rest at random; each tree's leaves then set from every row) on stacked designs
+        of at least :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K
+        rows x their columns) and ``GOSS_MIN_COLUMNS`` columns whose ``params`` set no
+        sampling, column-wise; "none": every row; "goss": always, also the K trees a round
+        of "per_action". The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
         grow on every row (:mod:`opboost.api.lgbm.sampling`).
     params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
@@ -197,7 +197,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         shape = sampling_rules.designed_shape(n, d, K, design)
         work = shape[0] * shape[1]
         self.num_threads_ = params["num_threads"] = lightgbm_threads(work, self.num_threads)
-        sampling = sampling_rules.row_sampling_params(self.row_sampling, shape, self.params)
+        sampling = sampling_rules.row_sampling_params(self.row_sampling, shape, design, self.params)
         self.row_sampling_ = "goss" if sampling else "none"
         if design == "per_action":
             params["num_class"] = K

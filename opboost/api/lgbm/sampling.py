@@ -1,5 +1,6 @@
-"""Which designed rows grow a round's tree: all of them, or LightGBM's gradient-based one-side
-sampling (GOSS) on large stacked designs.
+"""Which designed rows grow a round's trees: all of them, or LightGBM's gradient-based one-side
+sampling (GOSS) on large stacked designs ("auto"), or on any design ("goss": the n*K stacked
+rows, or the n contexts of K per-action trees, each tree's leaves then set from every row).
 
 Once a policy is confident, most of the n*K stacked rows (context, action) carry almost no
 gradient: pi(a | x) of the actions it does not choose is tiny, and so are their gradients and
@@ -55,13 +56,13 @@ __all__ = [
     "use_full_row_leaves",
 ]
 
-#: ``row_sampling`` values: "auto" (GOSS on large, wide designs: :data:`GOSS_MIN_CELLS`,
+#: ``row_sampling`` values: "auto" (GOSS on large, wide stacked designs: :data:`GOSS_MIN_CELLS`,
 #: :data:`GOSS_MIN_COLUMNS`), "none" (every row grows every tree), "goss" (always).
 ROW_SAMPLINGS = ("auto", "none", "goss")
-#: Designed cells (n*K rows x their columns: stacked rows, or K per-action trees on the n
-#: contexts) from which ``row_sampling="auto"`` samples.
+#: Designed cells (n*K stacked rows x their columns) from which ``row_sampling="auto"``
+#: samples.
 GOSS_MIN_CELLS = 20_000_000
-#: Fewest designed columns (d + 1 stacked, d + K one-hot, d per action) from which
+#: Fewest designed columns (d + 1 stacked, d + K one-hot) from which
 #: ``row_sampling="auto"`` samples: the sample saves histogram work (rows x columns) but
 #: costs per row (LightGBM's choice of the sample, the rows left out, the full-row leaves).
 #: One LightGBM thread, BOPL-S
@@ -106,13 +107,17 @@ def _user_sampling(user: Mapping[str, Any]) -> list[str]:
 def row_sampling_params(
     row_sampling: str,
     shape: tuple[int, int],
+    design: str,
     user_params: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The LightGBM parameters that ``row_sampling`` adds to a fit of designed rows of
-    ``shape`` (rows, columns: :func:`designed_shape`): :data:`GOSS_PARAMS` plus
+    ``shape`` (rows, columns: :func:`designed_shape`) in ``design``: :data:`GOSS_PARAMS` plus
     column-wise histograms (unless ``user_params`` chose a layout) when it samples, else
-    nothing. "auto" samples designs of at least :data:`GOSS_MIN_CELLS` cells and
-    :data:`GOSS_MIN_COLUMNS` columns whose ``user_params`` set no sampling of their own."""
+    nothing. "auto" samples stacked designs ("stacked", "stacked_onehot") of at least
+    :data:`GOSS_MIN_CELLS` cells and :data:`GOSS_MIN_COLUMNS` columns whose ``user_params``
+    set no sampling of their own. Not "per_action": its sampled trees (each on a fifth of the
+    contexts) lost -0.0134 +- 0.0080 of test reward at 100,000 x 10 x 50 after 20 rounds
+    (docs/benchmarks/performance.md); "goss" samples them."""
     user = dict(user_params or {})
     own = _user_sampling(user)
     if row_sampling == "goss" and own:
@@ -125,7 +130,7 @@ def row_sampling_params(
         return {}
     rows, columns = shape
     small = rows * columns < GOSS_MIN_CELLS or columns < GOSS_MIN_COLUMNS
-    if row_sampling == "auto" and small:
+    if row_sampling == "auto" and (design == "per_action" or small):
         return {}
     params = dict(GOSS_PARAMS)
     if not {"force_col_wise", "force_row_wise"} & set(user):
