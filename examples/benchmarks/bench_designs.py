@@ -1,6 +1,8 @@
 """One stacked tree a round or one tree per action on large logs: ``Booster()`` (the stacked
 design, its reward-model start) against the same Booster with ``action_design="per_action"``
-and against ``PolicyChoice`` between the two, true test reward paired over seeds, fit seconds.
+(``per_action``: from F_0 = 0, its "auto" start; ``per_action_start``: from the stacked reward
+model, ``warm_start="reward_model"``) and against ``PolicyChoice`` between the stacked and
+the per-action Booster, true test reward paired over seeds, fit seconds (``--methods``).
 
 Logs: ``synthetic_multiclass`` as ``bench_offline.py`` makes them (``--rows`` logged rows, 50
 features, K = 10) and the simulated worlds of ``_bench_shapes.SYNTHETIC`` (``smooth``,
@@ -12,6 +14,8 @@ docs/benchmarks/performance.md ("K trees a round on the n contexts").
     python examples/benchmarks/bench_designs.py --worlds synthetic_multiclass --rows 100000 \
         --per-action-sampling goss
     python examples/benchmarks/bench_designs.py --worlds smooth one_best --rows 300000
+    python examples/benchmarks/bench_designs.py --worlds smooth one_best --rows 300000 \
+        --methods per_action_start
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from _bench_shapes import SYNTHETIC
 from bench_offline import make_data
 
 ONE_THREAD = {"num_threads": 1}
-METHODS = ("default", "per_action", "policy_choice")
+METHODS = ("default", "per_action", "per_action_start", "policy_choice")
 
 
 def logs_of(world: str, rows: int, seed: int) -> tuple[Any, Any, Callable[[np.ndarray], float]]:
@@ -55,6 +59,11 @@ def fit_method(method: str, logged: Any, seed: int, sampling: str) -> tuple[Any,
         return Booster(random_state=seed, base_learner_params=ONE_THREAD).fit(logged), ""
     if method == "per_action":
         return Booster(random_state=seed, base_learner_params=per_action).fit(logged), ""
+    if method == "per_action_start":
+        start = Booster(
+            random_state=seed, warm_start="reward_model", base_learner_params=per_action
+        )
+        return start.fit(logged), ""
     designs = {
         "stacked": Booster(random_state=seed, base_learner_params=ONE_THREAD),
         "per_action": Booster(random_state=seed, base_learner_params=per_action),
@@ -63,14 +72,15 @@ def fit_method(method: str, logged: Any, seed: int, sampling: str) -> tuple[Any,
     return choice, choice.chosen_
 
 
-def run_world(world: str, rows: int, seeds: int, sampling: str) -> None:
-    """Print each seed's rewards and seconds, then each method against the default."""
-    reward = {m: np.zeros(seeds) for m in METHODS}
-    seconds = {m: np.zeros(seeds) for m in METHODS}
+def run_world(world: str, rows: int, seeds: int, sampling: str, methods: list[str]) -> None:
+    """Print each seed's rewards and seconds, then each of ``methods`` against the default."""
+    methods = ["default", *[m for m in methods if m != "default"]]
+    reward = {m: np.zeros(seeds) for m in methods}
+    seconds = {m: np.zeros(seeds) for m in methods}
     for seed in range(seeds):
         logged, X_test, value = logs_of(world, rows, seed)
         parts = []
-        for method in METHODS:
+        for method in methods:
             start = time.perf_counter()
             fitted, chosen = fit_method(method, logged, seed, sampling)
             seconds[method][seed] = time.perf_counter() - start
@@ -83,7 +93,7 @@ def run_world(world: str, rows: int, seeds: int, sampling: str) -> None:
     print(
         f"\n{world}, {seeds} seeds: method - default, true test reward (paired 95%); time / default"
     )
-    for method in METHODS[1:]:
+    for method in methods[1:]:
         mean, half = t_interval(reward[method] - reward["default"])
         ratio = seconds[method] / seconds["default"]
         print(f"  {method}: {mean:+.4f} ± {half:.4f}; time {ratio.min():.2f}-{ratio.max():.2f}")
@@ -101,10 +111,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. N-1")
     parser.add_argument("--per-action-sampling", choices=("auto", "none", "goss"), default="auto")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS[1:],
+        default=["per_action", "policy_choice"],
+        help="methods run beside the default, Booster()",
+    )
     args = parser.parse_args(argv)
     print(f"Command: `python {' '.join(sys.argv)}`\n", flush=True)
     for world in args.worlds:
-        run_world(world, args.rows, args.seeds, args.per_action_sampling)
+        run_world(world, args.rows, args.seeds, args.per_action_sampling, args.methods)
 
 
 if __name__ == "__main__":

@@ -123,8 +123,15 @@ class BaseLearner(Component, ABC):
 
     def offers_reward_start(self) -> bool:
         """Whether :meth:`start_from_rewards` works for this configuration (False here);
-        ``Booster(warm_start="auto")`` starts from the reward model only if it does."""
+        ``Booster(warm_start="auto")`` starts from the reward model only if it does (and
+        :meth:`prefers_reward_start`), and ``objective="auto"`` follows it."""
         return False
+
+    def prefers_reward_start(self) -> bool:
+        """Whether ``Booster(warm_start="auto")`` starts this configuration from its own reward
+        model: by default whenever it offers one (:meth:`offers_reward_start`). A learner that
+        does better from F_0 = 0 keeps the start for ``warm_start="reward_model"`` alone."""
+        return self.offers_reward_start()
 
     def start_from_rewards(
         self,

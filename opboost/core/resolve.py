@@ -122,13 +122,16 @@ def _is_auto(spec: Any) -> bool:
     return isinstance(spec, str) and spec == "auto"
 
 
-def offers_start(learner: Any, *, can_start: bool, pairs: bool) -> bool:
+def offers_start(learner: Any, *, can_start: bool, pairs: bool, auto: bool = False) -> bool:
     """Whether a fit can start from ``learner``'s own reward model: in memory (``can_start``)
     and offered by the learner for the fit's rows (``pairs``: candidate pairs [x; phi(a)],
-    :meth:`BaseLearner.offers_pair_reward_start`; else :meth:`BaseLearner.offers_reward_start`)."""
+    :meth:`BaseLearner.offers_pair_reward_start`; else :meth:`BaseLearner.offers_reward_start`,
+    or with ``auto`` :meth:`BaseLearner.prefers_reward_start`: the start "auto" takes)."""
     if not can_start:
         return False
-    return learner.offers_pair_reward_start() if pairs else learner.offers_reward_start()
+    if pairs:
+        return learner.offers_pair_reward_start()
+    return learner.prefers_reward_start() if auto else learner.offers_reward_start()
 
 
 def auto_objective(
@@ -269,7 +272,7 @@ def effective_warm_start(
     ``prob`` None is the start's default: 0.7 for "reward_model", else 0.5."""
     warm_start, prob = booster.warm_start, booster.warm_start_prob
     if warm_start == "auto":
-        offered = offers_start(learner, can_start=can_start, pairs=pairs)
+        offered = offers_start(learner, can_start=can_start, pairs=pairs, auto=True)
         warm_start = "reward_model" if offered else None
     elif warm_start == "none":
         warm_start = None

@@ -458,12 +458,13 @@ def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     )
 
 
-@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot", "per_action"])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_start_from_rewards_puts_the_scaled_reward_model_in_front(contexts, design, sparse):
     """F_0 returned on the training rows is what the ensemble predicts (the reward model's
-    trees, scaled by ``scale(q)``), it is not a round, it follows the rewards (the action
-    paid more gets the higher score), and the rounds after it add to it."""
+    trees, scaled by ``scale(q)``; per-action trees hold each stacked tree once per action),
+    it is not a round, it follows the rewards (the action paid more gets the higher score),
+    and the rounds after it add to it."""
     rng = np.random.default_rng(3)
     X = sp.csr_matrix(contexts) if sparse else contexts
     actions = rng.integers(0, K, N)
@@ -492,13 +493,12 @@ def test_start_from_rewards_puts_the_scaled_reward_model_in_front(contexts, desi
         learner.start_from_rewards(X, actions, rewards, scale)
 
 
-def test_start_from_rewards_is_not_offered_by_per_action_trees(contexts):
-    """Per-action trees cannot hold a joint (x, a) reward model: None, nothing merged."""
-    learner = _learner("per_action")
-    learner.prepare(contexts, K, random_state=0)
-    rewards = np.ones(N)
-    assert learner.start_from_rewards(contexts, np.zeros(N, int), rewards, lambda q: 1.0) is None
-    assert learner.booster_.num_trees() == 0
+def test_per_action_trees_start_from_rewards_only_when_asked():
+    """Every regression design offers the start; warm_start="auto" takes it on stacked rows
+    only (per-action trees from F_0 = 0 won where they are for)."""
+    for design in ("stacked", "stacked_onehot", "per_action"):
+        assert _learner(design).offers_reward_start()
+        assert _learner(design).prefers_reward_start() == (design != "per_action")
 
 
 @pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
@@ -524,3 +524,32 @@ def test_the_reward_start_uses_reward_regressions_settings():
     assert REWARD_MODEL_PARAMS["learning_rate"] == rr["learning_rate"]
     assert REWARD_MODEL_PARAMS["num_leaves"] == rr["num_leaves"]
     assert REWARD_MODEL_PARAMS["min_data_in_leaf"] == rr["min_child_samples"]
+
+
+@pytest.mark.parametrize("design", ["stacked", "stacked_onehot"])
+def test_a_draw_of_columns_without_the_action_grows_the_round_again(design):
+    """feature_fraction < 1 may leave a stacked tree no action column: that tree changes no
+    policy, and its alpha of 0 ended the fit at round 1 (a uniform policy). The round is
+    grown again on another draw, so every committed tree splits on an action."""
+    from opboost import Booster
+    from opboost.simulation.datasets.bundled import SyntheticMulticlass
+    from opboost.simulation.supervised import supervised_to_bandit
+
+    data = SyntheticMulticlass(
+        n_samples=3000, n_features=8, n_classes=4, n_informative=6, random_state=0
+    ).load()
+    sim = supervised_to_bandit(data.X, data.y, n_actions=4, random_state=0)
+    learner = {"feature_fraction": 0.5, "num_threads": 1, "action_design": design}
+    booster = Booster(warm_start="none", n_rounds=20, random_state=0, base_learner_params=learner)
+    booster.fit(sim.logged)
+    assert booster.n_rounds_ == 20, booster.stop_reason_
+    model = booster.policy_.ensemble.booster.dump_model()
+    for tree in model["tree_info"]:
+        nodes, features = [tree["tree_structure"]], set()
+        while nodes:
+            node = nodes.pop()
+            if "split_feature" in node:
+                features.add(node["split_feature"])
+                nodes += [node["left_child"], node["right_child"]]
+        assert max(features) >= 8  # an action column
+    assert np.mean(booster.predict(data.X) == data.y) > np.mean(sim.logged.rewards) + 0.2

@@ -105,11 +105,11 @@ def test_linear_tree_row_with_a_missing_value_gets_its_actions_constant():
     np.testing.assert_array_equal(got, b)
 
 
-def test_linear_tree_refuses_one_action_and_per_action_trees():
+def test_linear_tree_refuses_one_action_and_candidate_pairs():
     with pytest.raises(ValueError, match="K >= 2"):
         linear_tree_model(np.ones((3, 1)), np.ones(1), "stacked", _header(4))
-    with pytest.raises(ValueError, match="per_action"):
-        linear_tree_model(np.ones((3, 2)), np.ones(2), "per_action", _header(3))
+    with pytest.raises(ValueError, match="no linear tree for action_design='pairs'"):
+        linear_tree_model(np.ones((3, 2)), np.ones(2), "pairs", _header(3))
 
 
 # --- the family chosen on held-out logs -----------------------------------------------------

@@ -14,10 +14,20 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.lgbm.layout import fetch_scores, score_change, set_round_leaves, stored_leaves
+from opboost.api.lgbm.layout import (
+    fetch_scores,
+    score_change,
+    set_round_leaves,
+    stored_leaves,
+    update_one_iter,
+)
 from opboost.api.lgbm.sampling import booster_without_sampling, splits_on_actions
 
-__all__ = ["CommittedRounds"]
+__all__ = ["FEATURE_REDRAWS", "CommittedRounds"]
+
+#: Times a round's stacked tree is grown again while LightGBM's draw of columns
+#: (``feature_fraction`` < 1) leaves it no split on an action column.
+FEATURE_REDRAWS = 20
 
 
 class CommittedRounds:
@@ -74,6 +84,20 @@ class CommittedRounds:
         if self.row_sampling_ != "goss" or self._per_iter != 1:
             return False
         return not splits_on_actions(self.booster_, self.n_features_)
+
+    def _grow_with_actions(self, grad: np.ndarray, hess: np.ndarray) -> None:
+        """Grow the round's stacked tree again, at most :data:`FEATURE_REDRAWS` times, while it
+        splits on no action column and ``feature_fraction`` < 1 drew its columns: such a tree
+        changes no policy (:func:`opboost.api.lgbm.sampling.splits_on_actions`), so its round
+        would get alpha 0 and end the fit (feature_fraction=0.5 stopped one at round 1),
+        and LightGBM draws other columns for the next tree."""
+        if self._per_iter != 1 or self.feature_fraction >= 1.0:
+            return
+        for _ in range(FEATURE_REDRAWS):
+            if not self._pending or splits_on_actions(self.booster_, self.n_features_):
+                return
+            self._discard_pending()
+            self._pending = update_one_iter(self.booster_, grad, hess)
 
     def _stop_sampling(self) -> lgb.Booster:
         """Drop the round's tree and grow this round and the rest of the fit on every row

@@ -10,7 +10,8 @@ rows by LightGBM itself). A row with a NaN in one of the leaf's features gets th
 
 Designs: ``"stacked"`` rows [x; a] with the action index in column d (a balanced tree of
 numerical splits ``a <= k + 0.5``, depth ceil(log2 K)); ``"stacked_onehot"`` rows [x; e_a]
-(a chain of splits on the indicator columns d + a).
+(a chain of splits on the indicator columns d + a); ``"per_action"``, K trees on the contexts
+(tree a is action a's linear leaf).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def _numbers(values) -> str:
     return " ".join(repr(float(v)) for v in values)
 
 
-def _tree_block(weights: np.ndarray, intercepts: np.ndarray, splits: tuple) -> str:
-    """The ``Tree=0`` block: leaf a = intercepts[a] + x . weights[:, a] (non-zero terms)."""
+def _tree_block(weights: np.ndarray, intercepts: np.ndarray, splits: tuple, index: int = 0) -> str:
+    """The ``Tree=index`` block: leaf l = intercepts[l] + x . weights[:, l] (non-zero terms)."""
     features, thresholds, left, right = splits
     n_leaves, n_nodes = len(intercepts), len(features)
     used = [np.flatnonzero(weights[:, a]) for a in range(n_leaves)]
@@ -72,7 +73,7 @@ def _tree_block(weights: np.ndarray, intercepts: np.ndarray, splits: tuple) -> s
     zeros = " ".join(["0"] * n_nodes)
     return "\n".join(
         [
-            "Tree=0",
+            f"Tree={index}",
             f"num_leaves={n_leaves}",
             "num_cat=0",
             "split_feature=" + " ".join(map(str, features)),
@@ -103,21 +104,31 @@ def linear_tree_model(
     weights: np.ndarray, intercepts: np.ndarray, design: str, header: str
 ) -> lgb.Booster:
     """A LightGBM model of one linear tree predicting intercepts[a] + x . weights[:, a] on the
-    designed rows of ``design`` ("stacked" or "stacked_onehot"); ``weights`` (d, K) over the
-    context columns, ``intercepts`` (K,), K >= 2. ``header`` is the model text of an empty
-    booster on the same designed columns (everything before its ``tree_sizes=`` line is
+    designed rows of ``design`` ("stacked" or "stacked_onehot"), or as K trees, one per
+    action, on the contexts (``"per_action"``: a ``num_class=K`` model; each tree's one split,
+    on column 0 at 0, leads to two copies of its action's linear leaf); ``weights`` (d, K) over
+    the context columns, ``intercepts`` (K,), K >= 2. ``header`` is the model text of an
+    empty booster on the same designed columns (everything before its ``tree_sizes=`` line is
     used)."""
     d, n_actions = weights.shape
     if n_actions < 2 or intercepts.shape != (n_actions,):
         raise ValueError(f"linear_tree_model: need K >= 2 actions; got weights {weights.shape}")
+    weights = np.asarray(weights, dtype=np.float64)
+    head = header[: header.index("tree_sizes=")]
+    if design == "per_action":
+        split = ([0], [0.0], [~0], [~1])
+        blocks = [
+            _tree_block(weights[:, [a, a]], intercepts[[a, a]], split, index=a)
+            for a in range(n_actions)
+        ]
+        return lgb.Booster(model_str=head + "".join(blocks) + "\nend of trees\n")
     if design == "stacked":
         splits = _balanced_splits(n_actions, d)
     elif design == "stacked_onehot":
         splits = _indicator_chain(n_actions, d)
     else:
         raise ValueError(f"linear_tree_model: no linear tree for action_design={design!r}")
-    head = header[: header.index("tree_sizes=")]
-    block = _tree_block(np.asarray(weights, dtype=np.float64), intercepts, splits)
+    block = _tree_block(weights, intercepts, splits)
     return lgb.Booster(model_str=head + block + "\nend of trees\n")
 
 

@@ -38,6 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.linear_reward import LinearRewards, fit_linear_rewards
+from opboost.api.lgbm.action_trees import per_action_model
 from opboost.api.lgbm.layout import fetch_scores, merge_in_front
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.lgbm.threads import lightgbm_threads
@@ -105,14 +106,19 @@ class RewardModel:
     q: np.ndarray
     report: dict[str, Any]
 
-    def start_model(self, factor: float) -> lgb.Booster:
+    def start_model(self, factor: float, per_action_header: str | None = None) -> lgb.Booster:
         """The model of ``factor`` q: the trees with their leaves scaled, the scaled linear
-        tree (if any) in front of them."""
+        tree (if any) in front of them. With ``per_action_header`` (the model text of an empty
+        ``num_class=K`` booster on the contexts) the same q as per-action trees, each stacked
+        tree read once per action (:func:`opboost.api.lgbm.action_trees.per_action_model`)."""
         model = scale_leaves(self.trees, factor)
+        design, header = self.report["design"], per_action_header
+        if header is not None:
+            model = per_action_model(model, design, header)
+            design = "per_action"
         if self.linear is not None:
             weights, intercepts = self.linear.weights * factor, self.linear.intercepts * factor
-            header = model.model_to_string(num_iteration=1)
-            design = self.report["design"]
+            header = header or model.model_to_string(num_iteration=1)
             merge_in_front(model, linear_tree_model(weights, intercepts, design, header))
         return model
 

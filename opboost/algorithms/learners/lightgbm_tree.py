@@ -263,6 +263,7 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
             if self._pending and self._sampled_without_actions():
                 booster = self._stop_sampling()
                 self._pending = update_one_iter(booster, grad, hess)
+            self._grow_with_actions(grad, hess)
         if self._pending == 0:  # every weight 0, or no split: nothing was fitted
             return np.zeros((n, K))
         f = np.empty((n, K)) if sampled else f
@@ -351,8 +352,12 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         self._last_alpha = 1.0
 
     def offers_reward_start(self) -> bool:
-        """True for regression trees on a stacked design (a joint (x, a) reward model)."""
-        return self.reduction == "regression" and self.action_design != "per_action"
+        """True for regression trees (a joint (x, a) reward model, per action if need be)."""
+        return self.reduction == "regression"
+
+    def prefers_reward_start(self) -> bool:
+        """Stacked designs only: per-action trees won from F_0 = 0 (docs/scaling.md)."""
+        return self.offers_reward_start() and self.action_design != "per_action"
 
     def start_from_rewards(
         self,
@@ -364,8 +369,8 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         """F_0 = scale(q) q: a reward model chosen on held-out logs (LightGBM trees, or a
         per-action linear model and trees; ``lightgbm_reward_start``), scaled, in front of the
         ensemble (not a round); returns F_0 on the training rows (n, K) and records what was
-        chosen in ``reward_start_``. None for ``action_design="per_action"`` (its trees cannot
-        hold a joint (x, a) model)."""
+        chosen in ``reward_start_``. Per-action trees get each tree of the model (fitted on
+        stacked rows [x; a]) as K trees, one per action. None for classifier trees."""
         booster = self._check_prepared()
         if not self.offers_reward_start():
             return None
@@ -375,12 +380,13 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
             )
         X = as_contexts(contexts, self.n_features_, missing=True)
         categorical = categorical_columns(self.categorical_features, self.n_features_)
-        design = (self.n_actions_, self.action_design, categorical)
-        model = fit_reward_model(
-            X, actions, rewards, *design, self._seed, self.num_threads, pairs=booster.train_set
-        )
+        per_action = self.action_design == "per_action"
+        design = (self.n_actions_, "stacked" if per_action else self.action_design, categorical)
+        pairs = None if per_action else booster.train_set  # per-action: no stacked Dataset
+        model = fit_reward_model(X, actions, rewards, *design, self._seed, self.num_threads,
+                                 pairs=pairs)  # fmt: skip
         factor = float(scale(model.q))
-        merge_in_front(booster, model.start_model(factor))
+        merge_in_front(booster, model.start_model(factor, self._empty_text if per_action else None))
         self.reward_start_ = {**model.report, "scale": factor}
         return model.q * factor
 
