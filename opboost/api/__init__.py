@@ -233,6 +233,8 @@ _HOMES: dict[str, str] = {
     "save_directory": "files.policy_save",
     # files.saved_schema
     "check_saved_schema": "files.saved_schema",
+    # lgbm.action_trees
+    "per_action_model": "lgbm.action_trees",
     # lgbm.ensemble
     "LIGHTGBM_FORMAT": "lgbm.ensemble",
     "LightGBMEnsemble": "lgbm.ensemble",

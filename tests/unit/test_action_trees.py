@@ -7,7 +7,7 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from opboost import Booster
+from opboost import Booster, LoggedBandit
 from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
 from opboost.api.lgbm.action_trees import per_action_model
@@ -146,3 +146,22 @@ def test_per_action_booster_asked_for_the_reward_start_gets_the_model_not_a_dist
     np.testing.assert_array_equal(
         again.decision_function(data.X), ensemble.decision_function(data.X)
     )
+
+
+def test_staged_scores_of_a_per_action_fit_with_a_linear_start_end_at_its_scores():
+    """A linear reward-model start enters per-action trees as one linear leaf per action; the
+    staged scores read it per action (they took every action's scores of the round before)."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    X = rng.normal(size=(n, D))
+    actions = rng.integers(0, K, n)
+    rewards = (X @ rng.normal(size=(D, K)))[np.arange(n), actions] + 0.1 * rng.normal(size=n)
+    logged = LoggedBandit(X, actions, np.full(n, 1.0 / K), rewards, K)
+    learner = {"action_design": "per_action", "num_threads": 1, "num_leaves": 4}
+    booster = Booster(warm_start="reward_model", n_rounds=2, random_state=0,
+                      base_learner_params=learner).fit(logged)  # fmt: skip
+    assert booster.reward_start_["family"] == "linear+trees"
+    stages = list(booster.policy_.ensemble.staged_decision_function(X[:100]))
+    np.testing.assert_allclose(stages[-1], booster.decision_function(X[:100]), rtol=1e-9, atol=1e-9)
+    trees = booster.reward_start_["trees"]
+    assert len(stages) == 1 + trees + 2  # the linear leaves, the trees, the rounds

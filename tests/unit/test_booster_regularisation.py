@@ -199,15 +199,16 @@ def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
 
 
 def test_warm_start_reward_model_distils_when_the_learner_has_no_reward_trees(digits_log):
-    """A learner without ``start_from_rewards`` (here per-action trees) gets F_0 distilled
-    from the cross-fitted reward model q / tau: its argmax mostly agrees with q's on the
-    training rows (30 trees only approximate q) and its average best-action probability is
-    the target 1/K + q (1 - 1/K)."""
+    """A learner without ``start_from_rewards`` (here scikit-learn's per-action trees) gets
+    F_0 distilled from the cross-fitted reward model q / tau: its argmax mostly agrees with
+    q's on the training rows (30 trees only approximate q) and its average best-action
+    probability is the target 1/K + q (1 - 1/K)."""
     logged, _, _ = digits_log
     booster = Booster(
         estimator="dm",
         n_rounds=1,
-        base_learner_params={"num_threads": 1, "action_design": "per_action"},
+        base_learner="sklearn_tree",
+        base_learner_params={"action_design": "per_action"},
         warm_start="reward_model",
         warm_start_prob=0.5,
         random_state=0,

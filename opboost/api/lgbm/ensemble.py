@@ -146,12 +146,13 @@ class LightGBMEnsemble(Ensemble):
         per_round = K if per_action else 1
         for start in range(0, n_trees, per_round):
             for j, tree in enumerate(range(start, start + per_round)):
-                if _is_linear(info[tree]["tree_structure"]):
+                if _is_linear(info[tree]["tree_structure"]):  # the round's scores, (m, K) per action
                     with keeping_threads():
                         values = self.booster.predict(
-                            rows, start_iteration=tree, num_iteration=1, raw_score=True,
-                            num_threads=threads,
+                            rows, start_iteration=start // per_round, num_iteration=1,
+                            raw_score=True, num_threads=threads,
                         )  # fmt: skip
+                    values = values[:, j] if per_action else values
                 else:
                     outputs = [
                         self.booster.get_leaf_output(tree, leaf)
