@@ -146,9 +146,8 @@ class LightGBMEnsemble(Ensemble):
         per_round = K if per_action else 1
         for start in range(0, n_trees, per_round):
             for j, tree in enumerate(range(start, start + per_round)):
-                if _is_linear(
-                    info[tree]["tree_structure"]
-                ):  # the round's scores, (m, K) per action
+                if _is_linear(info[tree]["tree_structure"]):
+                    # the round's scores: (m, K) for per-action trees, one column each
                     with keeping_threads():
                         values = self.booster.predict(
                             rows, start_iteration=start // per_round, num_iteration=1,
