@@ -26,7 +26,6 @@ predictions after ``loads`` are bit-identical.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import lightgbm as lgb
@@ -34,13 +33,13 @@ import numpy as np
 
 from opboost.algorithms.learners.lightgbm_commits import CommittedRounds
 from opboost.algorithms.learners.lightgbm_pairs import PairRounds
-from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
+from opboost.algorithms.learners.lightgbm_reward_start import merge_in_front
+from opboost.algorithms.learners.lightgbm_start_hooks import RewardStartHooks
 from opboost.api.constraints import Options
 from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
 from opboost.api.learner_toolkit import (
-    as_contexts,
     learner_seed,
     prepare_inputs,
     wls_gradients,
@@ -77,7 +76,7 @@ __all__ = [
 ]
 
 
-class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
+class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
     """LightGBM regression tree per round, fitted by weighted least squares.
 
     Parameters
@@ -350,45 +349,6 @@ class LightGBMTree(CommittedRounds, PairRounds, BaseLearner):
         merge_in_front(booster, ensemble.booster)
         self.n_rounds_ = ensemble.n_rounds
         self._last_alpha = 1.0
-
-    def offers_reward_start(self) -> bool:
-        """True for regression trees (a joint (x, a) reward model, per action if need be)."""
-        return self.reduction == "regression"
-
-    def prefers_reward_start(self) -> bool:
-        """Stacked designs only: per-action trees won from F_0 = 0 (docs/scaling.md)."""
-        return self.offers_reward_start() and self.action_design != "per_action"
-
-    def start_from_rewards(
-        self,
-        contexts: Any,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        scale: Callable[[np.ndarray], float],
-    ) -> np.ndarray | None:
-        """F_0 = scale(q) q: a reward model chosen on held-out logs (LightGBM trees, or a
-        per-action linear model and trees; ``lightgbm_reward_start``), scaled, in front of the
-        ensemble (not a round); returns F_0 on the training rows (n, K) and records what was
-        chosen in ``reward_start_``. Per-action trees get each tree of the model (fitted on
-        stacked rows [x; a]) as K trees, one per action. None for classifier trees."""
-        booster = self._check_prepared()
-        if not self.offers_reward_start():
-            return None
-        if booster.num_trees() or self.n_rounds_:
-            raise InvalidParameterError(
-                "LightGBMTree.start_from_rewards: call it right after prepare, before rounds."
-            )
-        X = as_contexts(contexts, self.n_features_, missing=True)
-        categorical = categorical_columns(self.categorical_features, self.n_features_)
-        per_action = self.action_design == "per_action"
-        design = (self.n_actions_, "stacked" if per_action else self.action_design, categorical)
-        pairs = None if per_action else booster.train_set  # per-action: no stacked Dataset
-        model = fit_reward_model(X, actions, rewards, *design, self._seed, self.num_threads,
-                                 pairs=pairs)  # fmt: skip
-        factor = float(scale(model.q))
-        merge_in_front(booster, model.start_model(factor, self._empty_text if per_action else None))
-        self.reward_start_ = {**model.report, "scale": factor}
-        return model.q * factor
 
     # ----------------------------------------------------------------------------- helpers
     def _check_prepared(self) -> lgb.Booster:
