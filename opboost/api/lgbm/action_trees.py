@@ -84,8 +84,8 @@ def _resolved_block(tree: dict[str, list[str]], action_value, index: int) -> str
             out["threshold"][position] = str(len(boundaries) - 1)
             bits += tree["cat_threshold"][low:high]
             boundaries.append(len(bits))
-    for key in _LEAF_FIELDS:
-        out[key] = [tree[key][i] for i in leaves] if len(tree[key]) > max(leaves) else []
+    for key in _LEAF_FIELDS:  # LightGBM writes a one-leaf tree's leaf_weight empty
+        out[key] = [tree[key][i] for i in leaves] if tree[key] else []
     lines = [f"Tree={index}", f"num_leaves={len(leaves)}", f"num_cat={len(boundaries) - 1}"]
     order = (*_NODE_FIELDS, "left_child", "right_child", *_LEAF_FIELDS, *_INTERNAL_FIELDS)
     lines += [f"{key}={' '.join(out[key])}" for key in order]

@@ -145,15 +145,16 @@ class LightGBMEnsemble(Ensemble):
         scores = np.zeros((m, K))
         per_round = K if per_action else 1
         for start in range(0, n_trees, per_round):
+            linear_round = None  # the round's scores, predicted once: (m, K) per action
             for j, tree in enumerate(range(start, start + per_round)):
                 if _is_linear(info[tree]["tree_structure"]):
-                    # the round's scores: (m, K) for per-action trees, one column each
-                    with keeping_threads():
-                        values = self.booster.predict(
-                            rows, start_iteration=start // per_round, num_iteration=1,
-                            raw_score=True, num_threads=threads,
-                        )  # fmt: skip
-                    values = values[:, j] if per_action else values
+                    if linear_round is None:
+                        with keeping_threads():
+                            linear_round = self.booster.predict(
+                                rows, start_iteration=start // per_round, num_iteration=1,
+                                raw_score=True, num_threads=threads,
+                            )  # fmt: skip
+                    values = linear_round[:, j] if per_action else linear_round
                 else:
                     outputs = [
                         self.booster.get_leaf_output(tree, leaf)
