@@ -43,37 +43,50 @@ class Booster(ExplorationMixin, BaseEstimator):
 
     Parameters
     ----------
-    objective : "auto" (default): "poem" (BOPL's risk with a sample-variance penalty) when the
+    objective
+        "auto" (default): "poem" (BOPL's risk with a sample-variance penalty) when the
         fit starts from the learner's own reward model with per-row coefficients, else "bopl_s"
         (docs/benchmarks/defaults.md); "bopl_s", "bopl", "poem", ... or an Objective instance.
-    estimator : training coefficients; "ips" (default), "truncated_ips" (one per row), "dr"
+    estimator
+        training coefficients; "ips" (default), "truncated_ips" (one per row), "dr"
         (doubly robust: per-action coefficients from a cross-fitted LightGBM reward model),
         "dm" (the reward model alone) or an instance.
-    base_learner : "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
-    n_rounds : T >= 1, the maximum number of boosting rounds, or "auto" (default): 100, but 0
+    base_learner
+        "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
+    n_rounds
+        T >= 1, the maximum number of boosting rounds, or "auto" (default): 100, but 0
         after a reward-model start on candidate pairs (item features, candidate sets), where
         the rounds only overfit the logs (docs/catalogue.md).
-    reward_shift : delta added to every reward before the coefficients (r <- r + delta).
-    base_learner_params, estimator_params, objective_params : parameters for components
+    reward_shift
+        delta added to every reward before the coefficients (r <- r + delta).
+    base_learner_params, estimator_params, objective_params
+        parameters for components
         given by name (or set on a clone of an instance).
-    scale : Z > 0 rescales each f_t so (1/n) sum |c_i| sigma_i ||f_t(x_i)||^2 = Z before the
+    scale
+        Z > 0 rescales each f_t so (1/n) sum |c_i| sigma_i ||f_t(x_i)||^2 = Z before the
         step (Theorem 1; appendix D.1); None keeps the learner's scale. F is unchanged.
-    random_state : seed (int, Generator or None) for the base learner and the holdout split.
-    learning_rate : nu > 0 multiplies every step, F <- F + nu alpha_t f_t; 1.0 (default).
+    random_state
+        seed (int, Generator or None) for the base learner and the holdout split.
+    learning_rate
+        nu > 0 multiplies every step, F <- F + nu alpha_t f_t; 1.0 (default).
         With ``l2``, the regularisation of docs/offline.md, "Regularisation".
-    l2 : lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
+    l2
+        lambda >= 0, penalty lambda sum_t alpha_t^2 on the ensemble weights (London et al.,
         appendix E); the penalised closed-form step is alpha = N / (D + 2 n lambda) with
         N = sum c_i xi_i g_i^T f_i and D = sum |c_i| sigma_i ||f_i||^2. 0.0 (default) is off.
-    warm_start : F_0, where boosting starts (docs/offline.md, "Warm start"). "auto" (default):
+    warm_start
+        F_0, where boosting starts (docs/offline.md, "Warm start"). "auto" (default):
         "reward_model" if the base learner fits its own reward model (``lightgbm_tree``,
         stacked designs), else "none". "none" (or None): F_0 = 0, London et al.'s algorithm.
         "reward_model": F_0 = q(x, a) / tau, q a reward model of the logged rewards on
         [x; a] (``lightgbm_tree``: trees, or per-action ridge plus trees, chosen on held-out
         logs): boosting starts at the direct-method policy. "best_constant": F_0 puts
         ``warm_start_prob`` on the best action by SNIPS. "logging": F_0 ~ log pi_0(a|x).
-    warm_start_prob : q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
+    warm_start_prob
+        q in (0, 1), or None (default: 0.7 for "reward_model", else 0.5): the
         share of the way from 1/K to 1 that F_0's average best-action probability goes.
-    validation_fraction : a fraction in (0, 1) of the logs held out (seeded by
+    validation_fraction
+        a fraction in (0, 1) of the logs held out (seeded by
         ``random_state``); the booster trains on the rest, scores the policy after every round
         on the held-out logs with ``selection`` and keeps the round with the best estimate:
         ``policy_`` predicts with the selected rounds only (with ``refit``, those of a fit on
@@ -85,20 +98,25 @@ class Booster(ExplorationMixin, BaseEstimator):
         (:func:`opboost.core.resolve.effective_round_choice`; docs/tuning.md, "Small logs").
         With ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
         selection of docs/tuning.md.
-    selection : the estimator scoring held-out rounds: "snips", "ips", "dr", ... "auto"
+    selection
+        the estimator scoring held-out rounds: "snips", "ips", "dr", ... "auto"
         (default): "dr" whose reward model is the fit's own start (fitted on the training
         rows only, so new to the held-out ones) when the fit starts from the learner's reward
         model over fixed actions, else "snips".
-    selection_policy : "argmax" (default; what ``predict`` plays) or "softmax".
-    safe : if True (needs validation_fraction), fall back to the best constant action (chosen
+    selection_policy
+        "argmax" (default; what ``predict`` plays) or "softmax".
+    safe
+        if True (needs validation_fraction), fall back to the best constant action (chosen
         on the training logs) when the selected policy's lower 95% bound on the held-out logs does
         not exceed that action's held-out estimate: ``fallback_`` is then "constant" and ``policy_``
         a :class:`opboost.core.selection.ConstantPolicy`. ``selection_["beats_logging"]`` says
         whether the bound beats the logging policy's value (the mean held-out reward).
-    refit : with validation_fraction, True (default) refits on ALL the logs for the selected
+    refit
+        with validation_fraction, True (default) refits on ALL the logs for the selected
         number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
         truncated ensemble. No refit after a fallback or when round 0 was selected.
-    verbose : what ``fit`` prints on stderr. "auto" (default): a progress bar
+    verbose
+        what ``fit`` prints on stderr. "auto" (default): a progress bar
         (:class:`opboost.core.callbacks.Progress`) on an interactive terminal once the fit has
         run :data:`opboost.core.booster_checks.VERBOSE_DELAY`
         seconds, so quick fits, scripts, logs and CI stay silent;
@@ -107,13 +125,22 @@ class Booster(ExplorationMixin, BaseEstimator):
 
     Attributes
     ----------
-    policy_ : the fitted :class:`opboost.core.policy_loading.Policy`.
-    n_rounds_ : the number of rounds run.
-    history_ : dict of (n_rounds_,) arrays, one per metric.
-    stop_reason_ : why the fit stopped.
-    best_round_, selection_, fallback_ : with ``validation_fraction``: the rounds in
-        ``policy_``, the selection report (dict) and "constant" after a ``safe`` fallback.
-    reward_start_ : with a learner's own reward-model start a dict (the family chosen, its
+    policy_
+        the fitted :class:`opboost.core.policy_loading.Policy`.
+    n_rounds_
+        the number of rounds run.
+    history_
+        dict of (n_rounds_,) arrays, one per metric.
+    stop_reason_
+        why the fit stopped.
+    best_round_
+        with ``validation_fraction``: the rounds in ``policy_``.
+    selection_
+        with ``validation_fraction``: the selection report (dict).
+    fallback_
+        with ``validation_fraction``: "constant" after a ``safe`` fallback.
+    reward_start_
+        with a learner's own reward-model start a dict (the family chosen, its
         trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else
         None (``warm_start="none"``, another start, or a learner without its own reward
         model).

@@ -44,11 +44,16 @@ class DaskLoggedBandit:
 
     Parameters
     ----------
-    contexts : dask array (n, d) of floats, chunked by rows only (one column chunk).
-    actions : dask array (n,) of integers in [0, n_actions).
-    propensities : dask array (n,) in (0, 1].
-    rewards : dask array (n,) of finite floats.
-    n_actions : K >= 2.
+    contexts
+        dask array (n, d) of floats, chunked by rows only (one column chunk).
+    actions
+        dask array (n,) of integers in [0, n_actions).
+    propensities
+        dask array (n,) in (0, 1].
+    rewards
+        dask array (n,) of finite floats.
+    n_actions
+        K >= 2.
 
     Notes
     -----

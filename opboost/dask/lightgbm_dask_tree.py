@@ -50,25 +50,32 @@ class LightGBMDaskTree(BaseLearner):
 
     Parameters
     ----------
-    num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
-    feature_fraction, max_bin, random_state : as for ``lightgbm_tree``. Weights are rescaled
+    num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2
+        as for ``lightgbm_tree``. Weights are rescaled
         to mean 1 over the nonzero entries of ALL partitions each round.
-    num_threads : LightGBM threads on each worker; 0 (default) uses the worker's thread count
+    feature_fraction, max_bin, random_state
+        as for ``lightgbm_tree``.
+    num_threads
+        LightGBM threads on each worker; 0 (default) uses the worker's thread count
         (``threads_per_worker``).
-    action_design : "stacked" (default) or "stacked_onehot"; "per_action" is not supported.
-    row_sampling : "none" (default), "auto" or "goss", as for ``lightgbm_tree`` ("auto" judged
+    action_design
+        "stacked" (default) or "stacked_onehot"; "per_action" is not supported.
+    row_sampling
+        "none" (default), "auto" or "goss", as for ``lightgbm_tree`` ("auto" judged
         on the designed rows of ALL partitions): each worker's share of the tree is grown on
         LightGBM's gradient-based one-side sample of its rows, then every leaf is set from the
         gradients and hessians of every row of every worker (summed on the client), so only
         the splits come from the sample. Not the default here: on 2 workers it did not save
         time (1.34x at 5,000,000 stacked rows of 21 columns, 1.04x at 3,000,000 of 51;
         docs/dask.md).
-    params : extra LightGBM parameters, as for ``lightgbm_tree``, and the network settings
+    params
+        extra LightGBM parameters, as for ``lightgbm_tree``, and the network settings
         ``local_listen_port`` (worker i of a host listens on it + i; default: any free port)
         and ``time_out`` (minutes, default 10: LightGBM's socket time-out and the longest
         the client waits for one call to the workers). ``machines``, ``num_machines`` and
         ``tree_learner`` are set by the fit.
-    client : the ``dask.distributed.Client`` to fit on; None uses the current default client.
+    client
+        the ``dask.distributed.Client`` to fit on; None uses the current default client.
     """
 
     name: ClassVar[str] = "lightgbm_dask_tree"

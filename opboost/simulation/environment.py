@@ -33,13 +33,20 @@ class BanditEnvironment:
 
     Parameters
     ----------
-    X : (n, d) dense array of contexts.
-    y : labels in the form ``reward`` expects ((n,) classes, or (n, K) 0/1 for multilabel).
-    reward : "multiclass", "multilabel" or a (classes x actions) matrix.
-    n_actions : K; inferred from ``reward`` / ``y`` when None.
-    n_passes : passes over the data, each in a fresh random order.
-    shuffle : permute rows each pass (else the given order, repeated).
-    random_state : seed of the orderings.
+    X
+        (n, d) dense array of contexts.
+    y
+        labels in the form ``reward`` expects ((n,) classes, or (n, K) 0/1 for multilabel).
+    reward
+        "multiclass", "multilabel" or a (classes x actions) matrix.
+    n_actions
+        K; inferred from ``reward`` / ``y`` when None.
+    n_passes
+        passes over the data, each in a fresh random order.
+    shuffle
+        permute rows each pass (else the given order, repeated).
+    random_state
+        seed of the orderings.
 
     Notes
     -----

@@ -70,18 +70,24 @@ class SimulatedCatalogue:
 
     Attributes
     ----------
-    logged : LoggedBandit with contexts (n, d_x), ``n_actions`` = number of items,
+    logged
+        LoggedBandit with contexts (n, d_x), ``n_actions`` = number of items,
         ``action_features`` (n_actions, d_item), ``candidates`` an (n, n_actions) boolean CSR
         matrix with ``n_candidates`` items per row, and the logged actions, propensities and
         rewards. ``logging_probs`` is None (it would be dense (n, n_actions)); the logger's
         distribution over each row's candidates is ``candidate_probs``.
-    candidate_items : (n, c) int64, each row's candidate items, ascending.
-    candidate_probs : (n, c), the logger's probabilities of those items (rows sum to 1).
-    candidate_means : (n, c), their true mean rewards mu(x_i, a) (times the row's
+    candidate_items
+        (n, c) int64, each row's candidate items, ascending.
+    candidate_probs
+        (n, c), the logger's probabilities of those items (rows sum to 1).
+    candidate_means
+        (n, c), their true mean rewards mu(x_i, a) (times the row's
         examination probability e_p with ``position_bias``; the log's ``positions`` hold p).
-    new_items : int64 ids of the items that are not in the training catalogue (empty for the
+    new_items
+        int64 ids of the items that are not in the training catalogue (empty for the
         training rows; for :meth:`test_rows` with ``new_items=True``, every candidate).
-    world : the reward parameters (W, b, intercept), the logger's ``logging_beta`` and the
+    world
+        the reward parameters (W, b, intercept), the logger's ``logging_beta`` and the
         training catalogue's item features.
     """
 
@@ -189,25 +195,38 @@ def simulate_catalogue(
 
     Parameters
     ----------
-    n : rows, >= 1.
-    n_items : items in the training catalogue (the log's ``n_actions``), >= 2.
-    n_candidates : distinct candidate items per row, in [1, n_items].
-    d_x, d_item : context and numeric item-feature dimensions, >= 1.
-    random_state : seed (int, Generator or None) of everything, test rows included.
-    logging_beta : the logger's inverse temperature on the score s(x, a); 0 is uniform over
+    n
+        rows, >= 1.
+    n_items
+        items in the training catalogue (the log's ``n_actions``), >= 2.
+    n_candidates
+        distinct candidate items per row, in [1, n_items].
+    d_x, d_item
+        context and numeric item-feature dimensions, >= 1.
+    random_state
+        seed (int, Generator or None) of everything, test rows included.
+    logging_beta
+        the logger's inverse temperature on the score s(x, a); 0 is uniform over
         the candidates, negative prefers bad items.
-    reward_scale : >= 0, the spread of the score (0: every item has mean
+    reward_scale
+        >= 0, the spread of the score (0: every item has mean
         sigmoid(reward_intercept)).
-    reward_intercept : shifts the mean rewards (negative: rarer positive rewards).
-    popularity_scale : >= 0, the spread of the context-free (popularity) part of the score;
+    reward_intercept
+        shifts the mean rewards (negative: rarer positive rewards).
+    popularity_scale
+        >= 0, the spread of the context-free (popularity) part of the score;
         None: ``reward_scale``.
-    item_categories : the number of categories (>= 2) of each categorical item column; empty:
+    item_categories
+        the number of categories (>= 2) of each categorical item column; empty:
         numeric item features only.
-    context_categories : the number of categories (>= 2) of each one-hot user feature, summing
+    context_categories
+        the number of categories (>= 2) of each one-hot user feature, summing
         to ``d_x``; empty: Gaussian contexts.
-    position_bias : examination probabilities in (0, 1] of positions 0..P-1; None: no
+    position_bias
+        examination probabilities in (0, 1] of positions 0..P-1; None: no
         positions.
-    interaction : "bilinear" (default): the score's context x item term is x^T W phi;
+    interaction
+        "bilinear" (default): the score's context x item term is x^T W phi;
         "cosine": c cos(pi x^T W phi / c) with c = ``reward_scale``, a world no bilinear model
         (Vowpal Wabbit's ``-q``) fits.
 

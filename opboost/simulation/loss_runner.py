@@ -73,14 +73,20 @@ def run_loss_feedback(
 
     Parameters
     ----------
-    learner : a :class:`LossFeedbackLearner`; learns in place (its own ``random_state``
+    learner
+        a :class:`LossFeedbackLearner`; learns in place (its own ``random_state``
         seeds its exploration).
-    loss, noise : the environment's convex loss and the half-width of its uniform noise.
-    random_state : seed of the noise and of the shuffling.
-    shuffle : stream the rows in a seeded random order (one "run" of the paper).
-    evaluate_from : fraction of the stream after which predictions are scored (0.5 = the
+    loss, noise
+        the environment's convex loss and the half-width of its uniform noise.
+    random_state
+        seed of the noise and of the shuffling.
+    shuffle
+        stream the rows in a seeded random order (one "run" of the paper).
+    evaluate_from
+        fraction of the stream after which predictions are scored (0.5 = the
         paper's "progressive validation on the second half").
-    n_curve_points : about how many points of the running-mean loss curve to keep.
+    n_curve_points
+        about how many points of the running-mean loss curve to keep.
     """
     if not isinstance(learner, LossFeedbackLearner):
         raise InvalidParameterError(

@@ -39,17 +39,27 @@ def run_bandit(
 
     Parameters
     ----------
-    learner : a :class:`BanditLearner`, used as given (not cloned): pass a fresh one. Build
+    learner
+        a :class:`BanditLearner`, used as given (not cloned): pass a fresh one. Build
         a registered one by name with ``opboost.make("online_learner", name, n_actions=K,
         random_state=seed)``.
-    X : (n, d) contexts. y : labels, in the form ``reward`` expects.
-    reward : "multiclass", "multilabel" or a (classes x actions) matrix
+    X
+        (n, d) contexts.
+    y
+        labels, in the form ``reward`` expects.
+    reward
+        "multiclass", "multilabel" or a (classes x actions) matrix
         (:func:`opboost.simulation.supervised.reward_table`).
-    n_actions : K, inferred from ``reward``/``y`` when None.
-    random_state : seed of the row orderings (the learner has its own ``random_state``).
-    n_passes : passes over the data, each in a fresh order; errors count over all passes.
-    shuffle : shuffle rows (else keep the given order).
-    n_curve_points : about how many points of the running error rate to keep.
+    n_actions
+        K, inferred from ``reward``/``y`` when None.
+    random_state
+        seed of the row orderings (the learner has its own ``random_state``).
+    n_passes
+        passes over the data, each in a fresh order; errors count over all passes.
+    shuffle
+        shuffle rows (else keep the given order).
+    n_curve_points
+        about how many points of the running error rate to keep.
 
     Notes
     -----

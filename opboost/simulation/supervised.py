@@ -205,14 +205,22 @@ def supervised_to_bandit(
 
     Parameters
     ----------
-    X : (n, d) array or CSR matrix of contexts.
-    y : labels; (n,) class indices, or an (n, K) 0/1 matrix for ``reward="multilabel"``.
-    n_actions : K, the number of actions.
-    reward : "multiclass", "multilabel" or a (C, K) reward matrix.
-    log_fraction : share of rows used to train the logging policy, in (0, 1).
-    epsilon : uniform exploration mixed into the logging policy, in [0, 1].
-    logging_C : inverse L2 regularisation of the logging policy (small = weak logger).
-    random_state : seed for the split, the logger and the sampled actions.
+    X
+        (n, d) array or CSR matrix of contexts.
+    y
+        labels; (n,) class indices, or an (n, K) 0/1 matrix for ``reward="multilabel"``.
+    n_actions
+        K, the number of actions.
+    reward
+        "multiclass", "multilabel" or a (C, K) reward matrix.
+    log_fraction
+        share of rows used to train the logging policy, in (0, 1).
+    epsilon
+        uniform exploration mixed into the logging policy, in [0, 1].
+    logging_C
+        inverse L2 regularisation of the logging policy (small = weak logger).
+    random_state
+        seed for the split, the logger and the sampled actions.
     """
     owner = "supervised_to_bandit"
     check_scalar(n_actions, "n_actions", owner, kind=int, low=2)

@@ -276,12 +276,15 @@ class DirectMethod(_RewardModelEstimator):
 
     Parameters
     ----------
-    reward_model : None (a small seeded LightGBM regressor, see
+    reward_model
+        None (a small seeded LightGBM regressor, see
         :func:`default_reward_model`) or any object with ``fit(X, y)`` and ``predict(X)``;
         X is [x; onehot(a)] of shape (m, d + K), dense or CSR like the contexts. It is cloned
         (or deep-copied) per fold, never fitted in place.
-    n_folds : cross-fitting folds; 1 fits once on all rows and predicts on the same rows.
-    random_state : seed of the fold split and of the default model.
+    n_folds
+        cross-fitting folds; 1 fits once on all rows and predicts on the same rows.
+    random_state
+        seed of the fold split and of the default model.
     """
 
     name: ClassVar[str] = "dm"

@@ -47,7 +47,8 @@ class TruncatedIPS(Estimator):
 
     Parameters
     ----------
-    max_weight : M > 0, the largest importance weight; ``inf`` disables truncation.
+    max_weight
+        M > 0, the largest importance weight; ``inf`` disables truncation.
     """
 
     name: ClassVar[str] = "truncated_ips"

@@ -81,24 +81,32 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
 
     Parameters
     ----------
-    num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2,
-    feature_fraction, max_bin : the LightGBM parameters of the same names. By default the
+    num_leaves, max_depth, min_data_in_leaf, min_sum_hessian_in_leaf, lambda_l2
+        the LightGBM parameters of the same names. By default the
         weights are rescaled to mean 1 over the nonzero entries each round (the weighted
         least-squares fit is scale invariant), so ``min_sum_hessian_in_leaf`` and
         ``lambda_l2`` are in units of "typical rows".
-    num_threads : LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
+    feature_fraction, max_bin
+        the LightGBM parameters of the same names.
+    num_threads
+        LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
         alike) by the designed data's size and the free cores (:func:`opboost.api.lgbm.threads.
         lightgbm_threads`); an int is used as it is (0: LightGBM's default, every core).
-    hessian_units : "mean" (default, the rescaling above) or "raw": the hessians are the
+    hessian_units
+        "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
         ``min_child_weight`` in London et al.'s Table 5.
-    action_design : "stacked" (default), "stacked_onehot" or "per_action"; see the module doc.
-    random_state : seed of LightGBM's randomness (binning sample, feature_fraction). If None,
+    action_design
+        "stacked" (default), "stacked_onehot" or "per_action"; see the module doc.
+    random_state
+        seed of LightGBM's randomness (binning sample, feature_fraction). If None,
         the ``random_state`` passed to ``prepare`` by the booster is used.
-    categorical_features : indices of the categorical context columns (integer codes; -1 is
+    categorical_features
+        indices of the categorical context columns (integer codes; -1 is
         missing), split as LightGBM categorical features; None (default): none. The booster
         sets it from the logs' schema (``LoggedBandit.from_dataframe``) when left None.
-    row_sampling : which rows grow a round's trees. "auto" (default): LightGBM's
+    row_sampling
+        which rows grow a round's trees. "auto" (default): LightGBM's
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
         of the rest at random; each tree's leaves then set from every row) on stacked designs
         of at least :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K
@@ -107,7 +115,8 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         of "per_action". The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
         grow on every row (:mod:`opboost.api.lgbm.sampling`).
-    params : extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
+    params
+        extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,
         number of classes or a named parameter.
 

@@ -137,7 +137,8 @@ class SNIPSObjective(_EffectiveCoefObjective):
 
     Parameters
     ----------
-    max_weight : M > 0 clips the normaliser's importance weights, w_i = min(1/p_i, M); use
+    max_weight
+        M > 0 clips the normaliser's importance weights, w_i = min(1/p_i, M); use
         the same M as ``truncated_ips`` when training with it. ``inf`` (default) no clipping.
     """
 
@@ -170,7 +171,8 @@ class VariancePenalised(_EffectiveCoefObjective):
 
     Parameters
     ----------
-    variance_penalty : lambda >= 0; 0 gives BOPL's risk. POEM's default range is 0.01-1.
+    variance_penalty
+        lambda >= 0; 0 gives BOPL's risk. POEM's default range is 0.01-1.
     """
 
     name: ClassVar[str] = "poem"

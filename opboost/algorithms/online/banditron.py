@@ -33,15 +33,20 @@ class Banditron(BanditLearner):
 
     Parameters
     ----------
-    n_actions : number of classes K (>= 2).
-    gamma : exploration rate in (0, 1) (the paper's gamma; Chen et al. tune it like delta).
-    fit_intercept : append a constant 1 feature.
-    standardize : online scaling by the running std
+    n_actions
+        number of classes K (>= 2).
+    gamma
+        exploration rate in (0, 1) (the paper's gamma; Chen et al. tune it like delta).
+    fit_intercept
+        append a constant 1 feature.
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         when ``predict_one`` acts on it): ``"auto"`` centres at the running mean except two-valued
         features (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw
         features.
-    random_state : seed of the exploration and of tie-breaking.
+    random_state
+        seed of the exploration and of tie-breaking.
 
     Notes
     -----

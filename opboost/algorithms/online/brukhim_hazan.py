@@ -114,26 +114,36 @@ class BrukhimHazanBoost(LossFeedbackLearner):
 
     Parameters
     ----------
-    n_learners : N, the number of weak learners and of loss queries per round.
-    delta : smoothing radius δ of the spherical gradient estimator (paper: 0.5).
-    gamma : weak-learning advantage γ >= 1 of Definition 6 (outputs are divided by γ).
-    lr, lr_decay : the weak learners' step ``lr · t^{-lr_decay}`` (paper: lr in [1e-4, 0.1],
+    n_learners
+        N, the number of weak learners and of loss queries per round.
+    delta
+        smoothing radius δ of the spherical gradient estimator (paper: 0.5).
+    gamma
+        weak-learning advantage γ >= 1 of Definition 6 (outputs are divided by γ).
+    lr, lr_decay
+        the weak learners' step ``lr · t^{-lr_decay}`` (paper: lr in [1e-4, 0.1],
         c in [0.25, 1]); used by the ``"fkm"`` weak learner.
-    radius : Frobenius bound on each FKM learner's weights.
-    origin : ``y^0``, where learner 1's loss is queried: ``"zero"`` (line 5 of the paper,
+    radius
+        Frobenius bound on each FKM learner's weights.
+    origin
+        ``y^0``, where learner 1's loss is queried: ``"zero"`` (line 5 of the paper,
         the default) or ``"center"`` of the label set (box midpoint, simplex barycentre;
         not in the paper). Since ``η_1 = 1``, a round's iterates ``y^1..y^N`` do not depend
         on it given the learners' state, and neither does Theorem 9; but learner 1 is
         trained on the gradient at ``y^0`` (it minimises ``∇l̂(y^0)·y``), so the origin
         changes what every learner learns (measured in docs/benchmarks/online.md).
-    weak_learner : ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
-    n_outputs, label_set, low, high : the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
+    weak_learner
+        ``"fkm"`` or ``"river:<module>.<Class>"`` (a river regressor).
+    n_outputs, label_set, low, high
+        the label set ``K ⊂ R^m`` (``"real"``, ``"box"``
         ``[low, high]^m`` or ``"simplex"``).
-    standardize : online scaling by the running std
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
-    random_state : seed of the query directions ``v_t^i``.
+    random_state
+        seed of the query directions ``v_t^i``.
 
     Examples
     --------

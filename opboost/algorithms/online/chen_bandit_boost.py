@@ -67,28 +67,38 @@ class ChenBanditBoost(BanditLearner):
 
     Parameters
     ----------
-    n_actions : number of classes/actions K (required, >= 2).
-    n_learners : number of weak learners N (paper's experiments: 100).
-    weak_learner : "averaged_perceptron" (default), "perceptron", "passive_aggressive",
+    n_actions
+        number of classes/actions K (required, >= 2).
+    n_learners
+        number of weak learners N (paper's experiments: 100).
+    weak_learner
+        "averaged_perceptron" (default), "perceptron", "passive_aggressive",
         "gaussian_nb" (vectorised numpy banks) or "river:<module>.<Class>", e.g.
         "river:linear_model.LogisticRegression" or "river:tree.HoeffdingTreeClassifier".
-    weak_learner_params : keyword arguments for the bank / river model. For the
+    weak_learner_params
+        keyword arguments for the bank / river model. For the
         perceptrons the default is ``{"weighting": "poisson"}``: learner i learns the
         example Poisson(w_i) times (Oza & Russell 2001) rather than stepping by w_i.
-    delta : exploration rate delta in (0, 1). The paper's grid is 0.01 to 0.1; the default
+    delta
+        exploration rate delta in (0, 1). The paper's grid is 0.01 to 0.1; the default
         0.003 (with gamma = 0.05 and averaged perceptrons) is the best of
         {0.003, 0.005, 0.01} x {0.05, 0.1} on Car, Nursery, DNA, Connect-4 and
         ImageSegments (docs/benchmarks/online.md).
-    gamma : assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
+    gamma
+        assumed weak-learner advantage gamma in (0, 1/2) (paper: 0.1); sets
         theta = gamma / (2 + gamma).
-    learning_rate : eta of eq. 6; None uses the paper's delta^3 / K.
-    standardize : online scaling by the running std
+    learning_rate
+        eta of eq. 6; None uses the paper's delta^3 / K.
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         when ``predict_one`` acts on it): ``"auto"`` centres at the running mean except two-valued
         features (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw
         features.
-    random_state : seed of the initial hypotheses and of the exploration.
-    engine : "auto" (default) runs the compiled step of
+    random_state
+        seed of the initial hypotheses and of the exploration.
+    engine
+        "auto" (default) runs the compiled step of
         :mod:`~opboost.algorithms.online.perceptron_kernel` when numba is installed
         (``pip install "opboost[fast]"``) and the weak learners are perceptrons with Poisson
         weighting, else numpy; "numpy" always runs the numpy reference; "numba" requires the

@@ -42,11 +42,15 @@ class LinearBank:
 
     Parameters
     ----------
-    n_learners, n_outputs, n_features : N, m, d.
-    lr, lr_decay : step ``lr · t^{-lr_decay}`` at the learner's t-th update (t >= 1).
-    radius : Frobenius-norm bound on each ``W_i`` (the "projected" in projected OGD); inf
+    n_learners, n_outputs, n_features
+        N, m, d.
+    lr, lr_decay
+        step ``lr · t^{-lr_decay}`` at the learner's t-th update (t >= 1).
+    radius
+        Frobenius-norm bound on each ``W_i`` (the "projected" in projected OGD); inf
         disables the projection.
-    label_set, low, high : the set ``K`` each output is projected onto.
+    label_set, low, high
+        the set ``K`` each output is projected onto.
     """
 
     @classmethod
@@ -115,11 +119,16 @@ class NFKM(LossFeedbackLearner):
 
     Parameters
     ----------
-    n_queries : N, loss queries per round (match the booster's ``n_learners``).
-    delta : smoothing radius δ of the spherical estimator.
-    lr, lr_decay : step ``lr · t^{-lr_decay}``.
-    radius : Frobenius bound on the weights (projected gradient descent).
-    perturb : where FKM draws its spherical perturbation.
+    n_queries
+        N, loss queries per round (match the booster's ``n_learners``).
+    delta
+        smoothing radius δ of the spherical estimator.
+    lr, lr_decay
+        step ``lr · t^{-lr_decay}``.
+    radius
+        Frobenius bound on the weights (projected gradient descent).
+    perturb
+        where FKM draws its spherical perturbation.
 
         - ``"weights"`` (FKM as defined by Flaxman, Kalai & McMahan 2005, whose decision is
           the point played, here the weights ``W`` in ``R^{m(d+1)}``): query
@@ -129,12 +138,15 @@ class NFKM(LossFeedbackLearner):
           chain rule ``ĝ ⊗ [x, 1]``, ``ĝ`` the mean of ``(m/δ) l̃_j v_j``. This uses the
           linear-model structure that Algorithm 2 uses for its learners, so it is a
           stronger baseline than the paper's (its variance does not grow with d).
-    n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
-    standardize : online scaling by the running std
+    n_outputs, label_set, low, high
+        the label set ``K ⊂ R^m``.
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
-    random_state : seed of the query directions.
+    random_state
+        seed of the query directions.
 
     References
     ----------

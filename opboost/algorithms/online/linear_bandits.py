@@ -110,16 +110,23 @@ class LinUCB(_RidgeBandit):
 
     Parameters
     ----------
-    n_actions : K >= 2.
-    alpha : width of the confidence bonus, in posterior standard deviations (>= 0).
-    l2 : prior precision of every coefficient (ridge penalty, > 0).
-    beta : noise precision of the rewards (> 0).
-    fit_intercept : append a constant 1 feature (after standardisation).
-    standardize : online feature scaling
+    n_actions
+        K >= 2.
+    alpha
+        width of the confidence bonus, in posterior standard deviations (>= 0).
+    l2
+        prior precision of every coefficient (ridge penalty, > 0).
+    beta
+        noise precision of the rewards (> 0).
+    fit_intercept
+        append a constant 1 feature (after standardisation).
+    standardize
+        online feature scaling
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`): ``"mean"`` (river's
         StandardScaler, best for the ridge regressions), ``"auto"`` (one-hot zeros kept) or False
         (raw features).
-    random_state : seed of tie-breaking.
+    random_state
+        seed of tie-breaking.
 
     Notes
     -----
@@ -205,16 +212,22 @@ class EpsilonGreedyLinear(_RidgeBandit):
 
     Parameters
     ----------
-    n_actions : K >= 2.
-    epsilon : probability of a uniform action, in [0, 1].
-    l2, beta : prior and noise precisions of the ridge regressions (> 0); the greedy action
+    n_actions
+        K >= 2.
+    epsilon
+        probability of a uniform action, in [0, 1].
+    l2, beta
+        prior and noise precisions of the ridge regressions (> 0); the greedy action
         depends on their ratio only.
-    fit_intercept : append a constant 1 feature (after standardisation).
-    standardize : online feature scaling
+    fit_intercept
+        append a constant 1 feature (after standardisation).
+    standardize
+        online feature scaling
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`): ``"mean"`` (river's
         StandardScaler, best for the ridge regressions), ``"auto"`` (one-hot zeros kept) or False
         (raw features).
-    random_state : seed of the exploration and of tie-breaking.
+    random_state
+        seed of the exploration and of tie-breaking.
 
     Notes
     -----

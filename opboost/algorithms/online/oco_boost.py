@@ -64,21 +64,30 @@ class OCOBoost(OnlineLearner):
 
     Parameters
     ----------
-    n_learners : T rounds of :meth:`fit`, or N online weak learners.
-    mode : ``"realizable"`` (re-weighting, p ∈ [0, 1]) or ``"agnostic"`` (re-labelling,
+    n_learners
+        T rounds of :meth:`fit`, or N online weak learners.
+    mode
+        ``"realizable"`` (re-weighting, p ∈ [0, 1]) or ``"agnostic"`` (re-labelling,
         p ∈ [-1, 1]).
-    gamma : weak-learning edge γ in (0, 1].
-    oco_lr : OGD step on p; None uses ``1 / ((1/γ + 1) sqrt(n_learners))`` (diameter 1
+    gamma
+        weak-learning edge γ in (0, 1].
+    oco_lr
+        OGD step on p; None uses ``1 / ((1/γ + 1) sqrt(n_learners))`` (diameter 1
         over gradient bound ``1/γ + 1``, times ``1/sqrt(T)``).
-    weak_lr : step of the online weak learners (logistic-loss OGD).
-    sample_size : m_0, draws per round passed to the stump in :meth:`fit` (None: m).
-    vote : ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
-    standardize : online scaling by the running std
+    weak_lr
+        step of the online weak learners (logistic-loss OGD).
+    sample_size
+        m_0, draws per round passed to the stump in :meth:`fit` (None: m).
+    vote
+        ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
         Online path only (:meth:`fit`'s stumps are scale-invariant).
-    random_state : seed of sampling, re-labelling and the randomized vote.
+    random_state
+        seed of sampling, re-labelling and the randomized vote.
 
     References
     ----------

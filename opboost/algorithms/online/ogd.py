@@ -43,14 +43,19 @@ class OGD(LossFeedbackLearner):
 
     Parameters
     ----------
-    lr, lr_decay : step ``lr · t^{-lr_decay}``.
-    radius : Frobenius bound on the weights.
-    n_outputs, label_set, low, high : the label set ``K ⊂ R^m``.
-    standardize : online scaling by the running std
+    lr, lr_decay
+        step ``lr · t^{-lr_decay}``.
+    radius
+        Frobenius bound on the weights.
+    n_outputs, label_set, low, high
+        the label set ``K ⊂ R^m``.
+    standardize
+        online scaling by the running std
         (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
-    random_state : unused (OGD is deterministic); kept for a uniform interface.
+    random_state
+        unused (OGD is deterministic); kept for a uniform interface.
     """
 
     name: ClassVar[str] = "ogd"

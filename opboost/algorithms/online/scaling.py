@@ -47,12 +47,16 @@ class RunningScaler:
 
     Parameters
     ----------
-    n_features : d, the context dimension.
-    center : ``"auto"`` or ``"mean"`` (see the module doc).
-
-    max_block : the largest block of buffered contexts merged at once (:meth:`flush`
+    n_features
+        d, the context dimension.
+    center
+        ``"auto"`` or ``"mean"`` (see the module doc).
+    max_block
+        the largest block of buffered contexts merged at once (:meth:`flush`
         merges the buffer now).
 
+    Notes
+    -----
     State: ``n_seen`` (merged count), ``mean`` (d,), ``m2`` (d,) (sum of squared deviations),
     ``inv_std`` (d,) (1 / std, 0 where the variance is 0), ``centre`` (d,), the extremes
     ``lo``, ``hi`` (d,) and ``two_valued`` (d,) bool (no value strictly between them yet).

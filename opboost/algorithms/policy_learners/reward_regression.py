@@ -46,15 +46,19 @@ class RewardRegression(PolicyLearner):
 
     Parameters
     ----------
-    n_estimators, num_leaves, learning_rate, min_child_samples : LightGBM regressor settings.
-    num_threads : LightGBM's threads: "auto" (default) chooses them for each fit and prediction
+    n_estimators, num_leaves, learning_rate, min_child_samples
+        LightGBM regressor settings.
+    num_threads
+        LightGBM's threads: "auto" (default) chooses them for each fit and prediction
         by its size and the free cores (:func:`opboost.api.lgbm.threads.lightgbm_threads`); an int
         is used as it is (0: LightGBM's default, every core).
-    random_state : seed.
+    random_state
+        seed.
 
     Attributes
     ----------
-    num_threads_ : the fit's LightGBM threads.
+    num_threads_
+        the fit's LightGBM threads.
     """
 
     name: ClassVar[str] = "reward_regression"

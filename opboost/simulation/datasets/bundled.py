@@ -72,9 +72,12 @@ class SyntheticMulticlass(Dataset):
 
     Parameters
     ----------
-    n_samples, n_features, n_classes : size of the problem.
-    n_informative : informative features (the rest are noise and redundant features).
-    random_state : seed.
+    n_samples, n_features, n_classes
+        size of the problem.
+    n_informative
+        informative features (the rest are noise and redundant features).
+    random_state
+        seed.
     """
 
     name: ClassVar[str] = "synthetic_multiclass"

@@ -45,7 +45,8 @@ class Covertype(Dataset):
 
     Parameters
     ----------
-    credit : the near-miss reward within a genus (London et al.: 1/4).
+    credit
+        the near-miss reward within a genus (London et al.: 1/4).
     """
 
     name: ClassVar[str] = "covertype"

@@ -70,7 +70,8 @@ class FashionMNIST(Dataset):
 
     Parameters
     ----------
-    credit : the near-miss reward within a group (London et al.: 1/4).
+    credit
+        the near-miss reward within a group (London et al.: 1/4).
     """
 
     name: ClassVar[str] = "fashion_mnist"

@@ -65,7 +65,8 @@ class Scene(Dataset):
 
     Parameters
     ----------
-    official_split : if True, ``test_index`` marks the rows of scene-test.arff; the default
+    official_split
+        if True, ``test_index`` marks the rows of scene-test.arff; the default
         (False) pools both files, as London et al. do before their random 80/20 split.
     """
 

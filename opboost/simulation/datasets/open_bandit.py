@@ -52,9 +52,12 @@ class OpenBandit(Dataset):
 
     Parameters
     ----------
-    behavior_policy : "random" (uniform) or "bts" (Bernoulli Thompson sampling), the logger.
-    campaign : "all" (default), "men" or "women".
-    user_item_affinity : also put the ``user-item_affinity_*`` columns in the contexts (obp's
+    behavior_policy
+        "random" (uniform) or "bts" (Bernoulli Thompson sampling), the logger.
+    campaign
+        "all" (default), "men" or "women".
+    user_item_affinity
+        also put the ``user-item_affinity_*`` columns in the contexts (obp's
         ``pre_process`` uses only the one-hot user features; off by default to match it).
     """
 
