@@ -1,8 +1,8 @@
 """The contextual-bandit online protocol: act on one context, learn from one reward.
 
-A :class:`BanditLearner` sees a context ``x`` (a dense ``(d,)`` float array), samples an
-action from its own exploration distribution (with its own seeded generator), and then
-learns from the reward of that action only; the label and the rewards of the other
+A [`BanditLearner`][opboost.api.bandit.BanditLearner] sees a context ``x`` (a dense ``(d,)`` float
+array), samples an action from its own exploration distribution (with its own seeded generator), and
+then learns from the reward of that action only; the label and the rewards of the other
 actions are never shown. River style::
 
     action = learner.predict_one(x)        # samples; remembers p_t, the (K,) distribution
@@ -30,9 +30,11 @@ __all__ = ["BanditLearner", "as_context"]
 class BanditLearner(OnlineLearner):
     """Base of learners that see only the reward of the action they chose.
 
-    Subclasses implement :meth:`action_probs_one`, :meth:`predict_one` and
-    :meth:`learn_one`. ``predict_one`` stores the distribution it sampled from, so that
-    ``learn_one`` for the same context can importance-weight with the exact probability.
+    Subclasses implement [`action_probs_one`][opboost.api.bandit.BanditLearner.action_probs_one],
+    [`predict_one`][opboost.api.bandit.BanditLearner.predict_one] and
+    [`learn_one`][opboost.api.bandit.BanditLearner.learn_one]. ``predict_one`` stores the
+    distribution it sampled from, so that ``learn_one`` for the same context can importance-weight
+    with the exact probability.
 
     Parameters common to all bandit learners: ``n_actions`` (K >= 2) and ``random_state``.
     """

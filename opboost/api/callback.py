@@ -1,10 +1,11 @@
 """The fit callback interface (kind "callback") and what a callback sees of a fit.
 
-A callback is a :class:`Callback` with an ``order`` (lower runs first) and hooks that each
-receive a frozen :class:`RoundEnv`. Callbacks never get the loop's locals and never raise to
-stop: they call ``env.request_stop(reason)``, and the first reason becomes the booster's
-``stop_reason_``. The engine never sets attributes on callbacks; each callback resets its own
-state in ``on_fit_start``. The built-in callbacks are in :mod:`opboost.core.callbacks`.
+A callback is a [`Callback`][opboost.api.callback.Callback] with an ``order`` (lower runs first) and
+hooks that each receive a frozen [`RoundEnv`][opboost.api.callback.RoundEnv]. Callbacks never get
+the loop's locals and never raise to stop: they call ``env.request_stop(reason)``, and the first
+reason becomes the booster's ``stop_reason_``. The engine never sets attributes on callbacks; each
+callback resets its own state in ``on_fit_start``. The built-in callbacks are in
+[`opboost.core.callbacks`][opboost.core.callbacks].
 """
 
 from __future__ import annotations
@@ -91,12 +92,14 @@ class RoundEnv:
 
     @property
     def stop_requests(self) -> tuple[str, ...]:
-        """The reasons given to :meth:`request_stop`, first first."""
+        """The reasons given to [`request_stop`][opboost.api.callback.RoundEnv.request_stop], first
+        first."""
         return tuple(self._stop)
 
     @property
     def marked_best(self) -> bool:
-        """Whether a callback called :meth:`mark_best` on this round."""
+        """Whether a callback called [`mark_best`][opboost.api.callback.RoundEnv.mark_best] on this
+        round."""
         return bool(self._best)
 
 

@@ -6,9 +6,10 @@ validation runs at first use. Each concrete class declares its registry ``name``
 unique per kind) and ``kind``.
 
 Parameters are validated from one declaration, ``_parameter_constraints`` (see
-:mod:`opboost.api.constraints`): :meth:`Component.validate_params` checks an instance (at
-first use), :meth:`Component.check_params` a dict of would-be constructor parameters (a
-config, at parse time).
+[`opboost.api.constraints`][opboost.api.constraints]):
+[`Component.validate_params`][opboost.api.component.Component.validate_params] checks an instance
+(at first use), [`Component.check_params`][opboost.api.component.Component.check_params] a dict of
+would-be constructor parameters (a config, at parse time).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ class Component(BaseEstimator):
 
     def validate_params(self) -> None:
         """Check the parameters against ``_parameter_constraints``; raise
-        :class:`~opboost.api.exceptions.InvalidParameterError` on the first bad one."""
+        [`InvalidParameterError`][opboost.api.exceptions.InvalidParameterError] on the first bad
+        one."""
         validate_params(type(self).__name__, self._parameter_constraints, self.get_params(False))
 
     # scikit-learn's name for the same check (its own runs on sklearn's constraint objects)
@@ -95,13 +97,14 @@ class Component(BaseEstimator):
         """Validate would-be constructor ``params`` without building the component.
 
         Unknown names (listing the valid ones, with a "did you mean") and values breaking
-        ``_parameter_constraints`` raise :class:`~opboost.api.exceptions.ConfigParameterError`
-        (a ConfigError and an InvalidParameterError) whose message starts with ``where`` plus
-        the parameter, e.g. ``where="c.toml [algorithms[1].base_learner]"`` gives
-        ``c.toml [algorithms[1].base_learner.num_leaves]: The 'num_leaves' parameter of
-        LightGBMTree must be an int >= 2 and <= 131072. Got 1 instead.`` ``managed`` names
-        parameters the caller sets itself: they are left out of the listed valid names.
-        Parameters not given are checked at their constructor defaults.
+        ``_parameter_constraints`` raise
+        [`ConfigParameterError`][opboost.api.exceptions.ConfigParameterError] (a ConfigError and an
+        InvalidParameterError) whose message starts with ``where`` plus the parameter, e.g.
+        ``where="c.toml [algorithms[1].base_learner]"`` gives ``c.toml
+        [algorithms[1].base_learner.num_leaves]: The 'num_leaves' parameter of LightGBMTree must be
+        an int >= 2 and <= 131072. Got 1 instead.`` ``managed`` names parameters the caller sets
+        itself: they are left out of the listed valid names. Parameters not given are checked at
+        their constructor defaults.
         """
         check_params(cls, cls.describe(), params, where, managed=managed)
 
@@ -137,8 +140,9 @@ def check_params(
     *,
     managed: Collection[str] = (),
 ) -> None:
-    """:meth:`Component.check_params` for any class with ``_parameter_constraints`` (the
-    Booster too); ``described`` names the class in the unknown-parameter message."""
+    """[`Component.check_params`][opboost.api.component.Component.check_params] for any class with
+    ``_parameter_constraints`` (the Booster too); ``described`` names the class in the
+    unknown-parameter message."""
     defaults = constructor_defaults(cls)
     valid = [p for p in defaults if p not in managed]
     for param in params:

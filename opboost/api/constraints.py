@@ -10,19 +10,23 @@ A component declares, per constructor parameter, the list of values it accepts::
     }
 
 The entries of a list are alternatives (the value must satisfy one of them): an
-:class:`Interval`, :class:`Options`, :class:`InstanceOf`, :class:`Satisfies` (any predicate),
-``None`` (the value None), ``"boolean"`` (True or False) or ``"random_state"`` (None, an int
->= 0 or a ``numpy.random.Generator``). Two entries are not alternatives: a :class:`Rule` is a
-cross-parameter check run once every parameter satisfies its own constraints, and
-:class:`Skip` says when the parameter is unused, so not checked at all.
+[`Interval`][opboost.api.constraints.Interval], [`Options`][opboost.api.constraints.Options],
+[`InstanceOf`][opboost.api.constraints.InstanceOf], [`Satisfies`][opboost.api.constraints.Satisfies]
+(any predicate), ``None`` (the value None), ``"boolean"`` (True or False) or ``"random_state"``
+(None, an int >= 0 or a ``numpy.random.Generator``). Two entries are not alternatives: a
+[`Rule`][opboost.api.constraints.Rule] is a cross-parameter check run once every parameter satisfies
+its own constraints, and [`Skip`][opboost.api.constraints.Skip] says when the parameter is unused,
+so not checked at all.
 
-:func:`validate_params` checks a dict of parameters against such a table and raises
-:class:`~opboost.api.exceptions.InvalidParameterError` with the project's message::
+[`validate_params`][opboost.api.constraints.validate_params] checks a dict of parameters against
+such a table and raises [`InvalidParameterError`][opboost.api.exceptions.InvalidParameterError] with
+the project's message::
 
     The 'n_rounds' parameter of Booster must be an int >= 1. Got 0 instead; use e.g. 100.
 
-The same table serves :meth:`opboost.api.component.Component.validate_params` (at fit) and
-:meth:`~opboost.api.component.Component.check_params` (configs, at parse time).
+The same table serves [`Component.validate_params`][opboost.api.component.Component.validate_params]
+(at fit) and [`check_params`][opboost.api.component.Component.check_params] (configs, at parse
+time).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class Constraint:
     fix: str | None = None
 
     def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` is accepted."""
         raise NotImplementedError
 
     def type_text(self) -> str:
@@ -144,6 +149,7 @@ class Interval(Constraint):
         return isinstance(value, self.kinds) and (not _is_bool(value) or bool in self.kinds)
 
     def bounds(self) -> list[str]:
+        """The bounds as message text, e.g. ``[">= 0", "< 1"]``."""
         left = self.closed in ("both", "left")
         right = self.closed in ("both", "right")
         bounds = []
@@ -357,8 +363,8 @@ def validate_params(
     owner_name: str, constraints: Mapping[str, Any], params: Mapping[str, Any]
 ) -> None:
     """Check ``params`` against ``constraints`` (a ``_parameter_constraints`` table); raise
-    :class:`~opboost.api.exceptions.InvalidParameterError` naming ``owner_name``, the
-    parameter and the bad value (``exc.param`` holds the parameter's name).
+    [`InvalidParameterError`][opboost.api.exceptions.InvalidParameterError] naming ``owner_name``,
+    the parameter and the bad value (``exc.param`` holds the parameter's name).
 
     Only the parameters present in ``params`` are checked; the rules run once every
     parameter passed its own constraints (a rule needing a missing parameter is skipped).

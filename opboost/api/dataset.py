@@ -23,8 +23,8 @@ class SupervisedData:
 
     ``X`` is (n, d) (dense or CSR); ``y`` is (n,) class indices, an (n, K) 0/1 label matrix
     (multilabel) or (n,) / (n, m) real targets (regression). ``reward`` is what
-    :func:`opboost.simulation.supervised.reward_table` takes. ``test_index`` is the data set's
-    official test split, if it has one.
+    [`reward_table`][opboost.simulation.supervised.reward_table] takes. ``test_index`` is the data
+    set's official test split, if it has one.
     """
 
     name: str
@@ -48,7 +48,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path | None:
 
 
 class Dataset(Component):
-    """A data set loader. ``load`` returns :class:`SupervisedData`.
+    """A data set loader. ``load`` returns [`SupervisedData`][opboost.api.dataset.SupervisedData].
 
     Loaders of real data read from ``data_dir`` (or ``$OPBOOST_DATA``) and raise
     ``FileNotFoundError`` naming the file, the directory searched and where to get it.
@@ -62,6 +62,7 @@ class Dataset(Component):
     bundled: ClassVar[bool] = False
 
     def load(self, data_dir: str | os.PathLike | None = None) -> SupervisedData:
+        """The data set, read from ``data_dir`` (or ``$OPBOOST_DATA``) unless ``bundled``."""
         raise NotImplementedError
 
 

@@ -3,11 +3,13 @@
 An engine holds the state of one fit: where the rows live and how f_t is fitted on them. The
 core runs every engine through one function (``opboost.core.loop.run_fit``: prepare, start,
 rounds, end) and one round (``boost_round``): the in-memory fit, the warm start's
-distillation and a fit on a cluster (``opboost.dask``) all implement :class:`Engine`. Logs
-that live elsewhere (:class:`RemoteLogs`) build their own engine from the resolved
-:class:`Components` and the :class:`FitSettings`; what such an engine needs besides this
-module is in the SDK too: the data checks (:func:`opboost.api.data.logged.check_data`) and what a
-fitted policy records (:mod:`opboost.api.fit_metadata`).
+distillation and a fit on a cluster (``opboost.dask``) all implement
+[`Engine`][opboost.api.engine.Engine]. Logs that live elsewhere
+([`RemoteLogs`][opboost.api.engine.RemoteLogs]) build their own engine from the resolved
+[`Components`][opboost.api.engine.Components] and the
+[`FitSettings`][opboost.api.engine.FitSettings]; what such an engine needs besides this module is in
+the SDK too: the data checks (``opboost.api.data.logged.check_data``) and what a fitted policy
+records ([`opboost.api.fit_metadata`][opboost.api.fit_metadata]).
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ class Engine(Protocol):
         """||grad R(F)|| at the current scores."""
 
     def fit_direction(self) -> Direction:
-        """Fit this round's f_t (held until :meth:`commit` or :meth:`discard`)."""
+        """Fit this round's f_t (held until [`commit`][opboost.api.engine.Engine.commit] or
+        [`discard`][opboost.api.engine.Engine.discard])."""
 
     def step_denominator(self, direction: Direction) -> float:
         """sum_i |c_i| sigma_i ||f_t(x_i)||^2 (used to rescale f_t to ``scale``)."""
@@ -151,7 +154,7 @@ class BoosterEngine(Engine, Protocol):
         """Get ready for round 1: prepare the learner and fit any warm start."""
 
     def policy(self) -> Policy:
-        """The fitted :class:`opboost.api.policy.Policy`."""
+        """The fitted [`Policy`][opboost.api.policy.Policy]."""
 
     def fitted_attributes(self) -> dict[str, Any]:
         """Extra fitted attributes (name ending in ``_`` -> value) for the Booster."""

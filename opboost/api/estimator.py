@@ -8,7 +8,8 @@ An estimator has two roles:
 * the value of any policy on logged data (``estimate_value``) and a confidence interval
   (``estimate_interval``), from per-example contributions (``round_values``); on fixed logs
   that score many policies (every round of a fit on held-out logs, the candidates of a
-  choice) through :meth:`Estimator.on_logs`, which computes once what no policy changes.
+  choice) through [`Estimator.on_logs`][opboost.api.estimator.Estimator.on_logs], which computes
+  once what no policy changes.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ class LogsScorer:
     """An estimator on fixed logs ``data``, scoring many policies there: every boosting round
     on the held-out logs, every candidate of a choice. This default asks the estimator each
     time; an estimator with work that no policy changes (a reward model) returns its own
-    subclass from :meth:`Estimator.on_logs`, which does that work once."""
+    subclass from [`Estimator.on_logs`][opboost.api.estimator.Estimator.on_logs], which does that
+    work once."""
 
     def __init__(self, estimator: Estimator, data: LoggedBandit) -> None:
         self.estimator, self.data = estimator, data
@@ -234,12 +236,12 @@ class Estimator(Component):
 
     def pair_coefficients(self, data: LoggedBandit, pairs: Any) -> np.ndarray | None:
         """Training coefficients for boosting on candidate pairs, in slot coordinates
-        (:mod:`opboost.api.data.slots`): ``data`` the logs (with candidates and/or action
-        features), ``pairs`` their :class:`opboost.api.data.pairs.PairRows`; per-action
+        (``opboost.api.data.slots``): ``data`` the logs (with candidates and/or action
+        features), ``pairs`` their ``opboost.api.data.pairs.PairRows``; per-action
         coefficients Gamma (n, C), 0 in the padded slots. None (the default): the booster
-        uses :meth:`coefficients` of the slot logs, right for per-row coefficients, which do
-        not depend on what the actions are. Estimators with ``takes_reward_predictions``
-        also take ``reward_predictions=`` (see there)."""
+        uses [`coefficients`][opboost.api.estimator.Estimator.coefficients] of the slot logs, right
+        for per-row coefficients, which do not depend on what the actions are. Estimators with
+        ``takes_reward_predictions`` also take ``reward_predictions=`` (see there)."""
         return None
 
     def round_values(self, data: LoggedBandit, action_probs: np.ndarray) -> np.ndarray:
@@ -249,7 +251,7 @@ class Estimator(Component):
         (n, K) matrix of the evaluated policy's probabilities, an (n,) integer array of its
         actions (a deterministic policy) or obp's (n, K, L) ``action_dist`` (read at
         ``data.positions[i]``); subclasses read
-        it through :func:`check_action_probs`."""
+        it through [`check_action_probs`][opboost.api.estimator.check_action_probs]."""
         raise NotImplementedError
 
     def estimate_value(self, data: LoggedBandit, action_probs: np.ndarray) -> float:
@@ -267,7 +269,8 @@ class Estimator(Component):
         self, data: LoggedBandit, reward_predictions: np.ndarray | None = None
     ) -> LogsScorer:
         """This estimator on the fixed logs ``data``, to score many policies there (the
-        held-out selection of a fit scores every round): a :class:`LogsScorer`.
-        ``reward_predictions`` (n, K), a reward model's q on ``data`` fitted elsewhere, is
-        used by estimators with ``takes_reward_predictions`` instead of fitting one."""
+        held-out selection of a fit scores every round): a
+        [`LogsScorer`][opboost.api.estimator.LogsScorer]. ``reward_predictions`` (n, K), a reward
+        model's q on ``data`` fitted elsewhere, is used by estimators with
+        ``takes_reward_predictions`` instead of fitting one."""
         return LogsScorer(self, data)

@@ -41,8 +41,8 @@ def policy_metadata(
     stop_reason: str | None,
 ) -> dict[str, Any]:
     """The metadata a fitted policy records: its components, the fit's settings
-    (:class:`opboost.api.engine.FitSettings`) and its shape. ``learner`` is the (registry name,
-    parameters) ``load_policy`` reads with."""
+    ([`FitSettings`][opboost.api.engine.FitSettings]) and its shape. ``learner`` is the (registry
+    name, parameters) ``load_policy`` reads with."""
     return {
         "objective": objective.name,
         "estimator": estimator.name,

@@ -6,9 +6,9 @@ Per fit, the booster calls ``prepare`` once, then per round::
     alpha = objective.step(...)        # closed-form step
     learner.commit_round(alpha)        # F <- F + alpha f_t (alpha 0: drop the round)
 
-and at the end ``learner.ensemble()`` returns the fitted :class:`Ensemble`, a self-contained
-model F(x) = sum_t alpha_t f_t(x) that predicts, serialises to text and loads without the
-training data (and without pickle).
+and at the end ``learner.ensemble()`` returns the fitted [`Ensemble`][opboost.api.learner.Ensemble],
+a self-contained model F(x) = sum_t alpha_t f_t(x) that predicts, serialises to text and loads
+without the training data (and without pickle).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Ensemble(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not expose its rounds.")
 
     def score_pairs(self, pairs: Any) -> np.ndarray:
-        """Scores F of the (context, action) pairs of a :class:`opboost.api.data.pairs.PairRows`,
+        """Scores F of the (context, action) pairs of a ``opboost.api.data.pairs.PairRows``,
         shape (P,); only ensembles fitted on candidate pairs (``prepare_pairs``) have it."""
         raise NotImplementedError(
             f"{type(self).__name__} scores a fixed set of actions, not (context, item) pairs."
@@ -103,9 +103,9 @@ class BaseLearner(Component, ABC):
 
     def prepare_pairs(self, pairs: Any, *, random_state: Any = None) -> None:
         """Build per-fit structures on the candidate pairs of a
-        :class:`opboost.api.data.pairs.PairRows` (rows [x_i; phi(a)]) instead of ``prepare``; the
+        ``opboost.api.data.pairs.PairRows`` (rows [x_i; phi(a)]) instead of ``prepare``; the
         rounds' problems and ``fit_round``'s predictions are then (n, C) slot matrices
-        (:class:`opboost.api.data.slots.SlotView`), 0 in the invalid slots, and ``predict_round``
+        (``opboost.api.data.slots.SlotView``), 0 in the invalid slots, and ``predict_round``
         takes a ``PairRows`` of other rows. Learners that cannot keep the default."""
         raise NotImplementedError(
             f"{type(self).__name__} cannot boost on candidate sets or action features."
@@ -117,20 +117,24 @@ class BaseLearner(Component, ABC):
         return None
 
     def warm_start(self, ensemble: Ensemble) -> None:
-        """Continue from ``ensemble`` (a checkpoint's) after :meth:`prepare`; learners that
-        cannot resume keep this default, and resuming them is refused."""
+        """Continue from ``ensemble`` (a checkpoint's) after
+        [`prepare`][opboost.api.learner.BaseLearner.prepare]; learners that cannot resume keep this
+        default, and resuming them is refused."""
         raise NotImplementedError(f"{type(self).__name__} cannot resume from an ensemble.")
 
     def offers_reward_start(self) -> bool:
-        """Whether :meth:`start_from_rewards` works for this configuration (False here);
-        ``Booster(warm_start="auto")`` starts from the reward model only if it does (and
-        :meth:`prefers_reward_start`), and ``objective="auto"`` follows it."""
+        """Whether [`start_from_rewards`][opboost.api.learner.BaseLearner.start_from_rewards] works
+        for this configuration (False here); ``Booster(warm_start="auto")`` starts from the reward
+        model only if it does (and
+        [`prefers_reward_start`][opboost.api.learner.BaseLearner.prefers_reward_start]), and
+        ``objective="auto"`` follows it."""
         return False
 
     def prefers_reward_start(self) -> bool:
         """Whether ``Booster(warm_start="auto")`` starts this configuration from its own reward
-        model: by default whenever it offers one (:meth:`offers_reward_start`). A learner that
-        does better from F_0 = 0 keeps the start for ``warm_start="reward_model"`` alone."""
+        model: by default whenever it offers one
+        ([`offers_reward_start`][opboost.api.learner.BaseLearner.offers_reward_start]). A learner
+        that does better from F_0 = 0 keeps the start for ``warm_start="reward_model"`` alone."""
         return self.offers_reward_start()
 
     def start_from_rewards(
@@ -144,14 +148,16 @@ class BaseLearner(Component, ABC):
         prepared ``contexts`` (n, d) (``actions``, ``rewards`` (n,)) and put F_0 = s q in front
         of the ensemble, s = ``scale(q)`` with q (n, K) on every training pair; F_0 is not a
         boosting round. Returns F_0 on the training rows (n, K). Call right after
-        :meth:`prepare`. None (the default): not supported, and the booster distils a reward
-        model into least-squares rounds instead (``Booster(warm_start="reward_model")``)."""
+        [`prepare`][opboost.api.learner.BaseLearner.prepare]. None (the default): not supported, and
+        the booster distils a reward model into least-squares rounds instead
+        (``Booster(warm_start="reward_model")``)."""
         return None
 
     def offers_pair_reward_start(self) -> bool:
-        """Whether :meth:`start_from_pair_rewards` works for this configuration (False here);
-        ``Booster(warm_start="auto")`` starts a fit on candidate pairs from the reward model
-        only if it does."""
+        """Whether
+        [`start_from_pair_rewards`][opboost.api.learner.BaseLearner.start_from_pair_rewards] works
+        for this configuration (False here); ``Booster(warm_start="auto")`` starts a fit on
+        candidate pairs from the reward model only if it does."""
         return False
 
     def start_from_pair_rewards(
@@ -163,11 +169,13 @@ class BaseLearner(Component, ABC):
         *,
         rows: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """Optional, the candidate-pair form of :meth:`start_from_rewards`: fit a reward model
-        q(x, a) on the logged pairs [x_i; phi(a_i)] -> r_i (``actions``: the logged items
-        (n,), ``rewards`` (n,)) of every row of the :class:`opboost.api.data.pairs.PairRows`
-        ``pairs``, and put F_0 = s q in front of the ensemble, s = ``scale(q)`` with q a slot
-        matrix of the prepared rows (NaN in the padded slots). ``rows`` (n,) bool: the rows
-        of ``pairs`` that :meth:`prepare_pairs` received (None: all). Returns F_0 on those
-        rows as a slot matrix, 0 in the padded slots. None (the default): not supported."""
+        """Optional, the candidate-pair form of
+        [`start_from_rewards`][opboost.api.learner.BaseLearner.start_from_rewards]: fit a reward
+        model q(x, a) on the logged pairs [x_i; phi(a_i)] -> r_i (``actions``: the logged items
+        (n,), ``rewards`` (n,)) of every row of the ``opboost.api.data.pairs.PairRows`` ``pairs``,
+        and put F_0 = s q in front of the ensemble, s = ``scale(q)`` with q a slot matrix of the
+        prepared rows (NaN in the padded slots). ``rows`` (n,) bool: the rows of ``pairs`` that
+        [`prepare_pairs`][opboost.api.learner.BaseLearner.prepare_pairs] received (None: all).
+        Returns F_0 on those rows as a slot matrix, 0 in the padded slots. None (the default): not
+        supported."""
         return None

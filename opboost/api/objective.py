@@ -24,13 +24,13 @@ The built-in objectives (London et al. 2023) share one structure, the smoothness
     R(F + alpha f) <= R(F) - (alpha / n) sum_i c_i xi_i g_i^T f_i
                            + (alpha^2 / 2n) sum_i |c_i| sigma_i ||f_i||^2,
 
-with per-example weights xi_i and smoothness factors sigma_i (:meth:`Objective.xi_sigma`).
-From it follow the gradient -(1/n) c_i xi_i g_i, the step
-alpha = sum c_i xi_i g_i^T f_i / sum |c_i| sigma_i ||f_i||^2 (the bound's minimiser) and both
-base-learning reductions. A third-party objective outside this family overrides the
-``*_at`` methods.
+with per-example weights xi_i and smoothness factors sigma_i
+([`Objective.xi_sigma`][opboost.api.objective.Objective.xi_sigma]). From it follow the gradient
+-(1/n) c_i xi_i g_i, the step alpha = sum c_i xi_i g_i^T f_i / sum |c_i| sigma_i ||f_i||^2 (the
+bound's minimiser) and both base-learning reductions. A third-party objective outside this family
+overrides the ``*_at`` methods.
 
-Per round the booster computes one :class:`RoundState` (one softmax) and calls the ``*_at``
+Per round the booster computes one ``RoundState`` (one softmax) and calls the ``*_at``
 methods; the public methods (``risk``, ``gradient``, ``base_problem``, ``step``) build a state
 themselves, so each is correct on its own.
 """
@@ -158,7 +158,8 @@ def _action_problem(state: ActionState, reduction: str) -> BaseProblem:
 class Objective(Component):
     """A boosting objective over the softmax policy of the ensemble scores.
 
-    Subclasses set ``name`` and implement :meth:`xi_sigma` and :meth:`risk_at`.
+    Subclasses set ``name`` and implement [`xi_sigma`][opboost.api.objective.Objective.xi_sigma] and
+    [`risk_at`][opboost.api.objective.Objective.risk_at].
     """
 
     kind: ClassVar[str] = "objective"
@@ -197,9 +198,10 @@ class Objective(Component):
         """Compute the softmax and the per-example terms of this round once.
 
         ``coef`` is c (n,) or, for objectives with ``supports_action_coefficients``, the
-        per-action matrix Gamma (n, K) (an :class:`ActionState` is returned then);
-        ``centred=True`` says Gamma is already :func:`centre_rows`-ed, so a fit that centres it
-        once skips the per-round median (18 ms a round at 100,000 x 10).
+        per-action matrix Gamma (n, K) (an ``ActionState`` is returned then);
+        ``centred=True`` says Gamma is already
+        [`centre_rows`][opboost.api.objective.centre_rows]-ed, so a fit that centres it once skips
+        the per-round median (18 ms a round at 100,000 x 10).
         """
         scores, coef = check_inputs(
             scores, data, coef, type(self).__name__, matrix=self.supports_action_coefficients
@@ -230,8 +232,8 @@ class Objective(Component):
         return (-(state.coef * state.xi) / state.n)[:, None] * state.g
 
     def gradient_norm_at(self, state: RoundState) -> float:
-        """Euclidean norm of :meth:`gradient_at`, without the (n, K) array when the
-        gradient has the family's form -(1/n) c_i xi_i g_i."""
+        """Euclidean norm of [`gradient_at`][opboost.api.objective.Objective.gradient_at], without
+        the (n, K) array when the gradient has the family's form -(1/n) c_i xi_i g_i."""
         if isinstance(state, ActionState):
             u = state.direction
             return math.sqrt(float(np.einsum("ij,ij->", u, u))) / state.n
@@ -305,7 +307,8 @@ class Objective(Component):
         return self.risk_at(self.round_state(scores, data, coef))
 
     def gradient(self, scores: np.ndarray, data: LoggedBandit, coef: np.ndarray) -> np.ndarray:
-        """Gradient of :meth:`risk` with respect to ``scores``, shape (n, K)."""
+        """Gradient of [`risk`][opboost.api.objective.Objective.risk] with respect to ``scores``,
+        shape (n, K)."""
         return self.gradient_at(self.round_state(scores, data, coef))
 
     def base_problem(

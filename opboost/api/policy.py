@@ -95,13 +95,13 @@ class Policy(ExplorationMixin):
 
     ``metadata`` (JSON-safe) records at least ``base_learner`` (registry name); the booster adds
     objective, estimator, base learner parameters, opboost version and n_rounds, and ``schema`` for
-    logs from a DataFrame (:mod:`opboost.api.data.tabular_frames`): a DataFrame ``X`` is then
+    logs from a DataFrame (``opboost.api.data.tabular_frames``): a DataFrame ``X`` is then
     encoded with it, and ``predict(X, return_ids=True)`` gives the action ids.
 
     Deployed with exploration: ``sample(X, epsilon=..., temperature=..., random_state=...)``
     gives actions and their exact propensities, ``action_distribution`` the whole (m, K)
     distribution, ``sample_slate`` slates with per-position propensities
-    (:mod:`opboost.api.serving.exploration`).
+    (``opboost.api.serving.exploration``).
     """
 
     def __init__(
@@ -145,11 +145,12 @@ class Policy(ExplorationMixin):
         self, X: Any, *, candidates: Any = None, action_features: Any = None
     ) -> np.ndarray:
         """Ensemble scores F(X), shape (m, K); with ``candidates`` (an (m, K) boolean mask,
-        dense or sparse: :mod:`opboost.api.serving.masks`) -inf outside each row's candidates.
+        dense or sparse: ``opboost.api.serving.masks``) -inf outside each row's candidates.
 
-        A policy fitted on action features (:attr:`action_schema`) scores the catalogue
-        ``action_features`` (K', d_a), new items included: shape (m, K'), and ``candidates``
-        is then (m, K') (:mod:`opboost.api.serving.catalogue`)."""
+        A policy fitted on action features
+        ([`action_schema`][opboost.api.policy.Policy.action_schema]) scores the catalogue
+        ``action_features`` (K', d_a), new items included: shape (m, K'), and ``candidates`` is then
+        (m, K') (``opboost.api.serving.catalogue``)."""
         owner = f"{type(self).__name__}.decision_function"
         X = encode_frame(self.metadata, X, owner)
         schema = self.action_schema
@@ -230,7 +231,7 @@ class Policy(ExplorationMixin):
 
         The save is atomic: a process killed at any instant leaves at ``path`` the complete old
         policy or the complete new one, and concurrent saves to the same path never tear a file (see
-        :func:`opboost.api.files.policy_save.save_directory` for the directory protocol)."""
+        ``opboost.api.files.policy_save.save_directory`` for the directory protocol)."""
         path = Path(path)
         text = self.ensemble.dumps()
         manifest = self._manifest(text)
@@ -312,13 +313,15 @@ class ConstantEnsemble(Ensemble):
 
 class ConstantPolicy(Policy):
     """The policy that always plays ``action`` out of ``n_actions``: the safe fallback of a
-    selection (``Booster(validation_fraction=..., safe=True)``), a full :class:`Policy`.
+    selection (``Booster(validation_fraction=..., safe=True)``), a full
+    [`Policy`][opboost.api.policy.Policy].
 
-    Scores (m, K) are :attr:`ConstantEnsemble.score` on ``action`` and 0 elsewhere;
+    Scores (m, K) are ``ConstantEnsemble.score`` on ``action`` and 0 elsewhere;
     ``predict_proba`` is exactly one-hot on ``action``; ``predict`` returns ``action`` for every
-    row; ``n_rounds`` is 0. ``metadata`` (JSON-safe) gains ``"action"``. :meth:`save` writes
-    the policy container with the ``"constant_v1"`` ensemble; :func:`load_policy` reads it.
-    Raises ``ValueError`` for a non-integer action, an action outside ``0 .. n_actions-1`` or
+    row; ``n_rounds`` is 0. ``metadata`` (JSON-safe) gains ``"action"``.
+    [`save`][opboost.api.policy.Policy.save] writes the policy container with the ``"constant_v1"``
+    ensemble; [`load_policy`][opboost.core.policy_loading.load_policy] reads it. Raises
+    ``ValueError`` for a non-integer action, an action outside ``0 .. n_actions-1`` or
     ``n_actions < 1``.
     """
 
@@ -339,7 +342,8 @@ class ConstantPolicy(Policy):
 
     @property
     def score(self) -> float:
-        """The score of ``action`` in :meth:`decision_function` (0 elsewhere)."""
+        """The score of ``action`` in
+        [`decision_function`][opboost.api.policy.Policy.decision_function] (0 elsewhere)."""
         return self.ensemble.score
 
     def predict_proba(

@@ -23,7 +23,8 @@ __all__ = ["PolicyLearner"]
 
 class PolicyLearner(ExplorationMixin, Component, ABC):
     """``fit(LoggedBandit)`` then greedy ``predict``; scores from ``decision_function``; deployed
-    with exploration by ``sample`` (:class:`~opboost.api.serving.exploration.ExplorationMixin`).
+    with exploration by ``sample``
+    ([`ExplorationMixin`][opboost.api.serving.exploration.ExplorationMixin]).
 
     ``predict`` and ``predict_proba`` take ``candidates=`` (each row's eligible actions) and
     never serve an action outside them; a learner fitted on logs with candidate sets must

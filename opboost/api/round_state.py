@@ -29,7 +29,7 @@ class RoundState:
 
     ``g`` may be given as None: it is then built from ``probs`` and ``actions`` on first use.
     ``Objective.round_state`` does so, and the per-round methods read g through
-    :meth:`gradient_products` and :meth:`gradient_rows`, a block of rows at a time, so a fit
+    ``gradient_products`` and ``gradient_rows``, a block of rows at a time, so a fit
     never holds it whole.
     """
 
@@ -86,7 +86,7 @@ RoundState.g = _LoggedGradient()  # type: ignore[assignment]
 
 @dataclass(frozen=True, eq=False)
 class ActionState(RoundState):
-    """A :class:`RoundState` for per-action coefficients: ``coef`` is the row-centred matrix
+    """A ``RoundState`` for per-action coefficients: ``coef`` is the row-centred matrix
     Gamma (n, K); ``direction`` u = -n dR/dF (n, K); ``kappa`` the curvature (n,) of the
     smoothness bound (``xi`` is 1 and ``sigma`` is ``kappa``; neither is used)."""
 

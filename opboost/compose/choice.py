@@ -105,7 +105,7 @@ class PolicyChoice(PolicyLearner):
     ----------
     candidates
         None (``DEFAULT_CANDIDATES``), a sequence of built-in names
-        (:data:`CANDIDATES`), or a mapping name -> unfitted learner (an ``opboost.Booster``,
+        (``CANDIDATES``), or a mapping name -> unfitted learner (an ``opboost.Booster``,
         a policy learner, or "constant"), in challenge order: the first is the incumbent.
         Learners are cloned; a ``random_state`` parameter is set to the choice's seed.
     validation_fraction

@@ -93,9 +93,9 @@ class Booster(ExplorationMixin, BaseEstimator):
         all the logs). None: every round kept. "auto" (default): small logs choose their
         rounds -- 0.2 held out, rounds 10 and up, scored by DR with the start's reward model --
         when the fit starts from the learner's reward model over fixed actions on fewer than
-        :data:`opboost.core.resolve.AUTO_SELECTION_ROWS` rows with more than 10 rounds and no
+        ``opboost.core.resolve.AUTO_SELECTION_ROWS`` rows with more than 10 rounds and no
         checkpointing or early-stopping callback; else None
-        (:func:`opboost.core.resolve.effective_round_choice`; docs/tuning.md, "Small logs").
+        (``opboost.core.resolve.effective_round_choice``; docs/tuning.md, "Small logs").
         With ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
         selection of docs/tuning.md.
     selection
@@ -109,16 +109,16 @@ class Booster(ExplorationMixin, BaseEstimator):
         if True (needs validation_fraction), fall back to the best constant action (chosen
         on the training logs) when the selected policy's lower 95% bound on the held-out logs does
         not exceed that action's held-out estimate: ``fallback_`` is then "constant" and ``policy_``
-        a :class:`opboost.core.selection.ConstantPolicy`. ``selection_["beats_logging"]`` says
-        whether the bound beats the logging policy's value (the mean held-out reward).
+        a [`ConstantPolicy`][opboost.core.selection.ConstantPolicy]. ``selection_["beats_logging"]``
+        says whether the bound beats the logging policy's value (the mean held-out reward).
     refit
         with validation_fraction, True (default) refits on ALL the logs for the selected
         number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
         truncated ensemble. No refit after a fallback or when round 0 was selected.
     verbose
         what ``fit`` prints on stderr. "auto" (default): a progress bar
-        (:class:`opboost.core.callbacks.Progress`) on an interactive terminal once the fit has
-        run :data:`opboost.core.booster_checks.VERBOSE_DELAY`
+        ([`Progress`][opboost.core.callbacks.Progress]) on an interactive terminal once the fit has
+        run ``opboost.core.booster_checks.VERBOSE_DELAY``
         seconds, so quick fits, scripts, logs and CI stay silent;
         0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
         A ``Progress`` among the fit's callbacks replaces it.
@@ -126,7 +126,7 @@ class Booster(ExplorationMixin, BaseEstimator):
     Attributes
     ----------
     policy_
-        the fitted :class:`opboost.core.policy_loading.Policy`.
+        the fitted [`Policy`][opboost.api.policy.Policy].
     n_rounds_
         the number of rounds run.
     history_
@@ -148,7 +148,7 @@ class Booster(ExplorationMixin, BaseEstimator):
     Notes
     -----
     Deployment with exploration: ``sample``, ``action_distribution`` and ``sample_slate``
-    (:mod:`opboost.api.serving.exploration`)."""
+    (``opboost.api.serving.exploration``)."""
 
     def __init__(
         self,
@@ -202,7 +202,8 @@ class Booster(ExplorationMixin, BaseEstimator):
 
     def validate_params(self) -> None:
         """Check the parameters against ``_parameter_constraints`` (``fit`` does first);
-        raise :class:`~opboost.api.exceptions.InvalidParameterError` on the first bad one."""
+        raise [`InvalidParameterError`][opboost.api.exceptions.InvalidParameterError] on the first
+        bad one."""
         validate_params("Booster", self._parameter_constraints, self.get_params(deep=False))
 
     # scikit-learn's name for the same check
@@ -211,7 +212,8 @@ class Booster(ExplorationMixin, BaseEstimator):
     @classmethod
     def check_params(cls, params: Mapping, where: str = "", *, managed: Collection = ()) -> None:
         """Validate would-be constructor ``params`` (a config's ``booster`` table) without
-        building a Booster; see :meth:`opboost.api.component.Component.check_params`."""
+        building a Booster; see
+        [`Component.check_params`][opboost.api.component.Component.check_params]."""
         check_params(cls, "Booster", params, where, managed=managed)
 
     def resolve_components(self, *, can_start: bool = True, pairs: bool = False) -> Components:
@@ -236,10 +238,10 @@ class Booster(ExplorationMixin, BaseEstimator):
     ) -> Booster:
         """Boost for up to ``n_rounds`` rounds on the logs; returns self.
 
-        The logs are either a :class:`opboost.LoggedBandit` ``X`` (and no ``y``), or, the
-        scikit-learn route (``GridSearchCV``, ``Pipeline``; docs/tuning.md, "scikit-learn
-        tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the logged
-        feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
+        The logs are either a [`LoggedBandit`][opboost.api.data.logged.LoggedBandit] ``X`` (and no
+        ``y``), or, the scikit-learn route (``GridSearchCV``, ``Pipeline``; docs/tuning.md,
+        "scikit-learn tools"), a contexts matrix ``X`` (array, sparse matrix or DataFrame) with the
+        logged feedback ``y``: an (n, 3) array [action, propensity, reward] or a DataFrame / record
         array with columns "action", "propensity", "reward". ``n_actions`` (K) then defaults
         to max(action) + 1: pass it when some action may be missing from the rows. Action ids
         that are not integers (strings, say) are mapped to the catalogue ``actions`` (every
@@ -251,13 +253,13 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``feature_names``. Prediction then matches DataFrame columns by name.
 
         ``eval_data`` adds per-round eval metrics (IPS and SNIPS of the softmax and argmax
-        policies) to ``history_``. ``callbacks`` are :class:`opboost.core.callbacks.Callback`
-        objects, run in ``order``; a :class:`~opboost.core.callbacks.Checkpoint` with
+        policies) to ``history_``. ``callbacks`` are [`Callback`][opboost.api.callback.Callback]
+        objects, run in ``order``; a [`Checkpoint`][opboost.core.callbacks.Checkpoint] with
         ``resume=True`` resumes from its directory's last checkpoint.
 
-        ``X`` may also be logs that live elsewhere (:class:`opboost.api.engine.RemoteLogs`, such
-        as :class:`opboost.dask.DaskLoggedBandit`, docs/dask.md): they supply the engine, and
-        the same loop runs it.
+        ``X`` may also be logs that live elsewhere ([`RemoteLogs`][opboost.api.engine.RemoteLogs],
+        such as [`DaskLoggedBandit`][opboost.dask.data.DaskLoggedBandit], docs/dask.md): they supply
+        the engine, and the same loop runs it.
         """
         if isinstance(X, RemoteLogs):
             logs = X
@@ -333,8 +335,9 @@ class Booster(ExplorationMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any = None) -> float:
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a
-        LoggedBandit ``X``, or contexts ``X`` with feedback ``y`` as in :meth:`fit`. Higher
-        is better; what ``GridSearchCV`` maximises when no ``scoring`` is given."""
+        LoggedBandit ``X``, or contexts ``X`` with feedback ``y`` as in
+        [`fit`][opboost.core.booster.Booster.fit]. Higher is better; what ``GridSearchCV`` maximises
+        when no ``scoring`` is given."""
         from opboost.core.metrics import off_policy_scorer
 
         return off_policy_scorer("snips", policy="argmax")(self, X, y)
@@ -361,6 +364,6 @@ class Booster(ExplorationMixin, BaseEstimator):
         return self
 
     def save(self, path: Any) -> Any:
-        """Save the fitted policy (see :meth:`opboost.core.policy_loading.Policy.save`)."""
+        """Save the fitted policy (see [`Policy.save`][opboost.api.policy.Policy.save])."""
         check_fitted(self, "policy_")
         return self.policy_.save(path)

@@ -1,10 +1,10 @@
 """The built-in fit callbacks: early stopping, progress bar, history and checkpoints.
 
-The interface they implement (:class:`~opboost.api.callback.Callback`, which sees a frozen
-:class:`~opboost.api.callback.RoundEnv`) is in :mod:`opboost.api.callback`.
+The interface they implement ([`Callback`][opboost.api.callback.Callback], which sees a frozen
+[`RoundEnv`][opboost.api.callback.RoundEnv]) is in [`opboost.api.callback`][opboost.api.callback].
 
 Resuming: ``Checkpoint(directory, every=k)`` (``resume=True`` by default) writes the ensemble (via
-:meth:`opboost.core.policy_loading.Policy.save`), the booster state (JSON) and the training scores
+[`Policy.save`][opboost.api.policy.Policy.save]), the booster state (JSON) and the training scores
 (``.npy``, read with ``allow_pickle=False``) every k rounds and at the end of the fit. A later
 ``Booster.fit(..., callbacks=[Checkpoint(directory, every=k)])`` with the same data and settings
 continues from the last checkpoint and ends with bit-identical predictions.

@@ -1,10 +1,10 @@
 """Off-policy scorers for scikit-learn's model-selection tools.
 
-:func:`off_policy_scorer` returns a callable ``scorer(estimator, X, y)`` that estimates, on
-held-out logged feedback, the value of the policy a fitted estimator plays. It is what
-``GridSearchCV(..., scoring=off_policy_scorer("snips"))`` or ``cross_val_score`` expects:
-the contexts ``X`` and the feedback ``y`` (an (n, 3) array [action, propensity, reward] or a
-DataFrame / record array with those columns, the same ``y`` as ``Booster.fit(X, y)``) are the
+[`off_policy_scorer`][opboost.core.metrics.off_policy_scorer] returns a callable ``scorer(estimator,
+X, y)`` that estimates, on held-out logged feedback, the value of the policy a fitted estimator
+plays. It is what ``GridSearchCV(..., scoring=off_policy_scorer("snips"))`` or ``cross_val_score``
+expects: the contexts ``X`` and the feedback ``y`` (an (n, 3) array [action, propensity, reward] or
+a DataFrame / record array with those columns, the same ``y`` as ``Booster.fit(X, y)``) are the
 rows the splitter held out, so every candidate is scored without labels. Higher is better.
 
     from sklearn.model_selection import GridSearchCV
@@ -40,7 +40,7 @@ class OffPolicyScorer:
     ``estimator``'s ``policy`` ("argmax": its ``predict``; "softmax": its ``predict_proba``,
     the softmax of the decision scores) on the logs (X, y). ``X`` may also be a LoggedBandit
     (then ``y`` is None). NaN when the estimate is undefined (SNIPS when the policy never
-    plays a logged action). See :func:`off_policy_scorer`."""
+    plays a logged action). See [`off_policy_scorer`][opboost.core.metrics.off_policy_scorer]."""
 
     def __init__(self, estimator_name: str = "snips", policy: str = "argmax") -> None:
         from opboost.api.validation import check_choice

@@ -203,11 +203,12 @@ def _manifest_text(path: Path, manifest_path: Path, manifest: Any, raw: bytes | 
 
 
 def load_policy(path: str | os.PathLike) -> Policy:
-    """Load a policy written by :meth:`Policy.save` (a ``.json`` file or a directory): a
-    :class:`Policy`, or a :class:`ConstantPolicy` for a constant policy's file.
+    """Load a policy written by [`Policy.save`][opboost.api.policy.Policy.save] (a ``.json`` file or
+    a directory): a [`Policy`][opboost.api.policy.Policy], or a
+    [`ConstantPolicy`][opboost.core.selection.ConstantPolicy] for a constant policy's file.
 
     Reads only regular files (inside a directory: no symbolic links), at most
-    :data:`MAX_POLICY_BYTES` (:data:`MAX_MANIFEST_BYTES` for a directory's ``policy.json``)
+    ``MAX_POLICY_BYTES`` (``MAX_MANIFEST_BYTES`` for a directory's ``policy.json``)
     and exactly the ensemble size the manifest declares; checks the SHA-256, the format and
     that the ensemble scores ``n_actions`` actions. Raises ``ValueError`` naming the path and
     what is wrong; never reads past these bounds."""

@@ -17,9 +17,9 @@ Environment variables:
 
 A plugin that fails while it is imported or registered, or whose hook raises (any exception,
 or ``SystemExit``; ``KeyboardInterrupt`` still interrupts), is skipped with a
-:class:`PluginLoadWarning` naming the entry point, its distribution and the switch that
-disables it; the built-ins and the other plugins load as usual. A plugin whose hooks return
-invalid classes or clash with another plugin's names is still an error.
+[`PluginLoadWarning`][opboost.core.registry.PluginLoadWarning] naming the entry point, its
+distribution and the switch that disables it; the built-ins and the other plugins load as usual. A
+plugin whose hooks return invalid classes or clash with another plugin's names is still an error.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class UnknownComponentError(PluginError, ValueError):
 class PluginLoadWarning(OpboostWarning, PluginError):
     """A plugin failed to import, register or run a hook and was skipped.
 
-    Also a :class:`~opboost.api.exceptions.PluginError`: with warnings turned into errors
+    Also a [`PluginError`][opboost.api.exceptions.PluginError]: with warnings turned into errors
     (``python -W error::opboost.api.exceptions.OpboostWarning``) a failing plugin stops the
     registry build as before."""
 

@@ -59,7 +59,7 @@ class DaskLoggedBandit:
     -----
     All four arrays must have the same, known row chunks: chunk p of each is partition p.
     Shapes and chunks are checked here; values are checked per partition on the workers
-    when a fit starts (:meth:`partitions`). Fit with
+    when a fit starts ([`partitions`][opboost.dask.data.DaskLoggedBandit.partitions]). Fit with
     ``Booster(base_learner="lightgbm_dask_tree").fit(data)`` (see docs/dask.md and docs/scaling.md).
     """
 
@@ -143,8 +143,9 @@ class DaskLoggedBandit:
 
     @classmethod
     def from_logged_bandit(cls, data: LoggedBandit, *, npartitions: int) -> DaskLoggedBandit:
-        """Split an in-memory (dense) :class:`opboost.LoggedBandit` into ``npartitions``
-        row partitions of near-equal size; for tests and for data that fits the client."""
+        """Split an in-memory (dense) [`LoggedBandit`][opboost.api.data.logged.LoggedBandit] into
+        ``npartitions`` row partitions of near-equal size; for tests and for data that fits the
+        client."""
         import dask.array as da
 
         if not isinstance(data, LoggedBandit):
@@ -279,7 +280,8 @@ class DaskLoggedBandit:
     # --- per partition ------------------------------------------------------------------
 
     def partitions(self) -> list[Any]:
-        """One ``dask.delayed`` :class:`opboost.LoggedBandit` per row partition (lazy).
+        """One ``dask.delayed`` [`LoggedBandit`][opboost.api.data.logged.LoggedBandit] per row
+        partition (lazy).
 
         Computed on the workers, each validates its rows; a ValueError names the partition.
         """
@@ -294,8 +296,9 @@ class DaskLoggedBandit:
         ]
 
     def to_logged_bandit(self) -> LoggedBandit:
-        """Gather everything into one in-memory :class:`opboost.LoggedBandit` (small data
-        only: this is what the distributed fit never does)."""
+        """Gather everything into one in-memory
+        [`LoggedBandit`][opboost.api.data.logged.LoggedBandit] (small data only: this is what the
+        distributed fit never does)."""
         import dask
 
         X, a, p, r = dask.compute(*(getattr(self, f) for f in _FIELDS))
@@ -304,8 +307,8 @@ class DaskLoggedBandit:
     def make_engine(
         self, components: Any, settings: Any, *, eval_data: Any = None, callbacks: Any = ()
     ) -> Any:
-        """The engine :meth:`opboost.Booster.fit` runs on these logs
-        (:class:`opboost.api.engine.RemoteLogs`): a fit whose rows stay on the workers."""
+        """The engine [`Booster.fit`][opboost.core.booster.Booster.fit] runs on these logs
+        ([`RemoteLogs`][opboost.api.engine.RemoteLogs]): a fit whose rows stay on the workers."""
         from opboost.dask.boosting import make_engine
 
         return make_engine(self, components, settings, eval_data=eval_data, callbacks=callbacks)

@@ -1,19 +1,22 @@
 """Closing the loop: a supervised-to-bandit stream played by policies that are deployed,
 logged and retrained in batches, or by online learners that update after every interaction.
 
-:func:`deployment_stream` fixes the stream of one trial: ``batch_size * n_batches`` labelled
-rows in a seeded order (fresh permutations when the stream is longer than the data) and one
-uniform per interaction, the common random number every deployed policy draws its action
-from at that interaction (so two policies with the same distribution play the same action).
+[`deployment_stream`][opboost.simulation.deployment.deployment_stream] fixes the stream of one
+trial: ``batch_size * n_batches`` labelled rows in a seeded order (fresh permutations when the
+stream is longer than the data) and one uniform per interaction, the common random number every
+deployed policy draws its action from at that interaction (so two policies with the same
+distribution play the same action).
 
-:func:`run_batched` plays it as teams deploy an off-policy learner: batch 0 is logged by the
-logging policy; after each batch the learner is refitted on ALL the logs so far (each row
-with the propensity of the policy that logged it) and deployed, with its exploration, for the
-next batch; after the last batch it is refitted once more (its final policy). Without a
-learner the logging policy plays every batch. :func:`run_online` plays the same rows, in the
-same order, with an online bandit learner through a :class:`BanditEnvironment`. Learners see
-only the reward of the action played; the labels give each interaction's reward and the best
-reward of its row, for the cumulative reward and regret.
+[`run_batched`][opboost.simulation.deployment.run_batched] plays it as teams deploy an off-policy
+learner: batch 0 is logged by the logging policy; after each batch the learner is refitted on ALL
+the logs so far (each row with the propensity of the policy that logged it) and deployed, with its
+exploration, for the next batch; after the last batch it is refitted once more (its final policy).
+Without a learner the logging policy plays every batch.
+[`run_online`][opboost.simulation.deployment.run_online] plays the same rows, in the same order,
+with an online bandit learner through a
+[`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment]. Learners see only the
+reward of the action played; the labels give each interaction's reward and the best reward of its
+row, for the cumulative reward and regret.
 """
 
 from __future__ import annotations
@@ -150,10 +153,11 @@ def run_batched(
     """Play ``stream`` in batches of ``batch_size`` (default: the stream's).
 
     ``logging_policy(X) -> (m, K)`` distributions logs batch 0. ``fit(logs)`` returns a fitted
-    policy with ``action_distribution`` (:class:`~opboost.api.serving.exploration.ExplorationMixin`:
-    a Booster, a Policy, a PolicyLearner); it is called after every batch on all the logs so
-    far, and each fitted policy plays the next batch with ``epsilon``/``temperature``
-    exploration. ``fit=None``: the logging policy plays every batch."""
+    policy with ``action_distribution``
+    ([`ExplorationMixin`][opboost.api.serving.exploration.ExplorationMixin]: a Booster, a Policy, a
+    PolicyLearner); it is called after every batch on all the logs so far, and each fitted policy
+    plays the next batch with ``epsilon``/``temperature`` exploration. ``fit=None``: the logging
+    policy plays every batch."""
     epsilon, temperature = check_exploration(epsilon, temperature, "run_batched")
     size = stream.batch_size if batch_size is None else batch_size
     check_scalar(size, "batch_size", "run_batched", kind=int, low=1)
@@ -198,8 +202,9 @@ def run_batched(
 
 def run_online(stream: DeploymentStream, learner: BanditLearner) -> DeploymentResult:
     """Play ``stream`` with an online bandit learner (predict, then learn from the reward of
-    the action played, at every interaction), through a :class:`BanditEnvironment` that hides
-    the labels; the learner is used as given (pass a fresh one)."""
+    the action played, at every interaction), through a
+    [`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment] that hides the labels;
+    the learner is used as given (pass a fresh one)."""
     if not isinstance(learner, BanditLearner):
         raise InvalidParameterError(
             f"run_online: learner must be a BanditLearner (feedback='bandit'). Got "

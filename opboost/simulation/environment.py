@@ -1,14 +1,17 @@
 """An online contextual-bandit environment that hides the labels.
 
-:class:`BanditEnvironment` is built from labelled rows (X, y) and a reward structure (see
-:func:`opboost.simulation.supervised.reward_table`). It shows one context at a time and answers
-``reward(action)`` once, for the current row only. The labels and the reward table live in
-a closure, not in attributes; reading ``env.y``, ``env.labels`` or ``env.rewards``, asking
-for a second reward of the same row, or asking before a context was shown raises
-:class:`HiddenLabelError`. Orderings (one random permutation per pass) follow a seed.
+[`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment] is built from labelled rows
+(X, y) and a reward structure (see [`reward_table`][opboost.simulation.supervised.reward_table]). It
+shows one context at a time and answers ``reward(action)`` once, for the current row only. The
+labels and the reward table live in a closure, not in attributes; reading ``env.y``, ``env.labels``
+or ``env.rewards``, asking for a second reward of the same row, or asking before a context was shown
+raises [`HiddenLabelError`][opboost.api.exceptions.HiddenLabelError]. Orderings (one random
+permutation per pass) follow a seed.
 
 Evaluation data (whether each chosen action was the best one) is recorded per step and
-revealed only through :meth:`BanditEnvironment.history`, which refuses while rows remain.
+revealed only through
+[`BanditEnvironment.history`][opboost.simulation.environment.BanditEnvironment.history], which
+refuses while rows remain.
 """
 
 from __future__ import annotations

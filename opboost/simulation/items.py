@@ -30,9 +30,10 @@ world above is unchanged):
   that position p is examined (the position-based click model).
 
 Everything is vectorised over rows (no per-row Python loop), so n = 1e5 rows take about a
-second. Held-out rows (:meth:`SimulatedCatalogue.test_rows`) can draw their candidates from
-new items, absent from the training logs, with features from the same distribution: the
-cold-start setting that item features are for.
+second. Held-out rows
+([`SimulatedCatalogue.test_rows`][opboost.simulation.items.SimulatedCatalogue.test_rows]) can draw
+their candidates from new items, absent from the training logs, with features from the same
+distribution: the cold-start setting that item features are for.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ _BLOCK_FLOATS = 2**22
 
 @dataclass(frozen=True, eq=False)
 class SimulatedCatalogue:
-    """Rows of a simulated catalogue (:func:`simulate_catalogue`, :meth:`test_rows`).
+    """Rows of a simulated catalogue
+    ([`simulate_catalogue`][opboost.simulation.items.simulate_catalogue],
+    [`test_rows`][opboost.simulation.items.SimulatedCatalogue.test_rows]).
 
     Attributes
     ----------
@@ -85,7 +88,8 @@ class SimulatedCatalogue:
         examination probability e_p with ``position_bias``; the log's ``positions`` hold p).
     new_items
         int64 ids of the items that are not in the training catalogue (empty for the
-        training rows; for :meth:`test_rows` with ``new_items=True``, every candidate).
+        training rows; for [`test_rows`][opboost.simulation.items.SimulatedCatalogue.test_rows] with
+        ``new_items=True``, every candidate).
     world
         the reward parameters (W, b, intercept), the logger's ``logging_beta`` and the
         training catalogue's item features.
@@ -232,7 +236,8 @@ def simulate_catalogue(
 
     Notes
     -----
-    Returns a :class:`SimulatedCatalogue`; the module docstring has the model.
+    Returns a [`SimulatedCatalogue`][opboost.simulation.items.SimulatedCatalogue]; the module
+    docstring has the model.
     """
     owner = "simulate_catalogue"
     for name, value, low in (("n", n, 1), ("n_items", n_items, 2), ("d_x", d_x, 1)):

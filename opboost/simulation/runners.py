@@ -1,9 +1,10 @@
 """Progressive (predict-then-learn) evaluation of online bandit learners.
 
-:func:`run_bandit` streams labelled rows through a :class:`BanditEnvironment` (which hides
-the labels), asks the learner for an action on each context, reveals only that action's
-reward, and lets the learner learn before the next context. The progressive error rate
-is the metric of Chen, Lin & Lu (2014), Table 2.
+[`run_bandit`][opboost.simulation.runners.run_bandit] streams labelled rows through a
+[`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment] (which hides the labels),
+asks the learner for an action on each context, reveals only that action's reward, and lets the
+learner learn before the next context. The progressive error rate is the metric of Chen, Lin & Lu
+(2014), Table 2.
 """
 
 from __future__ import annotations
@@ -40,16 +41,16 @@ def run_bandit(
     Parameters
     ----------
     learner
-        a :class:`BanditLearner`, used as given (not cloned): pass a fresh one. Build
-        a registered one by name with ``opboost.make("online_learner", name, n_actions=K,
-        random_state=seed)``.
+        a [`BanditLearner`][opboost.api.bandit.BanditLearner], used as given (not cloned): pass a
+        fresh one. Build a registered one by name with ``opboost.make("online_learner", name,
+        n_actions=K, random_state=seed)``.
     X
         (n, d) contexts.
     y
         labels, in the form ``reward`` expects.
     reward
         "multiclass", "multilabel" or a (classes x actions) matrix
-        (:func:`opboost.simulation.supervised.reward_table`).
+        ([`reward_table`][opboost.simulation.supervised.reward_table]).
     n_actions
         K, inferred from ``reward``/``y`` when None.
     random_state

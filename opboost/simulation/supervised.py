@@ -4,7 +4,7 @@ A softmax logging policy (strongly regularised multinomial logistic regression) 
 a random ``log_fraction`` of the labelled rows, optionally mixed with epsilon-uniform
 exploration, and samples one action per remaining row; its propensity and reward are logged.
 The labels are kept so that the TRUE expected reward of any policy can be computed
-(:func:`expected_reward`).
+([`expected_reward`][opboost.simulation.supervised.expected_reward]).
 
 Reward structures (``reward=``):
 
@@ -13,7 +13,8 @@ Reward structures (``reward=``):
 ``"multilabel"``
     y is an (n, K) 0/1 matrix; reward 1 if the action is one of the true labels.
 a (C, K) matrix R
-    y is (n,) class indices; reward R[y_i, a] (partial credit, see :func:`partial_credit`).
+    y is (n,) class indices; reward R[y_i, a] (partial credit, see
+    [`partial_credit`][opboost.simulation.supervised.partial_credit]).
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ class SoftmaxLoggingPolicy:
         self.random_state = random_state
 
     def fit(self, X: Any, labels: np.ndarray) -> SoftmaxLoggingPolicy:
+        """Fit the logistic regression on contexts ``X`` and class ``labels``."""
         from sklearn.linear_model import LogisticRegression
 
         self.classes_ = np.unique(labels)
@@ -161,6 +163,7 @@ class SoftmaxLoggingPolicy:
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """(n, K) logging probabilities, each >= epsilon / K."""
         n = X.shape[0]
         probs = np.zeros((n, self.n_actions))
         if self.model_ is None:
@@ -175,7 +178,7 @@ class SoftmaxLoggingPolicy:
 
 @dataclass(frozen=True, eq=False)
 class SimulatedBandit:
-    """Result of :func:`supervised_to_bandit`.
+    """Result of [`supervised_to_bandit`][opboost.simulation.supervised.supervised_to_bandit].
 
     ``logged`` holds the bandit rows (``bandit_indices`` of the input); ``logger_indices``
     are the rows the logging policy was trained on; ``y_logged`` are the hidden labels of the

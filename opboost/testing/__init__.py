@@ -12,7 +12,7 @@ In a plugin's test suite, one line per component::
 A class can declare checks it cannot pass with a reason, on the class itself:
 ``_unit_test_skips = {"check_name": "why"}``; never in a central ignore list.
 
-:mod:`opboost.testing.pytest_plugin` is loaded by pytest through opboost's ``pytest11``
+``opboost.testing.pytest_plugin`` is loaded by pytest through opboost's ``pytest11``
 entry point and adds the ``opboost_registry`` fixture (a freshly built registry).
 """
 

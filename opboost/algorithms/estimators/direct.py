@@ -13,11 +13,11 @@ was trained on (this keeps DR unbiased up to the model's error on unseen rows).
 
 On a log with ``candidates`` the model predicts only each row's candidate actions; q is 0
 elsewhere, where the evaluated policy has no mass (``check_action_probs`` rejects it).
-Boosting on candidate pairs (:meth:`pair_coefficients`) uses a model on [x; phi(a)], the
+Boosting on candidate pairs (``pair_coefficients``) uses a model on [x; phi(a)], the
 actions' own features, instead, so that items never logged get predictions.
 
 Both drive boosting with per-action coefficients Gamma (n, K), V(pi) = (1/n) sum_i <pi_i,
-Gamma_i> (:meth:`coefficients`): DM Gamma_i(a) = q(x_i, a); DR Gamma_i(a) = q(x_i, a)
+Gamma_i> (``coefficients``): DM Gamma_i(a) = q(x_i, a); DR Gamma_i(a) = q(x_i, a)
 + 1[a = a_i] (r_i - q(x_i, a_i)) / p_i. For any fixed q, E[Gamma_i(a) | x_i] is the true mean
 reward of a at x_i when the propensities are right, so the DR training objective's expectation
 is the policy's true value.
@@ -258,7 +258,8 @@ class _RewardModelEstimator(Estimator):
     def on_logs(
         self, data: LoggedBandit, reward_predictions: np.ndarray | None = None
     ) -> RewardModelScorer:
-        """On fixed logs the reward model is fitted once (:class:`RewardModelScorer`), or
+        """On fixed logs the reward model is fitted once
+        ([`RewardModelScorer`][opboost.algorithms.estimators.direct.RewardModelScorer]), or
         ``reward_predictions`` (n, K) are its q."""
         return RewardModelScorer(self, data, reward_predictions)
 
@@ -272,15 +273,16 @@ class DirectMethod(_RewardModelEstimator):
 
     Low variance, but biased by the reward model's error wherever pi puts mass the logger
     rarely explored. Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a). Trains with the
-    per-action coefficients Gamma = q (:meth:`coefficients`).
+    per-action coefficients Gamma = q
+    ([`coefficients`][opboost.algorithms.estimators.direct.DirectMethod.coefficients]).
 
     Parameters
     ----------
     reward_model
         None (a small seeded LightGBM regressor, see
-        :func:`default_reward_model`) or any object with ``fit(X, y)`` and ``predict(X)``;
-        X is [x; onehot(a)] of shape (m, d + K), dense or CSR like the contexts. It is cloned
-        (or deep-copied) per fold, never fitted in place.
+        [`default_reward_model`][opboost.algorithms.estimators.direct.default_reward_model]) or any
+        object with ``fit(X, y)`` and ``predict(X)``; X is [x; onehot(a)] of shape (m, d + K), dense
+        or CSR like the contexts. It is cloned (or deep-copied) per fold, never fitted in place.
     n_folds
         cross-fitting folds; 1 fits once on all rows and predicts on the same rows.
     random_state
@@ -299,7 +301,7 @@ class DirectMethod(_RewardModelEstimator):
     ) -> np.ndarray:
         """Gamma = q at each row's candidates, (n, C) slot coordinates: ``reward_predictions``
         (a cross-fitted q the fit already has) or a reward model on [x; phi(a)]
-        (:meth:`pair_reward_predictions`)."""
+        (``pair_reward_predictions``)."""
         if reward_predictions is not None:
             return np.array(reward_predictions, dtype=np.float64)
         return self.pair_reward_predictions(data, pairs)
@@ -314,8 +316,9 @@ class DoublyRobust(_RewardModelEstimator):
 
     Round values, shape (n,): sum_a pi(a|x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i)). Unbiased
     when either the propensities or the (cross-fitted) reward model are correct; variance
-    below IPS when q is good. Trains with per-action coefficients (:meth:`coefficients`).
-    Parameters as :class:`DirectMethod`.
+    below IPS when q is good. Trains with per-action coefficients
+    ([`coefficients`][opboost.algorithms.estimators.direct.DoublyRobust.coefficients]). Parameters
+    as [`DirectMethod`][opboost.algorithms.estimators.direct.DirectMethod].
     """
 
     name: ClassVar[str] = "dr"

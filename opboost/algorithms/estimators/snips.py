@@ -71,8 +71,8 @@ class SNIPS(Estimator):
         self, data: LoggedBandit, reward_predictions: np.ndarray | None = None
     ) -> SNIPSScorer:
         """On fixed logs a policy that never plays a logged action gets an unknown value
-        (:class:`SNIPSScorer`), not an error: a fit's early rounds may be such a policy.
-        SNIPS takes no reward predictions."""
+        ([`SNIPSScorer`][opboost.algorithms.estimators.snips.SNIPSScorer]), not an error: a fit's
+        early rounds may be such a policy. SNIPS takes no reward predictions."""
         return SNIPSScorer(self, data)
 
 

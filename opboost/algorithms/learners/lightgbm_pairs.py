@@ -114,7 +114,7 @@ class PairRounds:
         rows: np.ndarray | None = None,
     ) -> np.ndarray:
         """F_0 = scale(q) q, q the cross-fitted reward model of the logged pairs of every row
-        of ``pairs`` (:mod:`~opboost.algorithms.learners.lightgbm_pair_start`: LightGBM trees on
+        of ``pairs`` (``lightgbm_pair_start``: LightGBM trees on
         [x_i; phi(a_i)] -> r_i on each half of the rows, stopped on the other; a bilinear model
         of x and phi(a) as one more column of every pair, "bilinear"; or that column and the
         trees on its residuals, "bilinear+trees": whichever family's held-out predictions rank

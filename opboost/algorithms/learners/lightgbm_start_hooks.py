@@ -25,7 +25,7 @@ __all__ = ["RewardStartHooks"]
 
 
 class RewardStartHooks:
-    """Mixin of ``LightGBMTree``: the :class:`opboost.api.learner.BaseLearner` hooks of the
+    """Mixin of ``LightGBMTree``: the [`BaseLearner`][opboost.api.learner.BaseLearner] hooks of the
     reward-model start (``offers_reward_start``, ``prefers_reward_start``,
     ``start_from_rewards``)."""
 

@@ -90,8 +90,9 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         the LightGBM parameters of the same names.
     num_threads
         LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
-        alike) by the designed data's size and the free cores (:func:`opboost.api.lgbm.threads.
-        lightgbm_threads`); an int is used as it is (0: LightGBM's default, every core).
+        alike) by the designed data's size and the free cores
+        (``opboost.api.lgbm.threads.lightgbm_threads``); an int is used as it is (0: LightGBM's
+        default, every core).
     hessian_units
         "mean" (default, the rescaling above) or "raw": the hessians are the
         objective's weights as they are (BOPL: |r_i|/p_i), the units of XGBoost's
@@ -109,12 +110,12 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         which rows grow a round's trees. "auto" (default): LightGBM's
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
         of the rest at random; each tree's leaves then set from every row) on stacked designs
-        of at least :data:`opboost.api.lgbm.sampling.GOSS_MIN_CELLS` designed cells (n*K
+        of at least ``opboost.api.lgbm.sampling.GOSS_MIN_CELLS`` designed cells (n*K
         rows x their columns) and ``GOSS_MIN_COLUMNS`` columns whose ``params`` set no
         sampling, column-wise; "none": every row; "goss": always, also the K trees a round
         of "per_action". The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
-        grow on every row (:mod:`opboost.api.lgbm.sampling`).
+        grow on every row (``opboost.api.lgbm.sampling``).
     params
         extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,

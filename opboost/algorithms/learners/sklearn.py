@@ -1,5 +1,5 @@
 """scikit-learn base learners (their ensemble is in
-:mod:`opboost.algorithms.learners.sklearn_ensemble`).
+``opboost.algorithms.learners.sklearn_ensemble``).
 
 Learners (kind "base_learner"):
 
@@ -13,7 +13,7 @@ Learners (kind "base_learner"):
 [x; onehot(a)] (London et al., appendix F.5), built once in ``prepare``; ``"per_action"`` fits
 one model per action on the n context rows. Rows with zero weight are left out of the fit.
 
-The fitted rounds form a :class:`~opboost.algorithms.learners.sklearn_ensemble.SklearnEnsemble`
+The fitted rounds form a ``SklearnEnsemble``
 (JSON, no pickle).
 """
 

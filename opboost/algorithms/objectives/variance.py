@@ -56,7 +56,7 @@ MAX_HALVINGS = 30
 
 @dataclass(frozen=True, eq=False)
 class EffectiveState(RoundState):
-    """A :class:`RoundState` whose ``coef`` are the effective coefficients c' (n,).
+    """A ``RoundState`` whose ``coef`` are the effective coefficients c' (n,).
 
     ``raw_coef`` c (n,) from the estimator, ``weights`` w (n,) importance weights, ``risk``
     the exact risk at ``scores``.

@@ -41,7 +41,7 @@ class Banditron(BanditLearner):
         append a constant 1 feature.
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         when ``predict_one`` acts on it): ``"auto"`` centres at the running mean except two-valued
         features (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw
         features.

@@ -139,7 +139,7 @@ class BrukhimHazanBoost(LossFeedbackLearner):
         ``[low, high]^m`` or ``"simplex"``).
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
     random_state

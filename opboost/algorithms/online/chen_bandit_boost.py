@@ -91,7 +91,7 @@ class ChenBanditBoost(BanditLearner):
         eta of eq. 6; None uses the paper's delta^3 / K.
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         when ``predict_one`` acts on it): ``"auto"`` centres at the running mean except two-valued
         features (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw
         features.
@@ -99,7 +99,7 @@ class ChenBanditBoost(BanditLearner):
         seed of the initial hypotheses and of the exploration.
     engine
         "auto" (default) runs the compiled step of
-        :mod:`~opboost.algorithms.online.perceptron_kernel` when numba is installed
+        ``perceptron_kernel`` when numba is installed
         (``pip install "opboost[fast]"``) and the weak learners are perceptrons with Poisson
         weighting, else numpy; "numpy" always runs the numpy reference; "numba" requires the
         compiled step. Both consume the same random numbers and differ only by

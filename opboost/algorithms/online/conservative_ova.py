@@ -38,12 +38,12 @@ class ConservativeOVA(BanditLearner):
     base_learner
         "passive_aggressive" (the C-OVA paper's internal learner), "perceptron",
         "gaussian_nb" or "river:<module>.<Class>" (see
-        :mod:`opboost.algorithms.online.weak_learners`).
+        ``opboost.algorithms.online.weak_learners``).
     base_learner_params
         keyword arguments for the base learner bank.
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         when ``predict_one`` acts on it): ``"auto"`` centres at the running mean except two-valued
         features (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw
         features.

@@ -1,15 +1,15 @@
 """FKM linear learners: online projected gradient descent on linear models (Flaxman, Kalai &
 McMahan 2005), the weak learner and the N-FKM baseline of Brukhim & Hazan (2021, §4).
 
-:class:`LinearBank` holds ``N`` linear models ``A_i(x) = Π_K(W_i [x, 1])`` as one (N, m, d+1)
-array, so all ``N`` weak learners of Algorithm 2 predict and update in one vectorised step.
-Each update is projected gradient descent on a *linear* loss ``g_i·y``: the gradient in
-``W_i`` is ``g_i ⊗ [x, 1]``, step ``lr · t^{-c}``, then ``W_i`` is projected onto the
-Frobenius ball of radius ``radius``.
+[`LinearBank`][opboost.algorithms.online.fkm.LinearBank] holds ``N`` linear models ``A_i(x) =
+Π_K(W_i [x, 1])`` as one (N, m, d+1) array, so all ``N`` weak learners of Algorithm 2 predict and
+update in one vectorised step. Each update is projected gradient descent on a *linear* loss
+``g_i·y``: the gradient in ``W_i`` is ``g_i ⊗ [x, 1]``, step ``lr · t^{-c}``, then ``W_i`` is
+projected onto the Frobenius ball of radius ``radius``.
 
-:class:`NFKM` (registry name ``"n_fkm"``) is the bandit baseline: one linear model and
-``N`` noisy loss queries per round (the booster's budget). By default it is FKM proper:
-the weights are perturbed, ``Π_K((W + δU_j)[x, 1])`` with ``U_j`` uniform on the sphere of
+[`NFKM`][opboost.algorithms.online.fkm.NFKM] (registry name ``"n_fkm"``) is the bandit baseline: one
+linear model and ``N`` noisy loss queries per round (the booster's budget). By default it is FKM
+proper: the weights are perturbed, ``Π_K((W + δU_j)[x, 1])`` with ``U_j`` uniform on the sphere of
 ``R^{m(d+1)}``, and ``W`` steps on the mean of ``(m(d+1)/δ) l̃_j U_j``. ``perturb="outputs"``
 perturbs the prediction instead (``ŷ + δv_j``, estimate ``(m/δ) l̃_j v_j`` chained through
 ``[x, 1]``), a stronger baseline than the paper's.
@@ -142,7 +142,7 @@ class NFKM(LossFeedbackLearner):
         the label set ``K ⊂ R^m``.
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
     random_state

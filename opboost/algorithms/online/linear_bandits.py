@@ -10,12 +10,14 @@ The inverse is updated by Sherman–Morrison (O(p^2) per step) and every action 
 one batched matrix product, so a step costs O(K p^2) numpy work without a Python loop over
 actions.
 
-- :class:`LinUCB` (``"linucb"``, Li et al. 2010, disjoint model) plays
+- [`LinUCB`][opboost.algorithms.online.linear_bandits.LinUCB] (``"linucb"``, Li et al. 2010,
+disjoint model) plays
   ``argmax_k theta_k . x + alpha sqrt(1/beta + x^T A_k^{-1} x)``. With ``alpha=1``,
   ``fit_intercept=False`` and ``standardize=False`` its scores are those of river's
   ``bandit.LinUCBDisjoint(alpha=l2, beta=beta)`` (river's ``alpha`` is the prior precision,
   called ``l2`` here; its UCB width is fixed at one posterior standard deviation).
-- :class:`EpsilonGreedyLinear` (``"epsilon_greedy"``) plays ``argmax_k theta_k . x`` with
+- [`EpsilonGreedyLinear`][opboost.algorithms.online.linear_bandits.EpsilonGreedyLinear]
+(``"epsilon_greedy"``) plays ``argmax_k theta_k . x`` with
   probability 1 - epsilon and a uniform action otherwise.
 
 Ties of the argmax are broken uniformly at random with the learner's seeded generator.
@@ -122,7 +124,7 @@ class LinUCB(_RidgeBandit):
         append a constant 1 feature (after standardisation).
     standardize
         online feature scaling
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`): ``"mean"`` (river's
+        (``RunningScaler``): ``"mean"`` (river's
         StandardScaler, best for the ridge regressions), ``"auto"`` (one-hot zeros kept) or False
         (raw features).
     random_state
@@ -223,7 +225,7 @@ class EpsilonGreedyLinear(_RidgeBandit):
         append a constant 1 feature (after standardisation).
     standardize
         online feature scaling
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`): ``"mean"`` (river's
+        (``RunningScaler``): ``"mean"`` (river's
         StandardScaler, best for the ridge regressions), ``"auto"`` (one-hot zeros kept) or False
         (raw features).
     random_state
@@ -231,7 +233,7 @@ class EpsilonGreedyLinear(_RidgeBandit):
 
     Notes
     -----
-    Fitted state: as :class:`LinUCB`.
+    Fitted state: as [`LinUCB`][opboost.algorithms.online.linear_bandits.LinUCB].
     """
 
     name: ClassVar[str] = "epsilon_greedy"

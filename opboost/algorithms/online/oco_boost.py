@@ -65,7 +65,8 @@ class OCOBoost(OnlineLearner):
     Parameters
     ----------
     n_learners
-        T rounds of :meth:`fit`, or N online weak learners.
+        T rounds of [`fit`][opboost.algorithms.online.oco_boost.OCOBoost.fit], or N online weak
+        learners.
     mode
         ``"realizable"`` (re-weighting, p ∈ [0, 1]) or ``"agnostic"`` (re-labelling,
         p ∈ [-1, 1]).
@@ -77,15 +78,17 @@ class OCOBoost(OnlineLearner):
     weak_lr
         step of the online weak learners (logistic-loss OGD).
     sample_size
-        m_0, draws per round passed to the stump in :meth:`fit` (None: m).
+        m_0, draws per round passed to the stump in
+        [`fit`][opboost.algorithms.online.oco_boost.OCOBoost.fit] (None: m).
     vote
         ``"randomized"`` (the paper's Π) or ``"deterministic"`` (``sign(z)``).
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
-        Online path only (:meth:`fit`'s stumps are scale-invariant).
+        Online path only ([`fit`][opboost.algorithms.online.oco_boost.OCOBoost.fit]'s stumps are
+        scale-invariant).
     random_state
         seed of sampling, re-labelling and the randomized vote.
 

@@ -2,12 +2,14 @@
 boosting (OGB, Beygelzimer, Hazan, Kale & Luo 2015, Algorithm 2).
 
 Both see the whole loss of the round after predicting (``information = "full"``): the
-runner passes a :class:`~opboost.api.loss_feedback.FullLoss`, and the learners use
+runner passes a ``FullLoss``, and the learners use
 its exact gradient, never the label.
 
-- :class:`OGD` (``"ogd"``): one linear model ``ŷ = Π_K(W [x, 1])``, step
+- [`OGD`][opboost.algorithms.online.ogd.OGD] (``"ogd"``): one linear model ``ŷ = Π_K(W [x, 1])``,
+step
   ``W -= lr t^{-c} ∇l(ŷ) ⊗ [x, 1]``.
-- :class:`OGB` (``"ogb"``): Algorithm 2 of Brukhim & Hazan with the exact gradient
+- [`OGB`][opboost.algorithms.online.ogd.OGB] (``"ogb"``): Algorithm 2 of Brukhim & Hazan with the
+exact gradient
   ``∇l(y^{i-1})`` in place of the spherical estimate — the convex-hull online gradient
   boosting of Beygelzimer et al. (2015), the "full information online boosting" column.
 """
@@ -51,7 +53,7 @@ class OGD(LossFeedbackLearner):
         the label set ``K ⊂ R^m``.
     standardize
         online scaling by the running std
-        (:class:`~opboost.algorithms.online.scaling.RunningScaler`; a context joins the statistics
+        (``RunningScaler``; a context joins the statistics
         in ``learn_one``): ``"auto"`` centres at the running mean except two-valued features
         (one-hot zeros kept), ``"mean"`` is river's StandardScaler, False feeds raw features.
     random_state
@@ -113,8 +115,9 @@ class OGD(LossFeedbackLearner):
 class OGB(BrukhimHazanBoost):
     """Full-information online gradient boosting over the convex hull (Frank–Wolfe steps).
 
-    Same parameters as :class:`~opboost.algorithms.online.brukhim_hazan.BrukhimHazanBoost`;
-    ``delta`` is unused. Learner i gets the linear loss ``∇l_t(y^{i-1})·y``.
+    Same parameters as
+    [`BrukhimHazanBoost`][opboost.algorithms.online.brukhim_hazan.BrukhimHazanBoost]; ``delta`` is
+    unused. Learner i gets the linear loss ``∇l_t(y^{i-1})·y``.
 
     References
     ----------

@@ -50,7 +50,7 @@ class RewardRegression(PolicyLearner):
         LightGBM regressor settings.
     num_threads
         LightGBM's threads: "auto" (default) chooses them for each fit and prediction
-        by its size and the free cores (:func:`opboost.api.lgbm.threads.lightgbm_threads`); an int
+        by its size and the free cores (``opboost.api.lgbm.threads.lightgbm_threads``); an int
         is used as it is (0: LightGBM's default, every core).
     random_state
         seed.
@@ -168,7 +168,7 @@ class RewardRegression(PolicyLearner):
         return probs
 
     def to_policy(self) -> Any:
-        """The fitted model as an :class:`opboost.core.policy_loading.Policy` (scores = predicted
+        """The fitted model as a [`Policy`][opboost.api.policy.Policy] (scores = predicted
         rewards): its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design
         of ``lightgbm_tree``, so it saves and loads like a boosted policy."""
         from opboost.api.lgbm.ensemble import LightGBMEnsemble

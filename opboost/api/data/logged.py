@@ -75,12 +75,12 @@ class LoggedBandit:
         candidate, each logged action is a candidate of its row and ``logging_probs`` put no
         mass outside the candidates; estimators reject policies that do.
     schema
-        optional :class:`opboost.api.data.tabular.TabularSchema`: the table the logs came from
-        (``from_dataframe`` sets it): context column names, the categories of categorical
+        optional [`TabularSchema`][opboost.api.data.tabular.TabularSchema]: the table the logs came
+        from (``from_dataframe`` sets it): context column names, the categories of categorical
         columns and the action ids. Kept by ``subset``, ``split`` and ``with_rewards``.
     item_schema
-        the :class:`opboost.api.data.tabular.TabularSchema` of a DataFrame ``action_features``
-        (set from it; pass it with already-encoded features to restore it).
+        the [`TabularSchema`][opboost.api.data.tabular.TabularSchema] of a DataFrame
+        ``action_features`` (set from it; pass it with already-encoded features to restore it).
 
     Notes
     -----
@@ -259,7 +259,7 @@ class LoggedBandit:
 
         Context columns may be numeric (finite), or categorical: a pandas ``category``, a
         string column or an ``object`` column of strings, encoded as integer codes (missing
-        values: -1, LightGBM's missing category); see :mod:`opboost.api.data.tabular`.
+        values: -1, LightGBM's missing category); see ``opboost.api.data.tabular``.
         ``actions`` is the action catalogue, the list of every action id (strings or any
         hashable): action a is ``actions[a]`` and ``n_actions`` is its length. Without it,
         integer ids are the actions themselves (``n_actions`` defaults to max + 1) and other

@@ -151,7 +151,7 @@ class ActionSchema:
 
 def pair_features(contexts: Any, phi: np.ndarray) -> Any:
     """Designed pairs [x; phi(a)] of (m, d) contexts and their (m, d_a) action features:
-    (m, d + d_a) float64, CSR if the contexts are (the column layout of :class:`PairRows`)."""
+    (m, d + d_a) float64, CSR if the contexts are (the column layout of ``PairRows``)."""
     if sp.issparse(contexts):
         return sp.hstack([contexts, sp.csr_matrix(phi)], format="csr")
     return np.hstack([np.asarray(contexts, dtype=np.float64), phi])

@@ -56,7 +56,8 @@ def _scalar(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class TabularSchema:
-    """The table a LoggedBandit came from (JSON-serialisable with :meth:`to_dict`).
+    """The table a LoggedBandit came from (JSON-serialisable with
+    [`to_dict`][opboost.api.data.tabular.TabularSchema.to_dict]).
 
     ``columns``: the context columns in order; () when the contexts were not a table with
     named columns (an array given with action ids: a DataFrame is then read by position).
@@ -99,6 +100,7 @@ class TabularSchema:
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> TabularSchema:
+        """The schema back from its ``to_dict`` form."""
         try:
             ids = obj["action_ids"]
             return cls(

@@ -215,10 +215,12 @@ class ExplorationMixin:
         candidates: Any = None,
         action_features: Any = None,
     ) -> np.ndarray:
-        """The (m, K) distribution :meth:`sample` draws from: epsilon-greedy over the argmax
-        (``temperature=None``; ties split evenly) or softmax(scores / temperature), mixed
-        with ``epsilon`` uniform over each row's candidates (all actions by default);
-        0 outside ``candidates``. With ``epsilon=0`` and no temperature: the greedy policy."""
+        """The (m, K) distribution
+        [`sample`][opboost.api.serving.exploration.ExplorationMixin.sample] draws from:
+        epsilon-greedy over the argmax (``temperature=None``; ties split evenly) or softmax(scores /
+        temperature), mixed with ``epsilon`` uniform over each row's candidates (all actions by
+        default); 0 outside ``candidates``. With ``epsilon=0`` and no temperature: the greedy
+        policy."""
         return self._explore(
             "action_distribution", X, epsilon, temperature, candidates, action_features
         )
@@ -233,10 +235,9 @@ class ExplorationMixin:
         candidates: Any = None,
         action_features: Any = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one action per row from :meth:`action_distribution` (seeded by
-        ``random_state``): ``(actions, propensities)``, (m,) int64 and float64, the
-        propensity being exactly the probability of the returned action (what a log
-        records for off-policy learning)."""
+        """Draw one action per row from ``action_distribution`` (seeded by ``random_state``):
+        ``(actions, propensities)``, (m,) int64 and float64, the propensity being exactly the
+        probability of the returned action (what a log records for off-policy learning)."""
         probs = self._explore("sample", X, epsilon, temperature, candidates, action_features)
         return draw(probs, check_random_state(random_state).random(probs.shape[0]))
 
@@ -252,7 +253,7 @@ class ExplorationMixin:
         action_features: Any = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Epsilon-greedy slates of ``k`` actions around ``rank``'s: ``(slates,
-        propensities)``, (m, k), with per-position propensities (:func:`sample_slates`; a
+        propensities)``, (m, k), with per-position propensities (``sample_slates``; a
         ``temperature`` is an error)."""
         owner = f"{type(self).__name__}.sample_slate"
         _check_slate_exploration(epsilon, temperature, owner)
