@@ -73,7 +73,7 @@ def handler_options() -> dict[str, Any]:
 
 
 def directives(page: Path, base: dict[str, Any]) -> list[tuple[str, PythonOptions]]:
-    """(object path, options) of each ``::: path`` of ``page``, its own options over mkdocs.yml's."""
+    """(object path, options) of each ``::: path`` of ``page``: its own over mkdocs.yml's."""
     out = []
     for match in DIRECTIVE.finditer(page.read_text(encoding="utf-8")):
         local = (yaml.safe_load(match["block"]) or {}).get("options", {})
