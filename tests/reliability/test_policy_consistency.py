@@ -63,20 +63,25 @@ def _edited(
     return target
 
 
-def _set_leaf(text: str, *, tree: int, leaf: int, value: float) -> str:
-    """Model text with leaf ``leaf`` of tree ``tree`` set to ``value`` and the header's
-    ``tree_sizes`` updated (any index: taken modulo the trees and the tree's leaves)."""
+def _set_value(text: str, *, tree: int, key: str, index: int, value: str) -> str:
+    """Model text with value ``index`` of array ``key`` of tree ``tree`` set to ``value`` and
+    the header's ``tree_sizes`` updated (indices taken modulo the trees and the array)."""
     lines = text.split("\n")
-    rows = [i for i, line in enumerate(lines) if line.startswith("leaf_value=")]
+    rows = [i for i, line in enumerate(lines) if line.startswith(f"{key}=")]
     tree %= len(rows)
-    values = lines[rows[tree]][len("leaf_value=") :].split(" ")
-    values[leaf % len(values)] = repr(value)
-    before, lines[rows[tree]] = lines[rows[tree]], "leaf_value=" + " ".join(values)
+    values = lines[rows[tree]][len(key) + 1 :].split(" ")
+    values[index % len(values)] = value
+    before, lines[rows[tree]] = lines[rows[tree]], f"{key}=" + " ".join(values)
     (sizes_row,) = [i for i, line in enumerate(lines) if line.startswith("tree_sizes=")]
     sizes = [int(v) for v in lines[sizes_row][len("tree_sizes=") :].split(" ")]
     sizes[tree] += len(lines[rows[tree]]) - len(before)
     lines[sizes_row] = "tree_sizes=" + " ".join(map(str, sizes))
     return "\n".join(lines)
+
+
+def _set_leaf(text: str, *, tree: int, leaf: int, value: float) -> str:
+    """Model text with leaf ``leaf`` of tree ``tree`` set to ``value`` (a consistent edit)."""
+    return _set_value(text, tree=tree, key="leaf_value", index=leaf, value=repr(value))
 
 
 def _lightgbm_split_codes(policy: Path) -> dict[int, list[int]]:
@@ -173,6 +178,28 @@ def test_a_shortened_item_category_list_is_refused(catalogue_policy, tmp_path):
     field = "its action_schema category list"
     message = _codes_message(target, "item column 'colour'", field, codes, kept)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        load_policy(target)
+
+
+def test_a_split_on_an_action_beyond_n_actions_is_refused(tabular_policy, tmp_path):
+    """The stacked design's action column (model column 2, after "x" and "c") is split on
+    codes below the policy's 3 actions; a bitset edited to name action 5 is refused."""
+    text = (tabular_policy / "ensemble.txt").read_text().partition("\n")[2]
+    tree = text[text.index("Tree=0") :].split("\n\n")[0]
+    fields = dict(line.split("=", 1) for line in tree.split("\n")[1:])
+    nodes = zip(fields["split_feature"].split(), fields["decision_type"].split(), strict=True)
+    node = next(i for i, (f, t) in enumerate(nodes) if f == "2" and int(t) & 1)
+    threshold = int(float(fields["threshold"].split()[node]))
+    word = int(fields["cat_boundaries"].split()[threshold])
+    edit = functools.partial(_set_value, tree=0, key="cat_threshold", index=word, value="32")
+    target = _edited(tabular_policy, tmp_path / "action5", model=edit)
+    codes = ", ".join(map(str, _lightgbm_split_codes(target)[2]))
+    assert codes.endswith("5")
+    detail = (
+        f"the model's categorical splits on the action column use codes {codes} but the "
+        f"action list (n_actions) has 3 entries: a code must index the list"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(_inconsistent(target, detail))}$"):
         load_policy(target)
 
 

@@ -112,10 +112,10 @@ def _category_list(
             cats = table.categories[column]
             return f"column {column!r}", "its metadata schema category list", len(cats), cats
     elif role == "action" and k == 0:
-        return "the action column", "the policy's n_actions", n_actions, None
+        return "the action column", "the action list (n_actions)", n_actions, None
     elif role == "item" and schema is not None and k < schema.n_features:
         if schema.kind == "index":
-            field = f"{ACTION_SCHEMA_KEY}.n_actions"
+            field = f"the action list ({ACTION_SCHEMA_KEY}.n_actions)"
             return "the item column (the action index)", field, schema.n_actions, None
         names, cats = schema.columns or (), schema.categories or {}
         if k < len(names) and names[k] in cats:
