@@ -211,9 +211,11 @@ def load_policy(path: str | os.PathLike) -> Policy:
 
     Reads only regular files (inside a directory: no symbolic links), at most
     :data:`MAX_POLICY_BYTES` (:data:`MAX_MANIFEST_BYTES` for a directory's ``policy.json``)
-    and exactly the ensemble size the manifest declares; checks the SHA-256, the format and
-    that the ensemble scores ``n_actions`` actions. Raises ``ValueError`` naming the path and
-    what is wrong; never reads past these bounds."""
+    and exactly the ensemble size the manifest declares; checks the SHA-256s (a manifest
+    without ``manifest_sha256`` is refused), the format, that the ensemble scores
+    ``n_actions`` actions and that the model agrees with the metadata (columns, action schema,
+    category codes). Raises ``ValueError`` naming the path and what is wrong; never reads past
+    these bounds."""
     from opboost.core.registry import get_registry
 
     path = Path(path)
