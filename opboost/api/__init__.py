@@ -233,6 +233,8 @@ _HOMES: dict[str, str] = {
     "save_directory": "files.policy_save",
     # files.saved_schema
     "check_saved_schema": "files.saved_schema",
+    # files.model_consistency
+    "check_model_consistency": "files.model_consistency",
     # lgbm.action_trees
     "per_action_model": "lgbm.action_trees",
     # lgbm.ensemble
@@ -256,6 +258,8 @@ _HOMES: dict[str, str] = {
     # lgbm.model_text
     "check_model_text": "lgbm.model_text",
     "leaf_values": "lgbm.model_text",
+    # lgbm.split_codes
+    "categorical_split_codes": "lgbm.split_codes",
     # lgbm.params
     "CATEGORICAL_FEATURES": "lgbm.params",
     "LIGHTGBM_PARAMS": "lgbm.params",

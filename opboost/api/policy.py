@@ -63,7 +63,7 @@ SUPPORTED_FORMAT_VERSIONS = (1, 2)
 CONSTANT_FORMAT = "constant_v1"
 #: Largest policy ``.json`` file, or ensemble file, :func:`load_policy` reads (1 GiB).
 MAX_POLICY_BYTES = 1 << 30
-#: Manifest key of :func:`manifest_digest`; manifests written before it have none.
+#: Manifest key of :func:`manifest_digest`; :func:`load_policy` refuses a manifest without it.
 MANIFEST_DIGEST = "manifest_sha256"
 # Ensemble fields the digest leaves out: the text has its own SHA-256, and a save in place
 # switches the file name between the versioned one and ensemble.txt.

@@ -22,8 +22,10 @@ File formats (both plain text):
 of the manifest's canonical JSON without it and without the ensemble's text, file and size
 (:func:`opboost.api.policy.manifest_digest`): it covers every byte that changes behaviour
 besides the ensemble text (``n_actions``, the metadata with its categories and action ids).
-Manifests written before it was added have none and are read unchecked. The metadata's
-table schema is checked against the model (columns, one id per action).
+A manifest without it is refused (every file Policy.save writes has it). The metadata's
+table schema is checked against the model (columns, one id per action), and the model against
+the metadata (:func:`opboost.api.files.model_consistency.check_model_consistency`: its context
+and item columns, the action schema a model of pairs needs, the category codes its splits use).
 
 Constant policies (:class:`ConstantPolicy`) use the same container, version 2, with the
 ensemble format ``"constant_v1"``, no base learner, and as text the tiny JSON object
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.files.atomic import TooLarge, read_regular
+from opboost.api.files.model_consistency import check_model_consistency
 from opboost.api.files.saved_schema import check_saved_schema
 from opboost.api.policy import (  # noqa: F401 - this module's old names (opboost.policy)
     CONSTANT_FORMAT,
@@ -209,9 +212,11 @@ def load_policy(path: str | os.PathLike) -> Policy:
 
     Reads only regular files (inside a directory: no symbolic links), at most
     ``MAX_POLICY_BYTES`` (``MAX_MANIFEST_BYTES`` for a directory's ``policy.json``)
-    and exactly the ensemble size the manifest declares; checks the SHA-256, the format and
-    that the ensemble scores ``n_actions`` actions. Raises ``ValueError`` naming the path and
-    what is wrong; never reads past these bounds."""
+    and exactly the ensemble size the manifest declares; checks the SHA-256s (a manifest
+    without ``manifest_sha256`` is refused), the format, that the ensemble scores
+    ``n_actions`` actions and that the model agrees with the metadata (columns, action schema,
+    category codes). Raises ``ValueError`` naming the path and what is wrong; never reads past
+    these bounds."""
     from opboost.core.registry import get_registry
 
     path = Path(path)
@@ -248,6 +253,13 @@ def load_policy(path: str | os.PathLike) -> Policy:
             f"{fmt} ensemble scores {width} actions."
         )
     _check_metadata(manifest_path, metadata, getattr(ensemble, "n_features", None), n_actions)
+    try:
+        check_model_consistency(metadata, ensemble, n_actions)
+    except ValueError as exc:
+        raise ValueError(
+            f"{manifest_path}: inconsistent policy file: {exc}. The file contradicts itself "
+            f"(edited after Policy.save wrote it); restore it, or fit and save the policy again."
+        ) from exc
     return Policy(ensemble, n_actions, metadata)
 
 
@@ -275,7 +287,14 @@ def _manifest_fields(manifest_path: Path, manifest: Any) -> tuple[str, Any, int,
         raise ValueError(f"{manifest_path}: corrupted policy file: missing key {exc}.") from exc
     except TypeError as exc:
         raise ValueError(f"{manifest_path}: corrupted policy file: {exc}.") from exc
-    if MANIFEST_DIGEST in manifest and manifest[MANIFEST_DIGEST] != _digest(manifest):
+    if MANIFEST_DIGEST not in manifest:
+        raise ValueError(
+            f"{manifest_path}: policy file without {MANIFEST_DIGEST}, the checksum of its "
+            f"n_actions and metadata that Policy.save writes into every policy file: the field "
+            f"was deleted or the file was not written by Policy.save. Restore the file, or "
+            f"fit the policy and save it again (policy.save(path))."
+        )
+    if manifest[MANIFEST_DIGEST] != _digest(manifest):
         raise ValueError(
             f"{manifest_path}: corrupted policy file: its n_actions, metadata or ensemble "
             f"description do not match {MANIFEST_DIGEST} (a byte changed after Policy.save "

@@ -1,4 +1,5 @@
-"""Fixtures of the reliability tests: a saved policy whose metadata holds a table schema."""
+"""Fixtures of the reliability tests: saved policies whose metadata holds a table schema or
+an item-feature schema."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from policy_tables import ACTION_IDS, CATEGORIES
+from policy_tables import ACTION_IDS, CATEGORIES, item_table
 
 import opboost
 from opboost.api.data.logged import LoggedBandit
@@ -37,3 +38,24 @@ def tabular_policy(tmp_path_factory) -> Path:
         n_rounds=3, warm_start="none", base_learner_params={"num_threads": 1}, random_state=0
     ).fit(logs)
     return booster.policy_.save(tmp_path_factory.mktemp("tabular") / "policy")
+
+
+@pytest.fixture(scope="session")
+def catalogue_policy(tmp_path_factory) -> Path:
+    """A 3-round policy fitted on (context, item) pairs: 2 numeric contexts and a catalogue
+    of 6 items with a numeric column "price" and a categorical column "colour" whose rewards
+    depend on the colour, saved as a directory: its metadata holds an action schema."""
+    rng = np.random.default_rng(1)
+    n, items = 150, item_table()
+    contexts = rng.normal(size=(n, 2))
+    actions = rng.integers(0, len(items), n)
+    colour = items["colour"].to_numpy()[actions]
+    rewards = rng.uniform(size=n) + 2 * (colour == "red") + (colour == "green")
+    logs = LoggedBandit(
+        contexts, actions, np.full(n, 1 / len(items)), rewards, len(items), action_features=items
+    )
+    params = {"num_threads": 1, "num_leaves": 4, "min_data_in_leaf": 5}
+    booster = opboost.Booster(
+        n_rounds=3, warm_start="none", base_learner_params=params, random_state=0
+    ).fit(logs)
+    return booster.policy_.save(tmp_path_factory.mktemp("catalogue") / "policy")

@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from policy_tables import ACTION_IDS, CATEGORIES
+from policy_tables import CATEGORIES
 
 from opboost.api.policy import manifest_digest
 from opboost.core.policy_loading import load_policy
@@ -90,9 +90,16 @@ def test_shortened_action_ids_fail_at_load_naming_them(tabular_policy, tmp_path)
         load_policy(target)
 
 
-def test_manifest_without_a_digest_loads_as_before(tabular_policy, tmp_path):
-    """Files written before the digest existed have none: they load as they did."""
+def test_manifest_without_a_digest_is_refused(tabular_policy, tmp_path):
+    """Every file Policy.save writes has manifest_sha256 (opboost was never released without
+    it): a manifest without it, whatever else was edited, is refused naming the file and the
+    field and saying how to get a policy file again (issue 52, finding 4)."""
     target = _copy(tabular_policy, tmp_path, lambda m: m.pop("manifest_sha256"), digest=False)
-    ids = load_policy(target).predict(FRAME, return_ids=True)
-    assert list(ids) == list(load_policy(tabular_policy).predict(FRAME, return_ids=True))
-    assert set(ids) <= set(ACTION_IDS)
+    message = (
+        f"{target / 'policy.json'}: policy file without manifest_sha256, the checksum of its "
+        f"n_actions and metadata that Policy.save writes into every policy file: the field was "
+        f"deleted or the file was not written by Policy.save. Restore the file, or fit the "
+        f"policy and save it again (policy.save(path))."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        load_policy(target)

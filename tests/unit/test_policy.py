@@ -239,7 +239,7 @@ def test_constant_policy_interface():
 
 
 def _write_constant(path, text, *, n_actions=4, metadata=None):
-    """A constant policy file with the given ensemble text and a matching checksum."""
+    """A constant policy file with the given ensemble text and matching checksums."""
     manifest = {
         "opboost_policy": 2,
         "n_actions": n_actions,
@@ -250,6 +250,7 @@ def _write_constant(path, text, *, n_actions=4, metadata=None):
             "text": text,
         },
     }
+    manifest["manifest_sha256"] = manifest_digest(manifest)
     path.write_text(json.dumps(manifest))
     return path
 

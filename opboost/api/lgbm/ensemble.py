@@ -26,6 +26,7 @@ from opboost.api.learner_toolkit import dumps_checked, loads_checked
 from opboost.api.lgbm.model_text import check_model_text
 from opboost.api.lgbm.process_threads import keeping_threads
 from opboost.api.lgbm.rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
+from opboost.api.lgbm.split_codes import categorical_split_codes
 from opboost.api.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.contexts import as_contexts
 
@@ -63,6 +64,21 @@ class LightGBMEnsemble(Ensemble):
         self.action_design = action_design
         self.n_features = n_features
         self.n_rounds = n_rounds
+        self._split_codes: dict[int, np.ndarray] | None = None  # set by loads
+
+    def categorical_codes(self) -> dict[tuple[str, int], np.ndarray]:
+        """The category codes the model's categorical splits use (sorted, distinct), keyed by
+        the input column they split: ``("context", j)``, ``("item", k)`` (column k after the
+        contexts' of a ``"pairs"`` design: phi, then the interaction), ``("action", 0)`` (the
+        action index of a ``"stacked"`` design) or ``("onehot", k)`` (``"stacked_onehot"``)."""
+        if self._split_codes is None:
+            self._split_codes = categorical_split_codes(self.booster.model_to_string())
+        after = {PAIRS_DESIGN: "item", "stacked": "action"}.get(self.action_design, "onehot")
+        d = self.n_features
+        return {
+            ("context", j) if j < d else (after, j - d): codes
+            for j, codes in self._split_codes.items()
+        }
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores F(X), shape (m, K)."""
@@ -189,7 +205,9 @@ class LightGBMEnsemble(Ensemble):
         d, rounds = header.get("n_features"), header.get("n_rounds")
         d_a = header.get("n_action_features", 0)
         ints_ok = all(isinstance(v, int) and v >= 0 for v in (K, d, rounds, d_a))
-        known = design in ACTION_DESIGNS or (design == PAIRS_DESIGN and ints_ok and d_a >= 1)
+        # item columns only in a pairs design (they decide whether a catalogue is served)
+        fixed = design in ACTION_DESIGNS and "n_action_features" not in header
+        known = fixed or (design == PAIRS_DESIGN and ints_ok and d_a >= 1)
         if not ints_ok or K < 2 or not known:
             raise ValueError(f"Corrupted {LIGHTGBM_FORMAT} header: {first[:200]!r}.")
         widths = {"stacked": d + 1, "stacked_onehot": d + K, "per_action": d, "pairs": d + d_a}
@@ -211,10 +229,12 @@ class LightGBMEnsemble(Ensemble):
                 f"({width} columns, {per_iter} trees per round) but the model has "
                 f"{booster.num_feature()} columns, {booster.num_model_per_iteration()} per round."
             )
-        return cls(
+        ensemble = cls(
             booster, n_actions=K, action_design=design, n_features=d, n_rounds=rounds,
             n_action_features=d_a,
         )  # fmt: skip
+        ensemble._split_codes = categorical_split_codes(model)  # the text at hand, parsed once
+        return ensemble
 
 
 def _is_linear(node: dict) -> bool:
