@@ -217,6 +217,7 @@ _HOMES: dict[str, str] = {
     "action_ids_of": "data.tabular_frames",
     "attach_feature_names": "data.tabular_frames",
     "attach_schema": "data.tabular_frames",
+    "catalogue_of": "data.tabular_frames",
     "encode_frame": "data.tabular_frames",
     # files.atomic
     "TooLarge": "files.atomic",
