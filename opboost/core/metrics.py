@@ -78,7 +78,7 @@ class OffPolicyScorer:
             )
         if isinstance(X, LoggedBandit):
             data = X
-        elif ids is None:
+        elif ids is None or _indices(y, ids, len(scores)):
             data = as_logged_bandit(X, y, scores.shape[1], owner="off_policy_scorer")
         else:  # the logged ids mapped to the policy's action indices by id
             data = as_logged_bandit(X, y, None, owner="off_policy_scorer", actions=ids)
@@ -112,6 +112,17 @@ def _catalogue(estimator: Any) -> tuple[Any, ...] | None:
     final = estimator[-1] if hasattr(estimator, "steps") else estimator
     metadata = getattr(getattr(final, "policy_", final), "metadata", None)
     return catalogue_of(metadata) if isinstance(metadata, dict) else None
+
+
+def _indices(y: Any, ids: tuple[Any, ...], n_rows: int) -> bool:
+    """Whether the logged actions of ``y`` are action indices, not ids: numbers, against a
+    catalogue of ids that are not all numbers (``to_xy`` of logs with string ids)."""
+    from numbers import Real
+
+    from opboost.core.booster_inputs import split_y
+
+    actions = split_y(y, n_rows, "off_policy_scorer")[0]
+    return actions.dtype.kind in "iuf" and not all(isinstance(i, Real) for i in ids)
 
 
 def _in_catalogue(data: LoggedBandit, ids: tuple[Any, ...]) -> LoggedBandit:

@@ -301,6 +301,7 @@ def test_scores_match_string_ids_by_id_not_position(promo_frame):
         reward="reward", actions=sorted(PROMOS),
     )  # fmt: skip
     assert booster.score(sorted_logs) == pytest.approx(by_hand, rel=1e-12)
+    assert booster.score(*to_xy(logs)) == pytest.approx(by_hand, rel=1e-12)  # indices
 
 
 def test_a_fold_without_an_action_scores(promo_frame):
