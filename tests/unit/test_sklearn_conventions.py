@@ -349,3 +349,20 @@ def test_a_fold_without_an_action_scores(promo_frame):
         params={"actions": PROMOS},
     )  # fmt: skip
     assert scores == pytest.approx([by_hand], rel=1e-12)
+
+
+def test_logs_are_reindexed_into_the_policys_catalogue_by_id():
+    """The per-action columns (logging_probs, candidates) follow their ids into the policy's
+    catalogue, and an action the logs do not list gets probability 0 and no candidate."""
+    from opboost.api.data.tabular import TabularSchema
+    from opboost.core.metrics import _in_catalogue
+
+    probs = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    logs = LoggedBandit(
+        np.zeros((2, 1)), [1, 2], [0.5, 0.5], [1.0, 0.0], 3, logging_probs=probs,
+        candidates=probs > 0, schema=TabularSchema(("x",), {}, ("b", "c", "a")),
+    )  # fmt: skip
+    moved = _in_catalogue(logs, ("a", "z", "b", "c"))
+    assert moved.schema.ids(moved.actions).tolist() == ["c", "a"]
+    np.testing.assert_array_equal(moved.logging_probs, [[0.0, 0, 0.5, 0.5], [0.5, 0, 0.2, 0.3]])
+    np.testing.assert_array_equal(moved.candidates, moved.logging_probs > 0)
