@@ -174,6 +174,7 @@ _HOMES: dict[str, str] = {
     # data.field_checks
     "MAX_ACTIONS": "data.field_checks",
     "as_real": "data.field_checks",
+    "bad_propensity": "data.field_checks",
     "check_action_features": "data.field_checks",
     "check_actions": "data.field_checks",
     "check_columns": "data.field_checks",
@@ -184,6 +185,9 @@ _HOMES: dict[str, str] = {
     "check_row_fields": "data.field_checks",
     "first_missing": "data.field_checks",
     "readonly": "data.field_checks",
+    # data.frame_feedback
+    "check_field_columns": "data.frame_feedback",
+    "feedback_column": "data.frame_feedback",
     # data.logged
     "LoggedBandit": "data.logged",
     "check_data": "data.logged",
@@ -217,6 +221,7 @@ _HOMES: dict[str, str] = {
     "action_ids_of": "data.tabular_frames",
     "attach_feature_names": "data.tabular_frames",
     "attach_schema": "data.tabular_frames",
+    "catalogue_of": "data.tabular_frames",
     "encode_frame": "data.tabular_frames",
     # files.atomic
     "TooLarge": "files.atomic",

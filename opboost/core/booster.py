@@ -337,7 +337,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         """SNIPS estimate of the argmax policy's (``predict``'s) value on held-out logs: a
         LoggedBandit ``X``, or contexts ``X`` with feedback ``y`` as in
         [`fit`][opboost.core.booster.Booster.fit]. Higher is better; what ``GridSearchCV`` maximises
-        when no ``scoring`` is given."""
+        when no ``scoring`` is given. Action ids are matched by id to the fit's catalogue (a fold
+        may lack some actions)."""
         from opboost.core.metrics import off_policy_scorer
 
         return off_policy_scorer("snips", policy="argmax")(self, X, y)

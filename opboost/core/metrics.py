@@ -40,7 +40,10 @@ class OffPolicyScorer:
     ``estimator``'s ``policy`` ("argmax": its ``predict``; "softmax": its ``predict_proba``,
     the softmax of the decision scores) on the logs (X, y). ``X`` may also be a LoggedBandit
     (then ``y`` is None). NaN when the estimate is undefined (SNIPS when the policy never
-    plays a logged action). See [`off_policy_scorer`][opboost.core.metrics.off_policy_scorer]."""
+    plays a logged action). Logged action ids are matched by id to the catalogue of the
+    policy's fit (``actions=``): any order of the ids, and logs in which some action was
+    never logged, score the same policy. See
+    [`off_policy_scorer`][opboost.core.metrics.off_policy_scorer]."""
 
     def __init__(self, estimator_name: str = "snips", policy: str = "argmax") -> None:
         from opboost.api.validation import check_choice
@@ -64,6 +67,9 @@ class OffPolicyScorer:
         from opboost.core.booster_inputs import as_logged_bandit
         from opboost.core.selection import action_probs, logs_scorer
 
+        ids = _catalogue(estimator)
+        if isinstance(X, LoggedBandit) and ids is not None:
+            X = _in_catalogue(X, ids)
         serving = _serving(estimator, X)
         scores = np.asarray(estimator.decision_function(_contexts(X), **serving), dtype=float)
         if scores.ndim != 2:
@@ -73,8 +79,10 @@ class OffPolicyScorer:
             )
         if isinstance(X, LoggedBandit):
             data = X
-        else:
+        elif ids is None or _indices(y, ids, len(scores)):
             data = as_logged_bandit(X, y, scores.shape[1], owner="off_policy_scorer")
+        else:  # the logged ids mapped to the policy's action indices by id
+            data = as_logged_bandit(X, y, None, owner="off_policy_scorer", actions=ids)
         if data.n_actions != scores.shape[1]:
             raise InvalidParameterError(
                 f"off_policy_scorer: the logs have {data.n_actions} actions but the policy "
@@ -95,6 +103,76 @@ def off_policy_scorer(estimator_name: str = "snips", policy: str = "argmax") -> 
     and with a ``Pipeline`` ending in a Booster. "dr"/"dm" fit their reward model on the
     held-out rows (cross-fitted), seeded by the estimator's integer ``random_state``."""
     return OffPolicyScorer(estimator_name, policy)
+
+
+def _catalogue(estimator: Any) -> tuple[Any, ...] | None:
+    """The action ids of the fitted policy of ``estimator`` (a Booster, a Pipeline ending in
+    one, a PolicyChoice or a Policy), or None when it was fitted without ids."""
+    from opboost.api.data.tabular_frames import catalogue_of
+
+    final = estimator[-1] if hasattr(estimator, "steps") else estimator
+    metadata = getattr(getattr(final, "policy_", final), "metadata", None)
+    return catalogue_of(metadata) if isinstance(metadata, dict) else None
+
+
+def _indices(y: Any, ids: tuple[Any, ...], n_rows: int) -> bool:
+    """Whether the logged actions of ``y`` are action indices, not ids: numbers, against a
+    catalogue of ids that are not all numbers (``to_xy`` of logs with string ids)."""
+    from numbers import Real
+
+    from opboost.core.booster_inputs import split_y
+
+    actions = split_y(y, n_rows, "off_policy_scorer")[0]
+    return actions.dtype.kind in "iuf" and not all(isinstance(i, Real) for i in ids)
+
+
+def _in_catalogue(data: LoggedBandit, ids: tuple[Any, ...]) -> LoggedBandit:
+    """``data`` with its actions (and per-action columns) re-indexed by id into the policy's
+    catalogue ``ids``: logs built with another order of the ids, or with fewer of them (a
+    fold that never logged an action), score the same policy."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from opboost.api.data.tabular import TabularSchema
+
+    own = None if data.schema is None else data.schema.action_ids
+    if own is None or tuple(own) == tuple(ids):
+        return data
+    index = {i: a for a, i in enumerate(ids)}
+    unknown = [i for i in own if i not in index]
+    if unknown:
+        raise InvalidParameterError(
+            f"off_policy_scorer: the logs' action id(s) {unknown[:5]} are not in the policy's "
+            f"catalogue of {len(ids)} ids; score on logs of the actions it was fitted on."
+        )
+    to_policy = np.array([index[i] for i in own], dtype=np.int64)  # logs' index -> policy's
+    n, k = len(data), len(ids)
+    probs, mask, features = data.logging_probs, data.candidates, data.action_features
+    if probs is not None:
+        probs = np.zeros((n, k))
+        probs[:, to_policy] = data.logging_probs
+    if mask is not None:
+        csr = sp.csr_matrix(mask)
+        mask = sp.csr_matrix((csr.data, to_policy[csr.indices], csr.indptr), shape=(n, k))
+        mask = mask if sp.issparse(data.candidates) else mask.toarray()
+    if features is not None:
+        if len(own) != k:
+            raise InvalidParameterError(
+                f"off_policy_scorer: the logs' action_features describe {len(own)} of the "
+                f"policy's {k} actions; give features for every action of its catalogue."
+            )
+        features = np.asarray(features)[np.argsort(to_policy)]
+    schema = TabularSchema(data.schema.columns, data.schema.categories, tuple(ids))
+    return dataclasses.replace(
+        data,
+        actions=to_policy[data.actions],
+        n_actions=k,
+        logging_probs=probs,
+        candidates=mask,
+        action_features=features,
+        schema=schema,
+    )
 
 
 def _serving(estimator: Any, X: Any) -> dict[str, Any]:

@@ -195,20 +195,27 @@ def test_integral_float_actions_are_accepted():
     assert data.actions.dtype == np.int64
 
 
+ZERO_FIX = r"Drop or re-log zero-propensity rows"
+ABOVE_ONE_FIX = (
+    r"Propensities are the logging policy's probabilities of the logged action, at most 1; "
+    r"pass those, not inverse-propensity weights, counts or scores\.$"
+)
+
+
 @pytest.mark.parametrize(
-    ("index", "value"),
+    ("index", "value", "fix"),
     [
-        pytest.param(0, 0.0, id="zero"),
-        pytest.param(4, -0.1, id="negative"),
-        pytest.param(5, 1.2, id="above-one"),
+        pytest.param(0, 0.0, ZERO_FIX, id="zero"),
+        pytest.param(4, -0.1, ZERO_FIX, id="negative"),
+        pytest.param(5, 1.2, ABOVE_ONE_FIX, id="above-one"),
     ],
 )
-def test_propensities_must_be_in_open_unit_interval(index, value):
-    """A propensity <= 0 or > 1 names 'propensities', the index and the value, with a fix."""
+def test_propensities_must_be_in_open_unit_interval(index, value, fix):
+    """A propensity <= 0 or > 1 names 'propensities', the index and the value, with the fix
+    for that side (above 1: not advice about zero propensities)."""
     with pytest.raises(
         ValueError,
-        match=rf"propensities must be in \(0, 1\]; index {index} has "
-        rf"{value}\. Drop or re-log zero-propensity rows",
+        match=rf"propensities must be in \(0, 1\]; index {index} has {value}\. {fix}",
     ):
         LoggedBandit(**_with("propensities", index, value))
 
@@ -449,6 +456,66 @@ def test_from_dataframe_missing_column():
         LoggedBandit.from_dataframe(
             _frame(), contexts=["x0", "x2"], action="a", propensity="prop", reward="r"
         )
+
+
+def _read(frame, **columns):
+    names = {"contexts": ["x0", "x1"], "action": "a", "propensity": "p", "reward": "r"}
+    return LoggedBandit.from_dataframe(frame, **{**names, **columns}, n_actions=3)
+
+
+def test_from_dataframe_names_a_text_reward_column():
+    """Issue 49 item 9: a "yes"/"no" reward column is named with its bad value and the
+    mapping that fixes it (a6d95a2: pandas' "could not convert string to float: 'no'")."""
+    frame = _frame().assign(r=np.where(_frame()["r"] > 0.5, "yes", "no"))
+    first = frame["r"].iloc[0]
+    with pytest.raises(
+        ValueError,
+        match=rf"^LoggedBandit\.from_dataframe: the reward column 'r' must hold numbers; row 0 "
+        rf"has '{first}', so map its values to numbers first, e\.g\. df\['r'\] = "
+        rf"df\['r'\]\.map\(\{{'no': 0\.0, 'yes': 1\.0\}}\)\.$",
+    ):
+        _read(frame)
+
+
+def test_from_dataframe_names_a_propensity_above_one():
+    """Issue 49 item 9: a propensity of 1.5 names the column, row and value, with advice for
+    values above 1 (a6d95a2: advice about zero propensities)."""
+    frame = _frame()
+    frame.loc[3, "p"] = 1.5
+    with pytest.raises(
+        ValueError,
+        match=r"^LoggedBandit\.from_dataframe: the propensity column 'p' must be in \(0, 1\]; "
+        rf"row 3 has 1\.5\. {ABOVE_ONE_FIX}",
+    ):
+        _read(frame)
+
+
+def test_from_dataframe_refuses_a_string_propensity_column():
+    """Issue 49 item 9: propensities given as strings are refused, naming the column (a6d95a2
+    read them silently); numbers in an object column are read."""
+    frame = _frame().assign(p=_frame()["p"].astype(str))
+    with pytest.raises(
+        ValueError,
+        match=r"^LoggedBandit\.from_dataframe: the propensity column 'p' must hold numbers; "
+        rf"row 0 has '{frame['p'].iloc[0]}', so convert it first: "
+        r"df\['p'\] = pd\.to_numeric\(df\['p'\]\)\.$",
+    ):
+        _read(frame)
+    objects = _read(_frame().assign(p=_frame()["p"].astype(object)))
+    np.testing.assert_array_equal(objects.propensities, _frame()["p"].to_numpy())
+
+
+@pytest.mark.parametrize(("field", "column"), [("action", "a"), ("reward", "r")])
+def test_from_dataframe_refuses_a_field_among_the_contexts(field, column):
+    """Issue 49 item 9: the action (or reward) column listed among the contexts is refused,
+    naming it (a6d95a2 accepted it silently as a context feature)."""
+    with pytest.raises(
+        ValueError,
+        match=rf"^LoggedBandit\.from_dataframe: column '{column}' is the {field} column and "
+        rf"is also listed in contexts; contexts are what is known before the action is "
+        rf"chosen, so drop '{column}' from contexts\.$",
+    ):
+        _read(_frame(), contexts=["x0", column])
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 __all__ = [
     "MAX_ACTIONS",
     "as_real",
+    "bad_propensity",
     "check_action_features",
     "check_actions",
     "check_columns",
@@ -179,6 +180,26 @@ def check_contexts(contexts: Any) -> Contexts:
     return readonly(array)
 
 
+def bad_propensity(propensities: np.ndarray) -> tuple[int, str] | None:
+    """(first index, advice) of a propensity outside (0, 1], or None when all are in it."""
+    bad = ~np.isfinite(propensities) | (propensities <= 0) | (propensities > 1)
+    if not bad.any():
+        return None
+    i = first_index(bad)
+    value = propensities[i]
+    if value > 1:
+        return i, (
+            "Propensities are the logging policy's probabilities of the logged action, at "
+            "most 1; pass those, not inverse-propensity weights, counts or scores."
+        )
+    if value <= 0:
+        return i, (
+            "Drop or re-log zero-propensity rows; propensities are probabilities of the "
+            "logged action, not scores."
+        )
+    return i, "Drop the rows without a propensity or log it."
+
+
 def check_row_fields(
     actions: Any, propensities: Any, rewards: Any, shape: tuple[int, int], n_actions: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,16 +217,10 @@ def check_row_fields(
                 f"{shape}. Got shape {arr.shape}."
             )
     actions = check_actions(actions, n_actions)
-    bad = ~np.isfinite(propensities) | (propensities <= 0) | (propensities > 1)
-    if bad.any():
-        i = first_index(bad)
+    bad = bad_propensity(propensities)
+    if bad is not None:
         raise bad_entry(
-            "propensities",
-            "must be in (0, 1]",
-            i,
-            float(propensities[i]),
-            "Drop or re-log zero-propensity rows; propensities are probabilities of the "
-            "logged action, not scores.",
+            "propensities", "must be in (0, 1]", bad[0], float(propensities[bad[0]]), bad[1]
         )
     bad = ~np.isfinite(rewards)
     if bad.any():

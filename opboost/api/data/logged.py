@@ -22,6 +22,7 @@ from opboost.api.data.field_checks import (
     check_row_fields,
     readonly,
 )
+from opboost.api.data.frame_feedback import check_field_columns, feedback_column
 from opboost.api.data.obp_format import feedback_fields
 from opboost.api.data.tabular import (
     TabularSchema,
@@ -270,6 +271,8 @@ class LoggedBandit:
         """
         columns = [*contexts, action, propensity, reward, *([position] if position else [])]
         check_columns(columns, df.columns, "LoggedBandit.from_dataframe", "the DataFrame")
+        fields = {"action": action, "propensity": propensity, "reward": reward}
+        check_field_columns(contexts, {**fields, "position": position})
         if len(df) == 0:
             raise ValueError(
                 "LoggedBandit.from_dataframe: the DataFrame has no rows; a LoggedBandit needs "
@@ -281,8 +284,8 @@ class LoggedBandit:
         return cls(
             contexts=X,
             actions=indices,
-            propensities=df[propensity].to_numpy(dtype=np.float64),
-            rewards=df[reward].to_numpy(dtype=np.float64),
+            propensities=feedback_column(df, propensity, "propensity"),
+            rewards=feedback_column(df, reward, "reward"),
             n_actions=n_actions,
             positions=df[position].to_numpy() if position else None,
             action_features=action_features,

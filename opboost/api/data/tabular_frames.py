@@ -13,7 +13,13 @@ import numpy as np
 
 from opboost.api.data.tabular import TabularSchema
 
-__all__ = ["action_ids_of", "attach_feature_names", "attach_schema", "encode_frame"]
+__all__ = [
+    "action_ids_of",
+    "attach_feature_names",
+    "attach_schema",
+    "catalogue_of",
+    "encode_frame",
+]
 
 
 def attach_schema(policy: Any, schema: TabularSchema | None) -> None:
@@ -60,3 +66,10 @@ def action_ids_of(metadata: Mapping[str, Any], actions: np.ndarray) -> np.ndarra
     """The action ids of action indices ``actions`` (the indices without a catalogue)."""
     schema = _schema(metadata)
     return np.asarray(actions) if schema is None else schema.ids(actions)
+
+
+def catalogue_of(metadata: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The action ids of the catalogue recorded in ``metadata`` (action a is the a-th id), or
+    None when the policy was fitted on logs without ids."""
+    schema = _schema(metadata)
+    return None if schema is None else schema.action_ids
