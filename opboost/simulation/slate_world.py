@@ -155,7 +155,7 @@ class SlateWorld:
         slates = candidates[rows, order]
         marginal = marginal_distributions(local, self.slate_size, t)
         marginal = np.take_along_axis(marginal, order[:, :, None], axis=2)[:, :, 0]
-        clicks = self._draw_clicks(contexts, slates, rng)
+        clicks = self.draw_clicks(contexts, slates, rng)
         mask = np.zeros((n, self.n_items), dtype=bool)
         mask[rows, candidates] = True
         return SlateLogs(
@@ -174,11 +174,16 @@ class SlateWorld:
         ``SlatePolicy.plackett_luce(logs, scores, world.logging_temperature)``."""
         return np.where(logs.candidates, self.logits(logs.contexts), -np.inf)
 
-    def _draw_clicks(
-        self, contexts: np.ndarray, slates: np.ndarray, rng: np.random.Generator
+    def draw_clicks(
+        self, contexts: np.ndarray, ranking: np.ndarray, seed: int | np.random.Generator | None
     ) -> np.ndarray:
-        theta = np.take_along_axis(self.attractiveness(contexts), slates, axis=1)
-        u = rng.random(slates.shape)
+        """Clicks (n, L) of showing ``ranking`` (n, L) item ids at ``contexts``, drawn from
+        the click model (its means are :meth:`click_probabilities`)."""
+        rng = check_random_state(seed)
+        theta = np.take_along_axis(
+            self.attractiveness(contexts), self._check_ranking(contexts, ranking), axis=1
+        )
+        u = rng.random(theta.shape)
         clicks = (u < self.examination * theta).astype(np.float64)
         if self.click_model == "cascade":
             # a click at k ends the scan: no click below the first
