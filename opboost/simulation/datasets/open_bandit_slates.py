@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 from opboost.api.slates import SlateLogs
-from opboost.simulation.datasets.open_bandit import LOG_COLUMNS, OpenBandit, _read
+from opboost.simulation.datasets.open_bandit import OpenBandit
 
 __all__ = ["open_bandit_slates"]
 
@@ -46,8 +46,10 @@ def open_bandit_slates(
     dataset = OpenBandit(
         behavior_policy=behavior_policy, campaign=campaign, user_item_affinity=user_item_affinity
     )
-    logged = dataset.load_logged(data_dir)
-    table = _read(dataset.folder(data_dir) / f"{campaign}.csv", LOG_COLUMNS)
+    import pandas as pd
+
+    logged = dataset.load_logged(data_dir)  # checks the files and their columns
+    table = pd.read_csv(dataset.folder(data_dir) / f"{campaign}.csv", index_col=0)
     table = table.sort_values("timestamp", kind="stable").reset_index(drop=True)
     users = [c for c in table.columns if c.startswith("user_feature")]
     keys = table[["timestamp", *users]].astype(str).agg("\x1f".join, axis=1)
