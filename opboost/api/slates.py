@@ -4,11 +4,11 @@ estimators (``opboost.algorithms.estimators.slate``) and the output of the slate
 
 Shapes: n impressions, L positions (top first), K items in the catalogue.
 
-* [`SlateLogs`][opboost.api.slates.SlateLogs]: what the logger showed and what happened —
+* ``SlateLogs``: what the logger showed and what happened —
   ``slates`` (n, L) item ids, ``rewards`` (n, L) (clicks), the logger's per-position
   marginal propensities pi_0(a_{i,k} at k | x_i) and cascade propensities
   pi_0(a_{i,1..k} | x_i), both (n, L);
-* [`SlatePolicy`][opboost.api.slates.SlatePolicy]: the evaluated policy's probabilities of
+* ``SlatePolicy``: the evaluated policy's probabilities of
   the same logged items — marginal and cascade (n, L) — and, for the doubly robust
   estimators, its distributions over all K items at every position, (n, L, K).
 
@@ -125,7 +125,7 @@ class SlateLogs:
 
 @dataclass(frozen=True, eq=False)
 class SlatePolicy:
-    """An evaluated ranking policy's probabilities on :class:`SlateLogs` ``logs``.
+    """An evaluated ranking policy's probabilities on ``SlateLogs`` ``logs``.
 
     Parameters
     ----------
@@ -193,9 +193,9 @@ def slate_inputs(
 ) -> tuple[SlateLogs, SlatePolicy]:
     """``data`` and ``policy`` as (SlateLogs, SlatePolicy).
 
-    ``data`` is :class:`SlateLogs` or a one-position ``LoggedBandit`` without positions
+    ``data`` is ``SlateLogs`` or a one-position ``LoggedBandit`` without positions
     (each row an impression of one slot: both propensities are its propensity). ``policy``
-    is a :class:`SlatePolicy`, an (n, L) integer ranking, or, on a ``LoggedBandit``, any form
+    is a ``SlatePolicy``, an (n, L) integer ranking, or, on a ``LoggedBandit``, any form
     ``check_action_probs`` takes.
     """
     if isinstance(data, LoggedBandit):

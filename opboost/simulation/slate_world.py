@@ -10,7 +10,7 @@ is examined with probability e_k = 1 / (k + 1)^eta. Two click models:
   with probability e_k, clicks with probability theta(x, a_k), and stops after a click; so
   P(click at k) = e_k theta_k prod_{j<k} (1 - e_j theta_j).
 
-Both are exact in :meth:`SlateWorld.click_probabilities`, so the true expected clicks of any
+Both are exact in ``SlateWorld.click_probabilities``, so the true expected clicks of any
 ranking are known. The logger is Plackett–Luce over its candidates with scores
 x^T W phi_a + b_a (the true logits) at ``logging_temperature``: large is near uniform, small
 heavily skewed toward the attractive items; its per-position propensities are exact
@@ -41,7 +41,7 @@ CLICK_MODELS = ("cascade", "pbm")
 
 @dataclass(frozen=True, eq=False)
 class SlateWorld:
-    """A simulated slate world (build it with :func:`make_slate_world`).
+    """A simulated slate world (build it with ``make_slate_world``).
 
     Parameters
     ----------
@@ -178,7 +178,7 @@ class SlateWorld:
         self, contexts: np.ndarray, ranking: np.ndarray, seed: int | np.random.Generator | None
     ) -> np.ndarray:
         """Clicks (n, L) of showing ``ranking`` (n, L) item ids at ``contexts``, drawn from
-        the click model (its means are :meth:`click_probabilities`)."""
+        the click model (its means are ``click_probabilities``)."""
         rng = check_random_state(seed)
         theta = np.take_along_axis(
             self.attractiveness(contexts), self._check_ranking(contexts, ranking), axis=1
@@ -220,7 +220,7 @@ def make_slate_world(
     intercept: float = -1.0,
     seed: int = 0,
 ) -> SlateWorld:
-    """A seeded :class:`SlateWorld`: phi_a, W ~ N(0, 1/d) entries, b_a ~ N(0, 0.5^2),
+    """A seeded ``SlateWorld``: phi_a, W ~ N(0, 1/d) entries, b_a ~ N(0, 0.5^2),
     examination e_k = 1 / (k + 1)^eta (eta = 0: no position bias)."""
     if click_model not in CLICK_MODELS:
         raise InvalidParameterError(

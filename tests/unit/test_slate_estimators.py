@@ -220,3 +220,18 @@ def test_unbiased_on_a_slate_world(click_model, estimators):
         se = estimates.std(ddof=1) / np.sqrt(seeds)
         assert abs(estimates.mean() - truth) < 4 * se + 0.005, (cls.name, estimates.mean(), truth)
         assert 0.87 <= covered[cls.name] / seeds < 1.0, (cls.name, covered[cls.name])
+
+
+def test_one_position_dr_takes_a_one_action_reward_model():
+    """The Booster's held-out selection passes DR estimators its start's (n, K) q."""
+    rng = np.random.default_rng(2)
+    n = 30
+    actions = rng.integers(0, K, n)
+    data = LoggedBandit(rng.normal(size=(n, 2)), actions, np.full(n, 1 / K), rng.random(n), K)
+    q = rng.random((n, K))
+    target = rng.dirichlet(np.ones(K), size=n)
+    w = target[np.arange(n), actions] * K
+    dr = (target * q).sum(axis=1) + w * (data.rewards - q[np.arange(n), actions])
+    for cls in (SlateIndependentDR, SlateCascadeDR):
+        got = cls().on_logs(data, reward_predictions=q).row_values(target)
+        np.testing.assert_allclose(got, dr, rtol=0, atol=1e-12)

@@ -1,7 +1,7 @@
 """Slate estimators: independent (per-position) IPS and reward-interaction (cascade) IPS.
 
-On :class:`~opboost.api.slates.SlateLogs` (n impressions x L positions) and an evaluated
-ranking policy pi (a :class:`~opboost.api.slates.SlatePolicy`, or an (n, L) integer ranking),
+On [`SlateLogs`][opboost.api.slates.SlateLogs] (n impressions x L positions) and an evaluated
+ranking policy pi (a [`SlatePolicy`][opboost.api.slates.SlatePolicy], or an (n, L) integer ranking),
 with position weights alpha_k (1 by default), each impression's value is a sum over positions:
 
     IIPS (obp's SlateIndependentIPS; Li et al. 2018):

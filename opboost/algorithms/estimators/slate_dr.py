@@ -87,7 +87,7 @@ class _SlateDR(SlateEstimator):
         self.random_state = random_state
 
     def reward_predictions(self, logs: SlateLogs) -> np.ndarray:
-        """The default q (n, L, K), cross-fitted (:func:`position_item_means`)."""
+        """The default q (n, L, K), cross-fitted (``position_item_means``)."""
         self.validate_params()
         return position_item_means(logs, self.n_folds, self.random_state)
 
@@ -126,7 +126,10 @@ def _expected_q(dist: np.ndarray | None, q: np.ndarray, owner: str, name: str) -
 
 
 def _check_q(logs: SlateLogs, q: np.ndarray, owner: str) -> np.ndarray:
+    """q as (n, L, K); a one-action reward model's (n, K) serves one-position logs."""
     q = np.asarray(q, dtype=np.float64)
+    if q.ndim == 2 and logs.slate_size == 1:
+        q = q[:, None, :]
     expected = (len(logs), logs.slate_size, logs.n_items)
     if q.shape != expected:
         raise InvalidParameterError(

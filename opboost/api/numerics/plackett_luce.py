@@ -5,12 +5,12 @@ item at position k is a among the items not yet placed with probability
 w_a / sum_{b not placed} w_b, w = exp(s / T). Scores of -inf are items the row cannot show
 (not among its candidates): their probability is 0 everywhere.
 
-* :func:`sample_plackett_luce` draws L positions (the Gumbel top-L trick);
-* :func:`prefix_probabilities` gives pi(a_{i,1..k} | x_i), the probability of a ranking's
+* ``sample_plackett_luce`` draws L positions (the Gumbel top-L trick);
+* ``prefix_probabilities`` gives pi(a_{i,1..k} | x_i), the probability of a ranking's
   first k items (the cascade, or reward-interaction, propensity);
-* :func:`conditional_distributions` gives pi(a at k | x_i, a_{i,1..k-1}), each position's
+* ``conditional_distributions`` gives pi(a at k | x_i, a_{i,1..k-1}), each position's
   distribution given the ranking's items above it;
-* :func:`marginal_distributions` gives pi(a at k | x_i), exact, by summing over the ordered
+* ``marginal_distributions`` gives pi(a at k | x_i), exact, by summing over the ordered
   prefixes of k-1 items: O(n m^L) work, meant for small m (a row's candidates) and L.
 """
 
@@ -26,7 +26,7 @@ __all__ = [
     "sample_plackett_luce",
 ]
 
-#: Rows per block in :func:`marginal_distributions` (bounds its (rows, m^(L-1), m) arrays).
+#: Rows per block in ``marginal_distributions`` (bounds its (rows, m^(L-1), m) arrays).
 _BLOCK_CELLS = 4_000_000
 
 

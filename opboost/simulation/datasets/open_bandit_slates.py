@@ -41,7 +41,7 @@ def open_bandit_slates(
     user_item_affinity: bool = False,
 ) -> SlateLogs:
     """The Open Bandit log of ``behavior_policy`` ("random" or "bts") and ``campaign`` as
-    :class:`~opboost.api.slates.SlateLogs`, read from ``data_dir`` (or ``$OPBOOST_DATA``),
+    [`SlateLogs`][opboost.api.slates.SlateLogs], read from ``data_dir`` (or ``$OPBOOST_DATA``),
     which holds ``open_bandit/{behavior_policy}/{campaign}/{campaign}.csv``."""
     dataset = OpenBandit(
         behavior_policy=behavior_policy, campaign=campaign, user_item_affinity=user_item_affinity
