@@ -105,8 +105,26 @@ class SlateLogs:
             if bad.any():
                 i, k = np.argwhere(bad)[0]
                 raise InvalidParameterError(
-                    f"SlateLogs: {field}[{i}, {k}] = {value[i, k]!r} is not a probability in "
+                    f"SlateLogs: {field}[{i}, {k}] = {float(value[i, k])!r} is not a probability in "
                     f"(0, 1]; every logged item needs its logger's positive probability."
+                )
+
+        self._check_rows_of(slates.shape[0])
+
+    def _check_rows_of(self, n: int) -> None:
+        """contexts, candidates and item_features agree with n impressions and K items."""
+        expected = {"contexts": (n, None), "candidates": (n, self.n_items)}
+        expected["item_features"] = (self.n_items, None)
+        for field, (rows, cols) in expected.items():
+            value = getattr(self, field)
+            if value is None:
+                continue
+            shape = np.shape(value)
+            if len(shape) != 2 or shape[0] != rows or cols not in (None, shape[1]):
+                want = f"({rows}, {'d' if cols is None else cols})"
+                raise InvalidParameterError(
+                    f"SlateLogs: {field} has shape {shape}; it must be {want} (n = {n} "
+                    f"impressions, K = n_items = {self.n_items})."
                 )
 
     def __len__(self) -> int:
@@ -223,10 +241,20 @@ def slate_inputs(
             f"{type(data).__name__}."
         )
     if isinstance(policy, SlatePolicy):
-        if np.shape(policy.marginal) != data.slates.shape:
-            raise InvalidParameterError(
-                f"{owner}: the SlatePolicy's marginal has shape {np.shape(policy.marginal)}; "
-                f"it must match the logs' slates {data.slates.shape}."
-            )
+        _check_policy_shapes(data, policy, owner)
         return data, policy
     return data, SlatePolicy.from_ranking(data, policy)
+
+
+def _check_policy_shapes(logs: SlateLogs, policy: SlatePolicy, owner: str) -> None:
+    """Each of the policy's arrays fits the logs: (n, L), or (n, L, K) for the dists."""
+    n, length = logs.slates.shape
+    for field in ("marginal", "cascade", "marginal_dist", "conditional_dist"):
+        value = getattr(policy, field)
+        expected = (n, length) if field in ("marginal", "cascade") else (n, length, logs.n_items)
+        if value is not None and np.shape(value) != expected:
+            raise InvalidParameterError(
+                f"{owner}: the SlatePolicy's {field} has shape {np.shape(value)}; on these "
+                f"logs it must be {expected} (n impressions x L positions"
+                f"{'' if len(expected) == 2 else ' x K items'})."
+            )

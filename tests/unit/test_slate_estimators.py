@@ -235,3 +235,45 @@ def test_one_position_dr_takes_a_one_action_reward_model():
     for cls in (SlateIndependentDR, SlateCascadeDR):
         got = cls().on_logs(data, reward_predictions=q).row_values(target)
         np.testing.assert_allclose(got, dr, rtol=0, atol=1e-12)
+
+
+def test_shapes_are_checked_with_the_field_named():
+    logs, policy, _, _ = _case(2)
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"SlateLogs: rewards has shape \(2, 3\); it "
+        r"must match slates \(2, 2\)",
+    ):
+        SlateLogs(logs.contexts, logs.slates, np.zeros((2, 3)), logs.marginal_propensities, K)
+    with pytest.raises(InvalidParameterError, match=r"slates\[0, 1\] = 9 is not an item id"):
+        SlateLogs(
+            logs.contexts, np.array([[0, 9], [1, 2]]), logs.rewards, logs.marginal_propensities, K
+        )
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"marginal_propensities\[1, 0\] = 0.0 is not "
+        r"a probability in \(0, 1\]",
+    ):
+        SlateLogs(logs.contexts, logs.slates, logs.rewards, np.array([[0.5, 0.5], [0.0, 1.0]]), K)
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"candidates has shape \(2, 3\); it must be "
+        r"\(2, 4\)",
+    ):
+        SlateLogs(
+            logs.contexts,
+            logs.slates,
+            logs.rewards,
+            logs.marginal_propensities,
+            K,
+            candidates=np.ones((2, 3), dtype=bool),
+        )
+    wrong = SlatePolicy(policy.marginal, policy.cascade, np.ones((2, 2, 3)))
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"SlateIndependentDR: the SlatePolicy's "
+        r"marginal_dist has shape \(2, 2, 3\); on these logs it must be \(2, 2, 4\)",
+    ):
+        SlateIndependentDR().round_values(logs, wrong)
+    with pytest.raises(InvalidParameterError, match="position_weights"):
+        SlateIndependentIPS(position_weights=[1.0, np.inf]).round_values(logs, policy)

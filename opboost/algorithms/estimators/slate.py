@@ -31,10 +31,11 @@ __all__ = ["SlateEstimator", "SlateIndependentIPS", "SlateRewardInteractionIPS"]
 
 
 def _weights_ok(value: Any) -> bool:
+    """None, or a non-empty 1-D sequence of finite numbers."""
     if value is None:
         return True
-    weights = np.asarray(value, dtype=np.float64) if np.ndim(value) == 1 else None
-    return weights is not None and bool(np.all(np.isfinite(weights)) and len(weights) > 0)
+    weights = np.asarray(value, dtype=np.float64)
+    return weights.ndim == 1 and weights.size > 0 and bool(np.all(np.isfinite(weights)))
 
 
 class SlateEstimator(Estimator):
