@@ -105,8 +105,9 @@ class SlateLogs:
             if bad.any():
                 i, k = np.argwhere(bad)[0]
                 raise InvalidParameterError(
-                    f"SlateLogs: {field}[{i}, {k}] = {float(value[i, k])!r} is not a probability in "
-                    f"(0, 1]; every logged item needs its logger's positive probability."
+                    f"SlateLogs: {field}[{i}, {k}] = {float(value[i, k])!r} is not a "
+                    f"probability in (0, 1]; every logged item needs its logger's positive "
+                    f"probability."
                 )
 
         self._check_rows_of(slates.shape[0])
@@ -139,6 +140,25 @@ class SlateLogs:
     def observed(self) -> np.ndarray:
         """(n, L) booleans: the positions whose row was logged (slot != -1)."""
         return self.slates >= 0
+
+    def per_position_rows(self) -> tuple[LoggedBandit, np.ndarray]:
+        """obp's per-position rows: a ``LoggedBandit`` with one row per logged (impression,
+        position), ``positions`` k, the marginal propensities and the impression's context
+        (and candidates), and the (m,) impression index of each row (the query groups of a
+        learning-to-rank fit). Rows run impression by impression, top position first."""
+        impression, position = np.nonzero(self.observed)
+        contexts = self.contexts[impression]
+        rows = LoggedBandit(
+            contexts,
+            self.slates[impression, position],
+            self.marginal_propensities[impression, position],
+            self.rewards[impression, position],
+            self.n_items,
+            positions=position,
+            action_features=self.item_features,
+            candidates=None if self.candidates is None else self.candidates[impression],
+        )
+        return rows, impression
 
 
 @dataclass(frozen=True, eq=False)

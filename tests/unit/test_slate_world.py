@@ -196,3 +196,24 @@ def test_open_bandit_read_as_slates(tmp_path, monkeypatch):
     with pytest.raises(InvalidParameterError, match="the logs have no cascade_propensities"):
         SlateRewardInteractionIPS().round_values(logs, logger)
     assert open_bandit_slates("random", data_dir=tmp_path).slates.shape == (5, 3)
+
+
+def test_per_position_rows_are_obps_convention():
+    logs = make_slate_world(n_items=6, n_candidates=4, seed=0).simulate(5, seed=1)
+    rows, impression = logs.per_position_rows()
+    assert len(rows) == 15 and rows.n_positions == 3
+    np.testing.assert_array_equal(impression, np.repeat(np.arange(5), 3))
+    np.testing.assert_array_equal(rows.positions, np.tile(np.arange(3), 5))
+    np.testing.assert_array_equal(rows.actions, logs.slates.ravel())
+    np.testing.assert_array_equal(rows.rewards, logs.rewards.ravel())
+    np.testing.assert_array_equal(rows.propensities, logs.marginal_propensities.ravel())
+    np.testing.assert_array_equal(np.asarray(rows.contexts), np.repeat(logs.contexts, 3, axis=0))
+    # the per-position IPS of the package, summed per impression, is IIPS
+    from opboost.algorithms.estimators.ips import IPS
+
+    target = np.where(logs.candidates, 0.0, -np.inf)  # uniform over each row's candidates
+    policy = SlatePolicy.plackett_luce(logs, target, 1.0)
+    dist = policy.marginal_dist[impression].transpose(0, 2, 1)  # obp's (m, K, L)
+    per_row = IPS().round_values(rows, dist)
+    iips = SlateIndependentIPS().round_values(logs, policy)
+    np.testing.assert_allclose(np.bincount(impression, per_row), iips, rtol=0, atol=1e-12)
