@@ -10,11 +10,8 @@ import pytest
 
 from opboost.algorithms.estimators.ips import IPS
 from opboost.algorithms.estimators.slate import SlateIndependentIPS, SlateRewardInteractionIPS
-from opboost.algorithms.estimators.slate_dr import (
-    SlateCascadeDR,
-    SlateIndependentDR,
-    position_item_means,
-)
+from opboost.algorithms.estimators.slate_dr import SlateCascadeDR, SlateIndependentDR
+from opboost.algorithms.estimators.slate_reward import fitted_reward_model, position_item_means
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.slates import SlateLogs, SlatePolicy
@@ -277,3 +274,34 @@ def test_shapes_are_checked_with_the_field_named():
         SlateIndependentDR().round_values(logs, wrong)
     with pytest.raises(InvalidParameterError, match="position_weights"):
         SlateIndependentIPS(position_weights=[1.0, np.inf]).round_values(logs, policy)
+
+
+def test_fitted_reward_model_is_cross_fitted_on_the_logged_cells():
+    """A linear model of r on [x; onehot(a); onehot(k)], fitted on the other fold's cells, by
+    hand; the DR estimators use it when given as reward_model."""
+    from sklearn.linear_model import Ridge
+
+    logs = make_slate_world(n_items=6, n_candidates=4, seed=2).simulate(40, seed=0)
+    logs = SlateLogs(  # drop the item features: onehot(a) stands for the item
+        logs.contexts,
+        logs.slates,
+        logs.rewards,
+        logs.marginal_propensities,
+        logs.n_items,
+        logs.cascade_propensities,
+    )
+    q = fitted_reward_model(logs, Ridge(alpha=1.0), n_folds=2, random_state=3)
+    fold = np.random.default_rng(3).permutation(40) % 2
+    for f in (0, 1):
+        rows = [(i, k) for i in range(40) if fold[i] != f for k in range(3)]
+        x = [np.r_[logs.contexts[i], np.eye(6)[logs.slates[i, k]], np.eye(3)[k]] for i, k in rows]
+        model = Ridge(alpha=1.0).fit(np.array(x), [logs.rewards[i, k] for i, k in rows])
+        i = int(np.flatnonzero(fold == f)[0])
+        for k in range(3):
+            for a in range(6):
+                features = np.r_[logs.contexts[i], np.eye(6)[a], np.eye(3)[k]][None]
+                assert q[i, k, a] == pytest.approx(model.predict(features)[0], abs=1e-10)
+    est = SlateCascadeDR(reward_model=Ridge(alpha=1.0), random_state=3)
+    mine = est.round_values(logs, logs.slates)
+    given = SlateCascadeDR().on_logs(logs, reward_predictions=q).row_values(logs.slates)
+    np.testing.assert_allclose(mine, given, rtol=0, atol=1e-12)

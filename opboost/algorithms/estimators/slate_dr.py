@@ -14,8 +14,10 @@ For any q fitted without row i, E[V_i] is the policy's value under the assumptio
 matching IPS estimator (position-based independence; cascade). In Kiyohara et al. q is the
 Q-function Q_k(x, a_{1..k-1}, a), the expected weighted reward of positions k..L; any q
 keeps the estimator unbiased, a better one lowers its variance. Pass q (n, L, K) through
-``on_logs(logs, reward_predictions=q)``; otherwise each estimate cross-fits the default,
-each (position, item)'s mean reward over the other folds, shrunk toward the position's mean.
+``on_logs(logs, reward_predictions=q)``, or a regressor as ``reward_model`` (cross-fitted on
+[x; phi(a) or onehot(a); onehot(k)]); by default each estimate cross-fits each (position,
+item)'s mean reward over the other folds, shrunk toward the position's mean
+(``opboost.algorithms.estimators.slate_reward``).
 """
 
 from __future__ import annotations
@@ -26,37 +28,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.algorithms.estimators.slate import SlateEstimator, cascade_propensities
-from opboost.api.constraints import Interval
+from opboost.algorithms.estimators.slate_reward import fitted_reward_model, position_item_means
+from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import ConfidenceInterval, LogsScorer, normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.slates import SlateLogs, SlatePolicy, slate_inputs
-from opboost.api.validation import check_random_state
 
-__all__ = ["SlateCascadeDR", "SlateIndependentDR", "position_item_means"]
+__all__ = ["SlateCascadeDR", "SlateIndependentDR"]
 
 
-def position_item_means(
-    logs: SlateLogs, n_folds: int = 2, random_state: int | None = 0, prior: float = 1.0
-) -> np.ndarray:
-    """q[i, k, a] (n, L, K): the mean reward of item a at position k over the impressions
-    outside row i's fold, with ``prior`` pseudo-impressions at that position's mean."""
-    n, length, k_items = len(logs), logs.slate_size, logs.n_items
-    folds = check_random_state(random_state).permutation(n) % n_folds if n_folds > 1 else None
-    q = np.empty((n, length, k_items))
-    for fold in range(max(1, n_folds)):
-        own = np.ones(n, bool) if folds is None else folds == fold
-        train = ~own if folds is not None else own
-        slots, rewards = logs.slates[train], logs.rewards[train]
-        seen = slots >= 0
-        position = np.broadcast_to(np.arange(length), slots.shape)[seen]
-        cell = position * k_items + slots[seen]
-        counts = np.bincount(cell, minlength=length * k_items).reshape(length, k_items)
-        sums = np.bincount(cell, rewards[seen], minlength=length * k_items)
-        sums = sums.reshape(length, k_items)
-        base = sums.sum(axis=1) / np.maximum(counts.sum(axis=1), 1)
-        q[own] = (sums + prior * base[:, None]) / (counts + prior)
-    return q
+def _is_regressor(value: Any) -> bool:
+    return callable(getattr(value, "fit", None)) and callable(getattr(value, "predict", None))
 
 
 class _SlateDR(SlateEstimator):
@@ -66,8 +49,12 @@ class _SlateDR(SlateEstimator):
     ----------
     position_weights
         alpha_k, one per position, or None for 1 everywhere.
+    reward_model
+        None (each (position, item)'s mean reward) or a scikit-learn style regressor of the
+        reward on [x; phi(a) or onehot(a); onehot(k)], e.g.
+        ``opboost.algorithms.estimators.direct.default_reward_model()``.
     n_folds
-        folds of the default reward model's cross-fitting (1: fitted on all rows).
+        folds of the reward model's cross-fitting (1: fitted on all rows).
     random_state
         seed of the folds.
     """
@@ -75,21 +62,30 @@ class _SlateDR(SlateEstimator):
     takes_reward_predictions: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict] = {
         **SlateEstimator._parameter_constraints,
+        "reward_model": [None, Satisfies(_is_regressor, "an object with fit and predict")],
         "n_folds": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, *, position_weights: Any = None, n_folds: int = 2, random_state: int | None = 0
+        self,
+        *,
+        position_weights: Any = None,
+        reward_model: Any = None,
+        n_folds: int = 2,
+        random_state: int | None = 0,
     ) -> None:
         self.position_weights = position_weights
+        self.reward_model = reward_model
         self.n_folds = n_folds
         self.random_state = random_state
 
     def reward_predictions(self, logs: SlateLogs) -> np.ndarray:
-        """The default q (n, L, K), cross-fitted (``position_item_means``)."""
+        """q (n, L, K) of ``reward_model`` (or the position-item means), cross-fitted."""
         self.validate_params()
-        return position_item_means(logs, self.n_folds, self.random_state)
+        if self.reward_model is None:
+            return position_item_means(logs, self.n_folds, self.random_state)
+        return fitted_reward_model(logs, self.reward_model, self.n_folds, self.random_state)
 
     def dr_values(self, logs: SlateLogs, policy: SlatePolicy, q: np.ndarray) -> np.ndarray:
         """The (n, L) per-position DR terms with reward model ``q`` (n, L, K)."""
@@ -105,7 +101,7 @@ class _SlateDR(SlateEstimator):
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:
-        return {"position_weights": None, "n_folds": 2, "random_state": 0}
+        return {"position_weights": None, "reward_model": None, "n_folds": 2, "random_state": 0}
 
 
 def _logged_q(logs: SlateLogs, q: np.ndarray) -> np.ndarray:
