@@ -336,6 +336,12 @@ _HOMES: dict[str, str] = {
     "memory_left": "numerics.memory_limit",
     "memory_problem": "numerics.memory_limit",
     "stacked_fit_bytes": "numerics.memory_limit",
+    # numerics.plackett_luce
+    "conditional_distributions": "numerics.plackett_luce",
+    "marginal_distributions": "numerics.plackett_luce",
+    "plackett_luce_weights": "numerics.plackett_luce",
+    "prefix_probabilities": "numerics.plackett_luce",
+    "sample_plackett_luce": "numerics.plackett_luce",
     # numerics.problem
     "BaseProblem": "numerics.problem",
     # numerics.row_blocks
@@ -361,6 +367,10 @@ _HOMES: dict[str, str] = {
     "mask_scores": "serving.masks",
     "serving_mask": "serving.masks",
     "top_k": "serving.masks",
+    # slates
+    "SlateLogs": "slates",
+    "SlatePolicy": "slates",
+    "slate_inputs": "slates",
 }
 
 _LAZY = {name: f"opboost.api.{module}" for name, module in _HOMES.items()}

@@ -80,9 +80,17 @@ def _sparse_copy(data: LoggedBandit) -> LoggedBandit:
 
 
 def test_builtin_hook_registers_every_estimator_by_name():
-    """The built-in estimator hook returns the five classes, keyed by their names."""
+    """The built-in estimator hook returns the five one-action classes and the four slate
+    ones, keyed by their names."""
+    from opboost.algorithms.estimators.slate import (
+        SlateIndependentIPS,
+        SlateRewardInteractionIPS,
+    )
+    from opboost.algorithms.estimators.slate_dr import SlateCascadeDR, SlateIndependentDR
+
+    slates = [SlateIndependentIPS, SlateRewardInteractionIPS, SlateIndependentDR, SlateCascadeDR]
     classes = opboost_register_estimators()
-    assert {cls.name: cls for cls in classes} == CLASSES
+    assert {cls.name: cls for cls in classes} == {**CLASSES, **{c.name: c for c in slates}}
     assert all(cls.kind == "estimator" for cls in classes)
 
 
