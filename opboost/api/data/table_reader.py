@@ -125,6 +125,9 @@ class TableReader:
         column for a missing or duplicated column or one of another kind than at fit (a
         column of missing values only takes the fit's kind)."""
         if isinstance(X, Mapping):
+            self._check_mapping(X, owner)
+            if all(isinstance(X[c], str) or np.ndim(X[c]) == 0 for c in self.columns):
+                return self._read_row(X, owner)
             columns, m, index = self._mapping_columns(X, owner), None, None
         else:
             if not self.columns:
@@ -136,13 +139,7 @@ class TableReader:
             fitted = column in self.categories
             categorical = column_kind(dtype, values, column, owner) == "categorical"
             if categorical != fitted and not all_missing(values):  # missing only: fit's kind
-                was = "categorical" if fitted else "numeric"
-                now = "categorical" if categorical else "numeric"
-                raise ValueError(
-                    f"{owner}: column {column!r} was {was} at fit but is {now} here (dtype "
-                    f"{dtype}); pass it as at fit"
-                    + (" (strings or a pandas category)." if was == "categorical" else ".")
-                )
+                raise _kind_error(owner, column, fitted, f"dtype {dtype}")
             if fitted:
                 out[:, j] = self._codes(column, values)
             else:
@@ -167,8 +164,8 @@ class TableReader:
             ) from None
         return {c: (values.dtype, values) for c, values in zip(self.columns, arrays, strict=True)}
 
-    def _mapping_columns(self, row: Mapping[Any, Any], owner: str) -> dict[Any, Any]:
-        """(dtype, values) of each of ``columns`` in a mapping of column -> value or values."""
+    def _check_mapping(self, row: Mapping[Any, Any], owner: str) -> None:
+        """ValueError naming the missing and the unexpected keys of a mapping, if any."""
         if not self.columns:
             raise ValueError(
                 f"{owner}: a mapping of column names needs a policy fitted on named columns "
@@ -183,6 +180,34 @@ class TableReader:
                 f"{owner}: the mapping {' and '.join(what)}; the policy reads the columns "
                 f"{list(self.columns)}, one value (one row) or a list of values each."
             )
+
+    def _read_row(self, row: Mapping[Any, Any], owner: str) -> np.ndarray:
+        """The (1, d) contexts of a mapping of column -> one value (serving one row: no
+        arrays built per column)."""
+        import pandas as pd
+
+        out = np.empty((1, len(self.columns)))
+        for j, column in enumerate(self.columns):
+            value = scalar(row[column])
+            missing = (
+                value is None or value is pd.NA or (isinstance(value, float) and value != value)
+            )
+            lookup = self._lookup.get(column)
+            if lookup is not None:
+                if not (missing or isinstance(value, str)):
+                    raise _kind_error(owner, column, True, f"a {type(value).__name__}")
+                out[0, j] = lookup.get(value, MISSING_CODE)
+            elif missing:
+                out[0, j] = np.nan
+            elif isinstance(value, int | float):
+                out[0, j] = numeric_values(np.array([float(value)]), column, owner)[0]
+            else:  # a string: categorical here; other objects: named by column_kind
+                column_kind(np.dtype(object), objects([value]), column, owner)
+                raise _kind_error(owner, column, False, f"a {type(value).__name__}")
+        return out
+
+    def _mapping_columns(self, row: Mapping[Any, Any], owner: str) -> dict[Any, Any]:
+        """(dtype, values) of each of ``columns`` in a mapping of column -> values."""
         out = {}
         for column in self.columns:
             values = np.asarray(row[column])
@@ -224,6 +249,15 @@ class TableReader:
             index = pd.Index(objects(self.categories[column]), dtype=object)
             self._indexes[column] = index
         return index.get_indexer(values).astype(np.float64)
+
+
+def _kind_error(owner: str, column: Any, fitted: bool, here: str) -> ValueError:
+    """The error of a column whose kind differs from the fit's (``fitted``: categorical)."""
+    was, now = ("categorical", "numeric") if fitted else ("numeric", "categorical")
+    return ValueError(
+        f"{owner}: column {column!r} was {was} at fit but is {now} here ({here}); pass it as "
+        f"at fit" + (" (strings or a pandas category)." if fitted else ".")
+    )
 
 
 def _hashable(value: Any) -> bool:
