@@ -57,7 +57,7 @@ def table_reader(metadata: Mapping[str, Any]) -> TableReader | None:
     else:
         reader = None if names is None else TableReader(names, {})
     if len(_READERS) >= _MAX_READERS:
-        _READERS.pop(next(iter(_READERS)))
+        _READERS.pop(next(iter(_READERS), None), None)  # the oldest (another thread's race: none)
     _READERS[key] = (obj, names, reader)
     return reader
 
