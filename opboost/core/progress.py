@@ -97,7 +97,7 @@ class Progress(Callback):
     # --- the fit's hooks ------------------------------------------------------------------
 
     def on_prepare(self, env: RoundEnv) -> None:
-        if getattr(self, "_depth", 0) and self._stage == "refit":  # the Booster's refit
+        if self.__dict__.pop("_refit_next", False):  # the Booster's refit, announced
             self._depth += 1
             self.stage("refit", f"on all the logs for {env.n_rounds} rounds", total=env.n_rounds)
             return
@@ -139,8 +139,11 @@ class Progress(Callback):
     # --- stages ---------------------------------------------------------------------------
 
     def stage(self, name: str, detail: str = "", *, total: int | None = None, done: int = 0):
-        """Enter stage ``name``, described by ``detail``; ``total``: the rounds it counts."""
+        """Enter stage ``name``, described by ``detail``; ``total``: the rounds it counts.
+        Stage "refit" without ``total`` announces the fit inside this one (the Booster's refit
+        on all the logs), which then shows here instead of opening a display of its own."""
         self._stage = name
+        self._refit_next = name == "refit" and total is None
         if self._tty:
             label = f"{self.desc} [{name}]" + (f" {detail}" if detail and not total else "")
             self._open(label, total, done)

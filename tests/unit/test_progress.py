@@ -105,3 +105,27 @@ def test_every_is_checked(synthetic_log, every):
         Booster(n_rounds=2, random_state=0).fit(
             synthetic_log.data, callbacks=[Progress(force=True, every=every)]
         )
+
+
+def test_a_display_reused_after_a_failed_fit_starts_afresh(synthetic_log, capsys):
+    """A fit that raised mid-way leaves no state behind: the same Progress shows the next
+    fit from its start, once, with its summary."""
+    from opboost.core.callbacks import Callback
+
+    class Boom(Callback):
+        name = "boom"
+
+        def on_round_end(self, env):
+            if env.round == 2:
+                raise RuntimeError("boom")
+
+    progress = Progress(force=True)
+    params = {"n_rounds": 4, "random_state": 0, "warm_start": "none", "validation_fraction": None}
+    with pytest.raises(RuntimeError, match="boom"):
+        Booster(**params).fit(synthetic_log.data, callbacks=[progress, Boom()])
+    capsys.readouterr()
+    Booster(**params).fit(synthetic_log.data, callbacks=[progress])
+    lines = _lines(capsys.readouterr().err)
+    assert lines[0] == "boosting [start] designing the logs, fitting any warm start"
+    assert sum(x.startswith("boosting [start] designing") for x in lines) == 1
+    assert re.fullmatch(r"boosting: done in \d+\.\d s; start F0 = 0; 4 of 4 rounds kept", lines[-1])
