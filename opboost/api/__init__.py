@@ -217,12 +217,15 @@ _HOMES: dict[str, str] = {
     "dataframe_fields": "data.tabular",
     "frame_schema": "data.tabular",
     "use_categorical_features": "data.tabular",
+    # data.table_reader
+    "TableReader": "data.table_reader",
     # data.tabular_frames
     "action_ids_of": "data.tabular_frames",
     "attach_feature_names": "data.tabular_frames",
     "attach_schema": "data.tabular_frames",
     "catalogue_of": "data.tabular_frames",
     "encode_frame": "data.tabular_frames",
+    "table_reader": "data.tabular_frames",
     # files.atomic
     "TooLarge": "files.atomic",
     "fsync_dir": "files.atomic",

@@ -27,6 +27,7 @@ from opboost.api.validation import check_fitted
 from opboost.core.booster_checks import BOOSTER_CONSTRAINTS
 from opboost.core.booster_inputs import check_X, fit_logs, record_features
 from opboost.core.loop import run_fit
+from opboost.core.progress import Progress
 from opboost.core.resolve import (
     FitPlan,
     plan_fit,
@@ -116,11 +117,12 @@ class Booster(ExplorationMixin, BaseEstimator):
         number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
         truncated ensemble. No refit after a fallback or when round 0 was selected.
     verbose
-        what ``fit`` prints on stderr. "auto" (default): a progress bar
+        what ``fit`` prints on stderr. "auto" (default): the fit's progress by stage
         ([`Progress`][opboost.core.callbacks.Progress]) on an interactive terminal once the fit has
         run ``opboost.core.booster_checks.VERBOSE_DELAY``
         seconds, so quick fits, scripts, logs and CI stay silent;
-        0 (or False): nothing; 1 (or True) and more: the bar from the start, on any stderr.
+        0 (or False): nothing; 1 (or True) and more: from the start, on any stderr (plain
+        lines when it is not a terminal), with a summary line at the end.
         A ``Progress`` among the fit's callbacks replaces it.
 
     Attributes
@@ -289,22 +291,34 @@ class Booster(ExplorationMixin, BaseEstimator):
         if isinstance(plan.logs, RemoteLogs) and isinstance(n_features, numbers.Integral):
             record_features(self, int(n_features), feature_names)
         if plan.selection is not None:
-            self._select(fit, plan.logs)
+            self._select(fit, plan.logs, [cb for cb in plan.callbacks if isinstance(cb, Progress)])
         attach_schema(self.policy_, getattr(plan.logs, "schema", None))
         attach_feature_names(self.policy_, getattr(self, "feature_names_in_", None))
 
-    def _select(self, fit, data: LoggedBandit) -> None:
-        """Keep the selected round (or the fallback); refit on all logs when asked."""
+    def _select(self, fit, data: LoggedBandit, progress: list[Progress]) -> None:
+        """Keep the selected round (or the fallback); refit on all logs when asked. The
+        ``progress`` displays show both stages."""
+        for p in progress:
+            p.stage("hold-out", f"keeping the best of {fit.round} rounds")
         self.policy_, self.best_round_, self.selection_, self.fallback_ = fit.selection.select(fit)
+        s = self.selection_
+        for p in progress:
+            p.note(
+                f"[hold-out] round {self.best_round_} kept: {s['method']} {s['value']:.4f} "
+                f"[{s['low']:.4f}, {s['high']:.4f}] on {s['n_holdout']} held-out rows"
+            )
         if self.refit and self.fallback_ is None and self.best_round_ > 0:
-            self._refit(data)
+            for p in progress:
+                p.stage("refit")
+            self._refit(data, progress)
 
-    def _refit(self, data: LoggedBandit) -> None:
-        """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds."""
+    def _refit(self, data: LoggedBandit, progress: list[Progress]) -> None:
+        """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds
+        (shown by the ``progress`` displays of this fit as their stage "refit")."""
         full = clone(self).set_params(
-            validation_fraction=None, safe=False, refit=False, n_rounds=self.best_round_
+            validation_fraction=None, safe=False, refit=False, n_rounds=self.best_round_, verbose=0
         )
-        self.policy_ = full.fit(data).policy_
+        self.policy_ = full.fit(data, callbacks=progress).policy_
         self.policy_.metadata["selected_round"] = self.best_round_
         self.selection_["refit_rounds"] = full.n_rounds_
 

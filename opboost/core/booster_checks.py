@@ -208,7 +208,7 @@ VERBOSE_DELAY = 10.0
 
 
 def with_progress(callbacks: list[Callback], verbose: int | str) -> list[Callback]:
-    """``callbacks`` with the progress bar ``Booster(verbose=...)`` asks for: none for 0 or
+    """``callbacks`` with the progress ``Booster(verbose=...)`` asks for: none for 0 or
     when a :class:`~opboost.core.callbacks.Progress` is there, "auto" one that shows after
     :data:`VERBOSE_DELAY` seconds on a terminal, 1 (or more) one from the start anywhere."""
     if not verbose or any(isinstance(cb, Progress) for cb in callbacks):

@@ -4,14 +4,14 @@ and contexts at prediction matched to them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data
 from opboost.api.data.tabular import TabularSchema, action_indices, frame_schema
-from opboost.api.data.tabular_frames import encode_frame
+from opboost.api.data.tabular_frames import encode_frame, table_reader
 from opboost.api.exceptions import InvalidParameterError
 
 __all__ = [
@@ -34,8 +34,33 @@ def _columns_of(X: Any) -> list[str] | None:
     columns = getattr(X, "columns", None)
     if columns is None or getattr(X, "ndim", 2) != 2:
         return None
-    names = list(columns)
+    names = columns.tolist() if hasattr(columns, "tolist") else list(columns)
     return names if names and all(isinstance(c, str) for c in names) else None
+
+
+def _check_names(columns: list[Any], names: Any, owner: str) -> None:
+    """InvalidParameterError naming the missing and the unexpected columns, if any."""
+    known, fitted = set(columns), set(names)
+    missing = [c for c in names if c not in known]
+    extra = [c for c in columns if c not in fitted]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {missing}")
+        if extra:
+            parts.append(f"unexpected column(s) {extra}")
+        raise InvalidParameterError(
+            f"{owner}: X has {' and '.join(parts)}; the policy was fitted on {len(names)} "
+            f"named columns (feature_names_in_), matched by name in any order."
+        )
+
+
+def _same_width(X: Any, n_names: int) -> bool:
+    """Whether ``X`` is a DataFrame or a mapping with ``n_names`` distinct columns."""
+    if isinstance(X, Mapping):
+        return len(X) == n_names
+    columns = getattr(X, "columns", None)
+    return columns is not None and len(columns) == n_names and bool(columns.is_unique)
 
 
 def _as_contexts(X: Any) -> Any:
@@ -175,26 +200,34 @@ def record_features(est: Any, n_features: int, names: Any) -> None:
 
 
 def check_X(est: Any, X: Any, method: str) -> Any:
-    """``X`` ready for the fitted policy: a DataFrame is reordered by the fitted feature
-    names (missing or unexpected columns raise, naming them) and encoded with the policy's
-    table schema if it has one; every input must have ``n_features_in_`` columns."""
+    """``X`` ready for the fitted policy: a DataFrame (or a mapping of column -> value or
+    values) is read by the fitted feature names (missing or unexpected columns raise, naming
+    them) and encoded with the policy's table schema if it has one, through the reader the
+    policy builds once; every input must have ``n_features_in_`` columns."""
     owner = f"{type(est).__name__}.{method}"
     names = getattr(est, "feature_names_in_", None)
-    columns = _columns_of(X)
+    mapping = isinstance(X, Mapping)
+    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
+    if names is not None and _same_width(X, len(names)) and table_reader(metadata) is not None:
+        try:  # serving: the reader matches the names; only a failure needs the check below
+            return encode_frame(metadata, X, owner)
+        except ValueError:
+            pass
+    columns = list(X) if mapping else _columns_of(X)
     if names is not None and columns is not None:
-        missing = [c for c in names if c not in columns]
-        extra = [c for c in columns if c not in set(names)]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing column(s) {missing}")
-            if extra:
-                parts.append(f"unexpected column(s) {extra}")
-            raise InvalidParameterError(
-                f"{owner}: X has {' and '.join(parts)}; the policy was fitted on {len(names)} "
-                f"named columns (feature_names_in_), matched by name in any order."
-            )
-        X = X[list(names)]
+        _check_names(columns, names, owner)
+        if table_reader(metadata) is not None:  # read by name (and encoded) at once
+            try:
+                return encode_frame(metadata, X, owner)
+            except ValueError as exc:
+                raise InvalidParameterError(str(exc)) from None
+        if not mapping:
+            X = X[list(names)]
+    if mapping and names is None:
+        raise InvalidParameterError(
+            f"{owner}: X is a mapping of column names, but the policy was fitted without "
+            f"column names; fit on a DataFrame (or with feature_names=) or pass an (m, d) array."
+        )
     n_features = getattr(est, "n_features_in_", None)
     if n_features is None:
         return X
@@ -209,7 +242,6 @@ def check_X(est: Any, X: Any, method: str) -> Any:
         )
     if columns is None:
         return X
-    metadata = getattr(getattr(est, "policy_", None), "metadata", {})
     if "schema" not in metadata:
         return _as_contexts(X)
     try:

@@ -1,4 +1,5 @@
-"""The built-in fit callbacks: early stopping, progress bar, history and checkpoints.
+"""The built-in fit callbacks: early stopping, progress (:mod:`opboost.core.progress`), history
+and checkpoints.
 
 The interface they implement ([`Callback`][opboost.api.callback.Callback], which sees a frozen
 [`RoundEnv`][opboost.api.callback.RoundEnv]) is in [`opboost.api.callback`][opboost.api.callback].
@@ -15,9 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
-import time
 from numbers import Real
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +28,7 @@ from opboost.api.constraints import InstanceOf, Interval, Options
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.files.atomic import fsync_dir, write_atomic
 from opboost.api.hookspecs import hookimpl
+from opboost.core.progress import Progress
 
 __all__ = ["Callback", "Checkpoint", "EarlyStopping", "History", "Progress", "RoundEnv"]
 
@@ -109,82 +109,6 @@ class EarlyStopping(Callback):
                 f"patience {self.patience} reached: {self.metric} best "
                 f"{self._sign * self._best:.6g} at round {self._best_round}"
             )
-
-
-class Progress(Callback):
-    """A tqdm progress bar on stderr; off when stderr is not a TTY unless ``force``. With
-    ``delay`` (seconds) it shows only once the fit has run that long, so quick fits print
-    nothing (``Booster(verbose="auto")``)."""
-
-    name: ClassVar[str] = "progress"
-    order: ClassVar[int] = 80
-    _parameter_constraints: ClassVar[dict] = {
-        "force": ["boolean"],
-        "desc": [InstanceOf(str)],
-        "delay": [Interval(Real, 0.0, None, finite=True)],
-    }
-
-    def __init__(self, *, force: bool = False, desc: str = "boosting", delay: float = 0.0) -> None:
-        self.force = force
-        self.desc = desc
-        self.delay = delay
-
-    def on_prepare(self, env: RoundEnv) -> None:
-        """Show the bar while the fit prepares (a reward-model start on large logs takes
-        minutes), without a clock: nothing ticks until the first round."""
-        desc = f"{self.desc} (preparing: designing the logs, fitting any warm start)"
-        self._open(env, desc, bar_format="{desc}: {n_fmt}/{total_fmt}")
-        self._preparing_since = time.perf_counter()
-
-    def on_fit_start(self, env: RoundEnv) -> None:
-        since = self.__dict__.pop("_preparing_since", None)
-        if since is None:  # no on_prepare before (a fit outside Booster.fit)
-            self._open(env, self.desc)
-            return
-        bar, seconds = self._bar, time.perf_counter() - since
-        if seconds >= max(1.0, self.delay) and not bar.disable:
-            bar.write(f"{self.desc}: prepared in {seconds:.1f} s", file=sys.stderr)
-        if seconds < self.delay:  # never shown: a bar of rounds, for what is left of the delay
-            bar.close()
-            self._open(env, self.desc, delay=self.delay - seconds)
-            return
-        bar.bar_format = None
-        bar.set_description(self.desc, refresh=False)
-        bar.reset(total=env.n_rounds)  # the rate counts rounds from here
-        bar.delay = 0.0
-        bar.initial = bar.n = env.round
-        bar.refresh()
-
-    def _open(
-        self, env: RoundEnv, desc: str, bar_format: str | None = None, delay: float | None = None
-    ) -> None:
-        from tqdm.auto import tqdm
-
-        self.validate_params()
-        enabled = bool(self.force) or sys.stderr.isatty()
-        self._bar = tqdm(
-            total=env.n_rounds,
-            initial=env.round,
-            desc=desc,
-            bar_format=bar_format,
-            disable=not enabled,
-            file=sys.stderr,
-            leave=False,
-            delay=self.delay if delay is None else delay,
-        )
-
-    def on_round_end(self, env: RoundEnv) -> None:
-        self._bar.update(1)
-        shown = {
-            k: f"{v:.4g}"
-            for k, v in env.metrics.items()
-            if k in ("alpha", "train_objective") or k.startswith("eval_snips")
-        }
-        self._bar.set_postfix(shown, refresh=False)
-
-    def on_fit_end(self, env: RoundEnv) -> None:
-        self._bar.close()
-        del self._bar
 
 
 class History(Callback):

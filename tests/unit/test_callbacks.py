@@ -171,36 +171,29 @@ def test_on_prepare_runs_before_the_warm_start(synthetic_log, monkeypatch):
     assert log == [("prepare", 0, 2), ("start",), ("fit_start", 0, 2)]
 
 
-def test_progress_shows_the_preparation(synthetic_log, monkeypatch, capsys):
-    """The bar appears before the warm start, without a clock; a preparation of a second or
-    more is reported once, then the bar counts rounds from zero."""
+def test_progress_reports_the_start_once_ready(synthetic_log, monkeypatch, capsys):
+    """The start stage is announced before the warm start is fitted and reported once it is
+    ready (with its seconds), then rounds are counted from zero."""
     slow_start(monkeypatch, [], seconds=1.05)
-    Booster(n_rounds=2, random_state=0).fit(
+    Booster(n_rounds=2, random_state=0, validation_fraction=None).fit(
         synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")]
     )
     err = capsys.readouterr().err
-    preparing = "fitx (preparing: designing the logs, fitting any warm start): 0/2"
+    preparing = "fitx [start] designing the logs, fitting any warm start\n"
     assert preparing in err
-    assert re.search(r"fitx: prepared in \d+\.\d s", err)  # 1.05 s or more (a busy machine)
-    assert err.index(preparing) < err.index("fitx: prepared") < err.index("fitx:  ")
+    assert re.search(r"fitx \[start\] ready in \d+\.\d s", err)  # 1.05 s or more (busy machine)
+    assert err.index(preparing) < err.index("fitx [start] ready") < err.index("fitx [rounds] 1/2")
 
 
-def test_progress_says_nothing_of_a_quick_preparation(synthetic_log, capsys):
-    """Under a second of preparation (F_0 = 0 on 300 rows) prints no "prepared" line."""
-    booster(n_rounds=2).fit(synthetic_log.data, callbacks=[Progress(force=True, desc="fitx")])
-    err = capsys.readouterr().err
-    assert "fitx (preparing: designing the logs, fitting any warm start): 0/2" in err
-    assert "prepared in" not in err and "fitx:  " in err
-
-
-def test_progress_starts_without_a_preparation():
-    """on_fit_start without on_prepare (a config check probes it, maybe twice) opens a bar."""
-    progress = Progress()
+def test_progress_starts_without_a_preparation(capsys):
+    """on_fit_start without on_prepare (a config check probes it, maybe twice) starts the
+    display; its rounds are counted from there."""
+    progress = Progress(force=True, desc="probe")
     env = RoundEnv(None, 0, 3, float("nan"), {}, {})
     progress.on_fit_start(env)
     progress.on_fit_start(env)
-    assert progress._bar.total == 3
-    progress.on_fit_end(env)
+    progress.on_round_end(RoundEnv(None, 3, 3, 1.0, {"train_objective": -0.5}, {}))
+    assert "probe [rounds] 3/3 train_objective=-0.5\n" in capsys.readouterr().err
 
 
 def test_callbacks_must_be_callbacks(synthetic_log):

@@ -17,7 +17,9 @@ from opboost.api.data.logged import LoggedBandit
 from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.data.tabular_frames import attach_schema
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
+from opboost.api.numerics.contexts import as_contexts
 from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
@@ -140,8 +142,7 @@ class RewardRegression(PolicyLearner):
                 X, candidates=candidates, action_features=action_features
             )
         owner = f"{type(self).__name__}.decision_function"
-        if self.schema_ is not None and hasattr(X, "columns"):
-            X = self.schema_.encode(X, owner)
+        X = self._contexts(X, owner)
         m, k = X.shape[0], self.n_actions_
         fix = "Score fewer contexts per call (each is stacked with every action)."
         _check_design(m * k, self.n_features_, k, f"{owner} of {m:,} contexts", fix)
@@ -152,6 +153,22 @@ class RewardRegression(PolicyLearner):
         if candidates is None:
             return scores
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
+
+    def _contexts(self, X: Any, owner: str) -> Any:
+        """``X`` as the fit's context columns (a DataFrame encoded with the fit's schema),
+        their number checked before the design, whose width also counts the actions."""
+        if self.schema_ is not None and hasattr(X, "columns"):
+            X = self.schema_.encode(X, owner)
+        X = as_contexts(X, missing=True)
+        if X.shape[1] != self.n_features_:
+            names = self.schema_.columns if self.schema_ is not None else ()
+            named = f" ({', '.join(map(repr, names))})" if names else ""
+            raise InvalidParameterError(
+                f"{owner}: X has {X.shape[1]} context column(s), but the model was fitted on "
+                f"{self.n_features_}{named}; pass all {self.n_features_} columns, in the fit's "
+                f"order."
+            )
+        return X
 
     def predict(self, X: Any, *, candidates: Any = None, action_features: Any = None):
         """Greedy actions (m,): the best-predicted (candidate, when given) action or item."""

@@ -21,10 +21,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from opboost.api.data.table_reader import MISSING_CODE, TableReader, column_kind
+from opboost.api.data.table_reader import objects as _objects
+from opboost.api.data.table_reader import scalar as _scalar
 from opboost.api.exceptions import OpboostWarning
 
 __all__ = [
@@ -39,19 +43,12 @@ __all__ = [
     "use_categorical_features",
 ]
 
-#: Code of a missing value, or of a category not seen at fit (LightGBM: missing category).
-MISSING_CODE = -1
 #: Types a category or an action id may have to be saved in a policy's JSON metadata.
 _JSON_TYPES = (str, int, float, bool)
 
 
 class ActionCatalogueWarning(OpboostWarning):
     """The actions were inferred from the logged ids: an action never logged is unknown."""
-
-
-def _scalar(value: Any) -> Any:
-    """A NumPy scalar as the Python scalar (so it compares, hashes and saves as JSON)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass(frozen=True)
@@ -111,39 +108,18 @@ class TabularSchema:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a table schema ({exc!r}): {str(obj)[:120]}") from None
 
+    @cached_property
+    def reader(self) -> TableReader:
+        """The plan that reads tables with this schema, built once."""
+        return TableReader(self.columns, self.categories)
+
     def encode(self, df: Any, owner: str) -> np.ndarray:
-        """The float (m, d) contexts of DataFrame ``df`` (columns matched by name); a missing
-        column, or a column whose kind (categorical or numeric) differs from the schema's,
-        raises ValueError naming it (a column of missing values only takes the schema's).
-        Without ``columns`` the DataFrame's columns are read by position, as numbers."""
-        if not self.columns:
-            return np.asarray(df.to_numpy(dtype=np.float64, na_value=np.nan))
-        missing = [c for c in self.columns if c not in df.columns]
-        if missing:
-            raise ValueError(
-                f"{owner}: the DataFrame lacks column(s) {missing} of the fitted schema "
-                f"{list(self.columns)}."
-            )
-        out = np.empty((len(df), len(self.columns)))
-        for j, column in enumerate(self.columns):
-            series = df[column]
-            if series.isna().all():  # only missing values: the kind it had at fit
-                categorical = column in self.categories
-            else:
-                categorical = _kind(series, column, owner) == "categorical"
-            if categorical != (column in self.categories):
-                was = "categorical" if column in self.categories else "numeric"
-                now = "categorical" if categorical else "numeric"
-                raise ValueError(
-                    f"{owner}: column {column!r} was {was} at fit but is {now} here (dtype "
-                    f"{series.dtype}); pass it as at fit"
-                    + (" (strings or a pandas category)." if was == "categorical" else ".")
-                )
-            if categorical:
-                out[:, j] = _codes(series, self.categories[column])
-            else:
-                out[:, j] = _numeric(series, column, owner)
-        return out
+        """The float (m, d) contexts of DataFrame ``df`` (or a mapping of column -> value or
+        values; columns matched by name); a missing or duplicated column, or a column whose
+        kind (categorical or numeric) differs from the schema's, raises ValueError naming it
+        (a column of missing values only takes the schema's). Without ``columns`` the
+        DataFrame's columns are read by position, as numbers."""
+        return self.reader.read(df, owner)
 
 
 def check_schema(schema: Any, n_features: int, n_actions: int) -> None:
@@ -161,12 +137,6 @@ def check_schema(schema: Any, n_features: int, n_actions: int) -> None:
         )
 
 
-def _objects(values: Sequence[Any]) -> np.ndarray:
-    table = np.empty(len(values), dtype=object)
-    table[:] = list(values)
-    return table
-
-
 def _check_json(values: Sequence[Any], what: str) -> None:
     for value in values:
         if not isinstance(value, _JSON_TYPES):
@@ -181,41 +151,9 @@ def _row(series: Any, position: int) -> str:
 
 
 def _kind(series: Any, column: Any, owner: str) -> str:
-    """ "categorical" (category, string, or object of strings) or "numeric"; ValueError for
-    an object column of mixed types."""
-    import pandas as pd
-
-    dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return "categorical"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "numeric"
-    values = series[series.notna()]
-    types = {type(v) for v in values}
-    if not types or types <= {str}:
-        return "categorical"
-    if all(issubclass(t, int | float | np.number | np.bool_) for t in types):
-        return "numeric"
-    names = sorted({t.__name__ for t in types})
-    raise ValueError(
-        f"{owner}: context column {column!r} mixes types {', '.join(names)}; make it one "
-        f"type: df[{column!r}].astype(str) for categories, pd.to_numeric for numbers."
-    )
-
-
-def _numeric(series: Any, column: Any, owner: str) -> np.ndarray:
-    """A numeric column as floats; a missing value (NaN, None, pd.NA) stays NaN, which
-    LightGBM learners route as missing; an infinite value is a ValueError naming its row."""
-    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = np.isinf(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{owner}: numeric context column {column!r} must be finite or missing (NaN); "
-            f"{_row(series, i)} has {float(values[i])!r}. Replace the infinite values "
-            f"(with NaN, a missing value, for instance) or drop the rows."
-        )
-    return values
+    """ "categorical" or "numeric" (:func:`~opboost.api.data.table_reader.column_kind`)."""
+    values = series.to_numpy(dtype=object) if series.dtype.kind == "O" else series.to_numpy()
+    return column_kind(series.dtype, values, column, owner)
 
 
 def _codes(series: Any, categories: Sequence[Any]) -> np.ndarray:

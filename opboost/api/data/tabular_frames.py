@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from opboost.api.data.table_reader import TableReader
 from opboost.api.data.tabular import TabularSchema
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "attach_schema",
     "catalogue_of",
     "encode_frame",
+    "table_reader",
 ]
 
 
@@ -36,40 +38,70 @@ def attach_feature_names(policy: Any, names: Any) -> None:
         policy.metadata["feature_names"] = [str(n) for n in names]
 
 
-def _schema(metadata: Mapping[str, Any]) -> TabularSchema | None:
-    obj = metadata.get("schema")
-    return None if obj is None else TabularSchema.from_dict(obj)
+#: Readers of the policies served lately, by the identity of their metadata's schema (or
+#: feature names): (schema, feature names, reader); the objects are held, so ids stay theirs.
+_READERS: dict[int, tuple[Any, Any, TableReader | None]] = {}
+_MAX_READERS = 64
+
+
+def table_reader(metadata: Mapping[str, Any]) -> TableReader | None:
+    """The reader of tables for a policy with ``metadata``: its schema's, or by the feature
+    names when it has no schema (None without either). Built once per metadata (a fitted
+    or loaded policy), not per call, since serving one row must not rebuild category tables."""
+    obj, names = metadata.get("schema"), metadata.get("feature_names")
+    key = id(obj if obj is not None else names)
+    hit = _READERS.get(key)
+    if hit is not None and hit[0] is obj and hit[1] is names:
+        return hit[2]
+    if obj is not None:
+        reader = TabularSchema.from_dict(obj).reader
+    else:
+        reader = None if names is None else TableReader(names, {})
+    if len(_READERS) >= _MAX_READERS:
+        _READERS.pop(next(iter(_READERS), None), None)  # the oldest (another thread's race: none)
+    _READERS[key] = (obj, names, reader)
+    return reader
 
 
 def encode_frame(metadata: Mapping[str, Any], X: Any, owner: str) -> Any:
-    """``X`` encoded with the schema in ``metadata`` when it is a DataFrame (a missing column
-    or a column of another kind is an error naming it), or, without a schema, its columns in
-    the order of the metadata's ``"feature_names"``; anything else as it is."""
+    """``X`` encoded with the schema in ``metadata`` when it is a DataFrame or a mapping of
+    column -> value (one row) or values (a missing or duplicated column, or a column of
+    another kind, is an error naming it), or, without a schema, its columns read in the order
+    of the metadata's ``"feature_names"``; anything else as it is."""
+    mapping = isinstance(X, Mapping)
     columns = getattr(X, "columns", None)
-    if columns is None:
+    if columns is None and not mapping:
         return X
-    if "schema" in metadata:
-        return _schema(metadata).encode(X, owner)
-    names = metadata.get("feature_names")
-    if names is None:
+    reader = table_reader(metadata)
+    if reader is None:
+        if mapping:
+            raise ValueError(
+                f"{owner}: a mapping of column names needs a policy fitted on named columns "
+                f"(a DataFrame, or fit(..., feature_names=...)); pass an (m, d) array in the "
+                f"fit's column order."
+            )
         return X
-    missing = [c for c in names if c not in columns]
-    if missing:
-        raise ValueError(
-            f"{owner}: the DataFrame lacks column(s) {missing} of the policy's "
-            f"{len(names)} feature names (feature_names_in_), matched by name in any order."
-        )
-    return X[list(names)]
+    if "schema" not in metadata and not mapping:
+        missing = [c for c in reader.columns if c not in columns]
+        if missing:
+            raise ValueError(
+                f"{owner}: the DataFrame lacks column(s) {missing} of the policy's "
+                f"{len(reader.columns)} feature names (feature_names_in_), matched by name in "
+                f"any order."
+            )
+    return reader.read(X, owner)
 
 
 def action_ids_of(metadata: Mapping[str, Any], actions: np.ndarray) -> np.ndarray:
     """The action ids of action indices ``actions`` (the indices without a catalogue)."""
-    schema = _schema(metadata)
-    return np.asarray(actions) if schema is None else schema.ids(actions)
+    ids = (metadata.get("schema") or {}).get("action_ids")
+    if ids is None:
+        return np.asarray(actions)
+    return TabularSchema((), {}, tuple(ids)).ids(actions)
 
 
 def catalogue_of(metadata: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """The action ids of the catalogue recorded in ``metadata`` (action a is the a-th id), or
     None when the policy was fitted on logs without ids."""
-    schema = _schema(metadata)
-    return None if schema is None else schema.action_ids
+    ids = (metadata.get("schema") or {}).get("action_ids")
+    return None if ids is None else tuple(ids)

@@ -12,6 +12,10 @@ from opboost.api.exceptions import InvalidParameterError
 
 __all__ = ["as_contexts", "check_finite_contexts"]
 
+#: Values up to which finiteness is checked element-wise; above, through their sum first (no
+#: (m, d) temporary when all are finite).
+_SMALL = 4096
+
 
 def as_contexts(
     X: Any, n_features: int | None = None, *, dtype: Any = None, missing: bool = False
@@ -45,9 +49,12 @@ def check_finite_contexts(X: Any, *, missing: bool = False) -> None:
     """An infinite context value is an error, as in :class:`opboost.LoggedBandit`; so is NaN
     (a missing value) unless ``missing``: the learner routes missing values itself."""
     values = X.data if sp.issparse(X) else X
-    with np.errstate(over="ignore", invalid="ignore"):  # huge finite values overflow the sum
-        total = values.sum() if values.size else 0.0
-    if not np.isfinite(total) and not np.all(np.isfinite(values)):
+    if values.size <= _SMALL:  # a few rows (serving): one pass, no overflow to guard against
+        finite = bool(np.isfinite(values).all())
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):  # huge finite values overflow the sum
+            finite = bool(np.isfinite(values.sum())) or bool(np.all(np.isfinite(values)))
+    if not finite:
         bad = np.isinf(values) if missing else ~np.isfinite(values)
         if not bad.any():
             return

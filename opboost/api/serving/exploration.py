@@ -23,10 +23,12 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from opboost.api.data.tabular_frames import action_ids_of
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.masks import mask_scores, serving_mask, top_k
@@ -234,12 +236,33 @@ class ExplorationMixin:
         random_state: Any = None,
         candidates: Any = None,
         action_features: Any = None,
+        return_ids: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one action per row from ``action_distribution`` (seeded by ``random_state``):
-        ``(actions, propensities)``, (m,) int64 and float64, the propensity being exactly the
-        probability of the returned action (what a log records for off-policy learning)."""
+        """Draw one action per row from
+        [`action_distribution`][opboost.api.serving.exploration.ExplorationMixin.action_distribution]
+        (seeded by ``random_state``): ``(actions, propensities)``, (m,) int64 and float64, the
+        propensity being exactly the probability of the returned action (what a log records for
+        off-policy learning). ``return_ids``: the actions as the ids of the policy's catalogue
+        (``LoggedBandit.from_dataframe(..., actions=...)``), as ``predict(X, return_ids=True)``
+        gives them."""
         probs = self._explore("sample", X, epsilon, temperature, candidates, action_features)
-        return draw(probs, check_random_state(random_state).random(probs.shape[0]))
+        actions, propensities = draw(probs, check_random_state(random_state).random(len(probs)))
+        if return_ids:
+            actions = self._action_ids(actions, f"{type(self).__name__}.sample")
+        return actions, propensities
+
+    def _action_ids(self, actions: np.ndarray, owner: str) -> np.ndarray:
+        """The catalogue ids of action indices ``actions``, from the metadata of the policy
+        (its own, or its fitted ``policy_``'s); the indices when it has no catalogue."""
+        metadata = getattr(self, "metadata", None)
+        if not isinstance(metadata, Mapping):
+            metadata = getattr(getattr(self, "policy_", None), "metadata", None)
+        if not isinstance(metadata, Mapping):
+            raise InvalidParameterError(
+                f"{owner}: this {type(self).__name__} records no action catalogue (no policy "
+                f"metadata); drop return_ids=."
+            )
+        return action_ids_of(metadata, actions)
 
     def sample_slate(
         self,
