@@ -1,4 +1,4 @@
-"""The built-in fit callbacks: early stopping, progress (:mod:`opboost.core.progress`), history
+"""The built-in fit callbacks: early stopping, progress (``opboost.core.progress``), history
 and checkpoints.
 
 The interface they implement ([`Callback`][opboost.api.callback.Callback], which sees a frozen

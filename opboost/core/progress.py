@@ -1,11 +1,11 @@
 """The progress display of a fit: one labelled display by stage, and a closing summary line.
 
-A :class:`~opboost.core.booster.Booster` fit goes through up to four stages: ``start``
-(designing the logs, fitting any warm start), ``rounds`` (boosting, each round scored on the
+A ``Booster`` fit goes through up to four stages: ``start`` (designing the logs, fitting any
+warm start), ``rounds`` (boosting, each round scored on the
 held-out logs when there are any), ``hold-out`` (keeping the best round) and ``refit`` (on all
-the logs, for the rounds kept). :class:`Progress` shows them on stderr: on a terminal as one
+the logs, for the rounds kept). ``Progress`` shows them on stderr: on a terminal as one
 tqdm bar labelled with the stage, elsewhere (a log file, a pipe, CI) as plain lines without
-escape codes. The fit ends with the one line of :func:`fit_summary`.
+escape codes. The fit ends with the one line of ``fit_summary``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def fit_summary(booster: Any, seconds: float, desc: str = "boosting") -> str:
 
 class Progress(Callback):
     """The progress of a fit on stderr, labelled by stage (``start``, ``rounds``, ``hold-out``,
-    ``refit``), ending with a one-line summary (:func:`fit_summary`).
+    ``refit``), ending with a one-line summary ([`fit_summary`][opboost.core.progress.fit_summary]).
 
     On a terminal: one tqdm bar whose label names the stage, a line above it per finished
     stage, cleared at the end. Elsewhere (only with ``force``; e.g. ``Booster(verbose=1)`` into
@@ -71,10 +71,14 @@ class Progress(Callback):
 
     Parameters
     ----------
-    force : show the progress when stderr is not a terminal too (as plain lines).
-    desc : the label that begins every line.
-    delay : seconds a fit runs before anything is shown.
-    every : a plain line every that many rounds; None: about ten lines per stage of rounds.
+    force
+        show the progress when stderr is not a terminal too (as plain lines).
+    desc
+        the label that begins every line.
+    delay
+        seconds a fit runs before anything is shown.
+    every
+        a plain line every that many rounds; None: about ten lines per stage of rounds.
     """
 
     name: ClassVar[str] = "progress"
