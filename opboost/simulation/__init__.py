@@ -1,5 +1,6 @@
 """Simulation: supervised data turned into bandit logs and streams, a catalogue of items with
-features and candidate sets (``simulate_catalogue``), label-hiding environments, the online
+features and candidate sets (``simulate_catalogue``), random user-like tables
+(``tabular_world``), label-hiding environments, the online
 runners, deployments retrained in batches (``run_batched``, ``run_online``) and the data set
 loaders. Algorithms never import it.
 
@@ -21,6 +22,7 @@ __all__ = [
     "SimulatedBandit",
     "SimulatedCatalogue",
     "SoftmaxLoggingPolicy",
+    "TabularWorld",
     "deployment_stream",
     "expected_reward",
     "reward_table",
@@ -30,6 +32,7 @@ __all__ = [
     "run_online",
     "simulate_catalogue",
     "supervised_to_bandit",
+    "tabular_world",
 ]
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -43,6 +46,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SimulatedBandit": ("opboost.simulation.supervised", "SimulatedBandit"),
     "SimulatedCatalogue": ("opboost.simulation.items", "SimulatedCatalogue"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
+    "TabularWorld": ("opboost.simulation.tabular_worlds", "TabularWorld"),
     "deployment_stream": ("opboost.simulation.deployment", "deployment_stream"),
     "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
     "reward_table": ("opboost.simulation.supervised", "reward_table"),
@@ -52,6 +56,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_online": ("opboost.simulation.deployment", "run_online"),
     "simulate_catalogue": ("opboost.simulation.items", "simulate_catalogue"),
     "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
+    "tabular_world": ("opboost.simulation.tabular_worlds", "tabular_world"),
 }
 
 

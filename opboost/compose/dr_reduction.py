@@ -1,0 +1,216 @@
+"""``dr_reduction``: the doubly robust reduction of policy learning to regression.
+
+A cross-fitted reward model q(x, a) (the doubly robust estimator's own,
+:class:`opboost.algorithms.estimators.direct.DoublyRobust`) gives every logged row and
+action k the DR pseudo-reward
+
+    Gamma_i(k) = q(x_i, k) + 1[a_i = k] (r_i - q(x_i, a_i)) / p_i,
+
+an unbiased estimate of the mean reward of k at x_i when the propensities are right. LightGBM
+then regresses Gamma on the contexts, one regressor per action (``regressor="per_action"``,
+the default) or one on the stacked rows [x_i; onehot(k)] (``"stacked"``), and the policy plays
+the argmax of the regressors' outputs (Dudik, Langford & Li 2011; the "DR + regression oracle"
+reduction). Cross-fitting keeps each row's q from a model that never saw the row, so its
+residual r_i - q(x_i, a_i) is not shrunk by the model's own fit.
+
+On logs with candidate sets q and Gamma exist only at each row's candidates, so each regressor
+learns only from the rows where its action is a candidate (stacked: only the candidate pairs).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opboost.algorithms.estimators.direct import (
+    DoublyRobust,
+    default_reward_model,
+    dr_coefficients,
+)
+from opboost.api.constraints import Interval, Options
+from opboost.api.data.candidates import candidate_pairs
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
+from opboost.api.numerics.design import action_rows, stacked_design
+from opboost.api.numerics.memory_limit import check_memory
+from opboost.api.policy_learner import PolicyLearner
+from opboost.api.validation import check_fitted, check_random_state
+
+__all__ = ["DRReduction", "dr_pseudo_rewards"]
+
+REGRESSORS = ("per_action", "stacked")
+
+
+class _CategoricalRegressor:
+    """The default reward model told which context columns are categorical (their indices
+    are unchanged in the reward model's rows [x; onehot(a)])."""
+
+    def __init__(self, model: Any, categorical: list[int]) -> None:
+        self.model = model
+        self.categorical = categorical
+
+    def fit(self, X: Any, y: np.ndarray) -> _CategoricalRegressor:
+        self.model.fit(X, y, categorical_feature=self.categorical)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.model.predict(X)
+
+
+def dr_pseudo_rewards(data: LoggedBandit, *, n_folds: int = 2, random_state: Any = None):
+    """The cross-fitted DR pseudo-rewards Gamma (n, K) of the logs, and the q (n, K) they
+    come from: q from the DR estimator's reward model (LightGBM on [x; onehot(a)], categorical
+    context columns split as categories), fitted on ``n_folds`` - 1 folds and predicted on the
+    held-out one; 0 outside each row's candidates."""
+    model = default_reward_model(int(check_random_state(random_state).integers(2**31 - 1)))
+    categorical = list(data.schema.categorical_features) if data.schema else []
+    reward_model = _CategoricalRegressor(model, categorical) if categorical else model
+    estimator = DoublyRobust(reward_model=reward_model, n_folds=n_folds, random_state=random_state)
+    q = estimator.reward_predictions(data)
+    return dr_coefficients(data, q), q
+
+
+class DRReduction(PolicyLearner):
+    """Greedy policy of LightGBM regressors fitted to the doubly robust pseudo-rewards.
+
+    Parameters
+    ----------
+    regressor : "per_action" (default): one LightGBM regressor per action on (x_i,
+        Gamma_i(k)); "stacked": one regressor on the rows [x_i; onehot(k)] -> Gamma_i(k).
+    n_folds : cross-fitting folds of the reward model q (>= 2).
+    n_estimators, num_leaves, learning_rate, min_child_samples : the LightGBM regressors'
+        settings.
+    num_threads : LightGBM's threads: "auto" (default) by the size of each fit and prediction;
+        an int as it is (0: every core).
+    random_state : seed of the folds, the reward model and the regressors.
+
+    Attributes
+    ----------
+    models_ : the fitted regressors: K (None for an action never a candidate, scored 0) for
+        "per_action", one for "stacked".
+    n_actions_, n_features_ : K and d.
+    """
+
+    name: ClassVar[str] = "dr_reduction"
+    _parameter_constraints: ClassVar[dict] = {
+        "regressor": [Options(REGRESSORS)],
+        "n_folds": [Interval(Integral, 2, None, fix="use 2 to 5 folds")],
+        "n_estimators": [Interval(Integral, 1, None)],
+        "num_leaves": [Interval(Integral, 2, 131072)],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "min_child_samples": [Interval(Integral, 0, None)],
+        "num_threads": NUM_THREADS,
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        regressor: str = "per_action",
+        n_folds: int = 2,
+        n_estimators: int = 200,
+        num_leaves: int = 31,
+        learning_rate: float = 0.05,
+        min_child_samples: int = 20,
+        num_threads: int | str = AUTO,
+        random_state: Any = None,
+    ):
+        self.regressor = regressor
+        self.n_folds = n_folds
+        self.n_estimators = n_estimators
+        self.num_leaves = num_leaves
+        self.learning_rate = learning_rate
+        self.min_child_samples = min_child_samples
+        self.num_threads = num_threads
+        self.random_state = random_state
+
+    @classmethod
+    def _unit_test_params(cls) -> dict[str, Any]:
+        return {"n_estimators": 20, "num_threads": 1}
+
+    def fit(self, data: LoggedBandit) -> DRReduction:
+        """Cross-fit q, form Gamma (n, K), fit the regressors; return self."""
+        self.validate_params()
+        if data.action_features is not None:
+            raise InvalidParameterError(
+                "DRReduction.fit: the logs have action (item) features; this learner regresses "
+                "per action index and cannot score items by their features. Use "
+                "RewardRegression or a Booster on these logs, or drop action_features."
+            )
+        if len(data) < 2 * self.n_folds:
+            raise InvalidParameterError(
+                f"DRReduction.fit: {len(data)} logged rows are too few for n_folds="
+                f"{self.n_folds} (at least 2 rows a fold); use more logs or fewer folds."
+            )
+        rng = check_random_state(self.random_state)
+        q_seed, seed = (int(s) for s in rng.integers(2**31 - 1, size=2))
+        gamma, _ = dr_pseudo_rewards(data, n_folds=self.n_folds, random_state=q_seed)
+        self.n_actions_, self.n_features_ = data.n_actions, data.n_features
+        self.schema_ = data.schema
+        self._categorical = list(data.schema.categorical_features) if data.schema else []
+        n, k = len(data), data.n_actions
+        if data.candidates is None:
+            rows, actions = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+        else:
+            rows, actions = candidate_pairs(data.candidates)
+        targets = gamma[rows, actions]
+        if self.regressor == "stacked":
+            what = f"{len(rows):,} stacked rows [x; onehot(a)] of {data.n_features + k:,} columns"
+            fix = "Use regressor='per_action', which fits on the contexts alone."
+            check_memory(8 * len(rows) * (data.n_features + k), "DRReduction.fit", what, fix)
+            design = action_rows(data.contexts[rows], actions, k)
+            self.models_ = [self._fit_one(design, targets, seed)]
+            return self
+        order = np.argsort(actions, kind="stable")
+        bounds = np.searchsorted(actions[order], np.arange(k + 1))
+        self.models_ = []
+        for a in range(k):  # one regressor per action: a loop over K, not over rows
+            at = order[bounds[a] : bounds[a + 1]]
+            if len(at) == 0:
+                self.models_.append(None)
+                continue
+            self.models_.append(self._fit_one(data.contexts[rows[at]], targets[at], seed + a))
+        return self
+
+    def _fit_one(self, X: Any, y: np.ndarray, seed: int) -> Any:
+        import lightgbm as lgb
+
+        self.num_threads_ = lightgbm_threads(X.shape[0] * X.shape[1], self.num_threads)
+        model = lgb.LGBMRegressor(
+            n_estimators=self.n_estimators,
+            num_leaves=self.num_leaves,
+            learning_rate=self.learning_rate,
+            min_child_samples=self.min_child_samples,
+            random_state=seed % (2**31 - 1),
+            verbose=-1,
+            n_jobs=self.num_threads_,
+            deterministic=True,
+        )
+        return model.fit(X, y, categorical_feature=self._categorical or "auto")
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The regressors' predicted pseudo-rewards of every action, (m, K); a DataFrame ``X``
+        of logs with a schema (``LoggedBandit.from_dataframe``) is encoded with it."""
+        check_fitted(self, "models_")
+        owner = f"{type(self).__name__}.decision_function"
+        if self.schema_ is not None and hasattr(X, "columns"):
+            X = self.schema_.encode(X, owner)
+        m, k = X.shape[0], self.n_actions_
+        if self.regressor == "stacked":
+            what = f"{m * k:,} stacked rows of {self.n_features_ + k:,} columns"
+            fix = "Score fewer contexts per call (each is stacked with every action)."
+            check_memory(8 * m * k * (self.n_features_ + k), owner, what, fix)
+            return self._predict(self.models_[0], stacked_design(X, k)).reshape(m, k)
+        scores = np.zeros((m, k))
+        for a, model in enumerate(self.models_):
+            if model is not None:
+                scores[:, a] = self._predict(model, X)
+        return scores
+
+    def _predict(self, model: Any, rows: Any) -> np.ndarray:
+        work = rows.shape[0] * model.booster_.num_trees()
+        threads = lightgbm_threads(work, self.num_threads, per_thread=PREDICT_WORK_PER_THREAD)
+        return np.asarray(model.predict(rows, num_threads=threads), dtype=np.float64)
