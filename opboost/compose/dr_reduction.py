@@ -13,6 +13,9 @@ the argmax of the regressors' outputs (Dudik, Langford & Li 2011; the "DR + regr
 reduction). Cross-fitting keeps each row's q from a model that never saw the row, so its
 residual r_i - q(x_i, a_i) is not shrunk by the model's own fit.
 
+It lives in the composition layer because it composes two algorithm families: the DR
+estimator's reward model and LightGBM regressors as a policy learner.
+
 On logs with candidate sets q and Gamma exist only at each row's candidates, so each regressor
 learns only from the rows where its action is a candidate (stacked: only the candidate pairs).
 """
