@@ -6,7 +6,8 @@ action's string id, its propensity and the reward), the column mapping for
 ``LoggedBandit.from_dataframe``, fresh test contexts and the true expected reward of every
 action on them, so any policy's true value is known. Everything comes from the seed through
 numpy Generators (structure, logs and test rows from separate streams, so capping the rows
-keeps the same reward function and logger): the same seed gives the same world bit for bit.
+keeps the same reward function and logger; ``log_seed`` draws other logs of the same world):
+the same seeds give the same world bit for bit.
 
 The distributions (U: uniform, LU: log-uniform, a "reference sample" is 2,000 contexts from
 the seed's own stream, used only to standardise the score):
@@ -128,6 +129,7 @@ def tabular_world(
     n_rows: int | None = None,
     max_rows: int | None = None,
     n_test: int = 10_000,
+    log_seed: int = 0,
 ) -> TabularWorld:
     """The random table of ``seed``.
 
@@ -137,6 +139,8 @@ def tabular_world(
     n_rows : logged rows (default: the seed's draw, 1,000 to 100,000).
     max_rows : at most this many logged rows (smoke runs); the world is otherwise the same.
     n_test : fresh test contexts.
+    log_seed : another draw of the logs from the same world (the same reward, logger and
+        test contexts): repeated trials of one world.
     """
     if int(seed) < 0:
         raise ValueError(f"tabular_world: seed must be a non-negative int; got {seed}.")
@@ -146,7 +150,7 @@ def tabular_world(
     n = min(n, max_rows) if max_rows else n
     ids = spec["action_ids"]
 
-    log_rng = np.random.default_rng([int(seed), 1])
+    log_rng = np.random.default_rng([int(seed), 1, int(log_seed)])
     logs = _contexts(spec, n, log_rng)
     s = _score(spec, logs)
     probs = _logging_probs(spec, s)

@@ -20,6 +20,10 @@ def test_the_same_seed_is_the_same_world_bit_for_bit():
     full = tabular_world(3)
     np.testing.assert_array_equal(full.test_means, a.test_means)
     assert len(full.logs) > len(a.logs) == 2000
+    # another log_seed: other logs of the same world
+    again = tabular_world(3, max_rows=2000, log_seed=1)
+    np.testing.assert_array_equal(again.test_means, a.test_means)
+    assert not again.logs["reward"].equals(a.logs["reward"])
 
 
 def test_the_ranges_over_many_seeds():
