@@ -46,8 +46,8 @@ worlds, for a fast smoke run. Methods:
 * ``reward_regression``  opboost's direct-method baseline: LightGBM on [x, a], argmax (the
                          first thing a user tries);
 * ``dr_reduction``       opboost's doubly robust reduction: one LightGBM regressor per
-                         action on the cross-fitted DR pseudo-rewards, argmax (n/a on
-                         catalogues: it scores action indices, not item features);
+                         action on the cross-fitted DR pseudo-rewards, argmax (on
+                         catalogues one regressor on the pairs [x; phi(a)]);
 * ``vw_mtr``, ``vw_dr``  Vowpal Wabbit ``--cb_adf -q sa --cb_type mtr`` / ``dr``, 5 passes
                          (the opboost-vw plugin's ``vw_cb_adf``; skipped with a note when the
                          plugin or vowpalwabbit is not installed);

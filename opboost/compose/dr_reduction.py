@@ -18,6 +18,9 @@ estimator's reward model and LightGBM regressors as a policy learner.
 
 On logs with candidate sets q and Gamma exist only at each row's candidates, so each regressor
 learns only from the rows where its action is a candidate (stacked: only the candidate pairs).
+On logs with item features (``action_features``) q reads [x; phi(a)] and one regressor learns
+Gamma on the candidate pairs [x_i; phi(k)] whatever ``regressor`` says, so that items never
+logged are scored by their features (``predict(X, candidates=..., action_features=...)``).
 """
 
 from __future__ import annotations
@@ -35,11 +38,15 @@ from opboost.algorithms.estimators.direct import (
 from opboost.api.constraints import Interval, Options
 from opboost.api.data.candidates import candidate_pairs
 from opboost.api.data.logged import LoggedBandit
+from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
+from opboost.api.data.slots import SlotView
+from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
+from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["DRReduction", "dr_pseudo_rewards"]
@@ -63,16 +70,21 @@ class _CategoricalRegressor:
         return self.model.predict(X)
 
 
+def _dr_estimator(data: LoggedBandit, n_folds: int, random_state: Any) -> DoublyRobust:
+    """The DR estimator whose reward model gives q: its default LightGBM regressor, with the
+    logs' categorical context columns split as categories."""
+    model = default_reward_model(int(check_random_state(random_state).integers(2**31 - 1)))
+    categorical = list(data.schema.categorical_features) if data.schema else []
+    reward_model = _CategoricalRegressor(model, categorical) if categorical else model
+    return DoublyRobust(reward_model=reward_model, n_folds=n_folds, random_state=random_state)
+
+
 def dr_pseudo_rewards(data: LoggedBandit, *, n_folds: int = 2, random_state: Any = None):
     """The cross-fitted DR pseudo-rewards Gamma (n, K) of the logs, and the q (n, K) they
     come from: q from the DR estimator's reward model (LightGBM on [x; onehot(a)], categorical
     context columns split as categories), fitted on ``n_folds`` - 1 folds and predicted on the
     held-out one; 0 outside each row's candidates."""
-    model = default_reward_model(int(check_random_state(random_state).integers(2**31 - 1)))
-    categorical = list(data.schema.categorical_features) if data.schema else []
-    reward_model = _CategoricalRegressor(model, categorical) if categorical else model
-    estimator = DoublyRobust(reward_model=reward_model, n_folds=n_folds, random_state=random_state)
-    q = estimator.reward_predictions(data)
+    q = _dr_estimator(data, n_folds, random_state).reward_predictions(data)
     return dr_coefficients(data, q), q
 
 
@@ -140,12 +152,6 @@ class DRReduction(PolicyLearner):
     def fit(self, data: LoggedBandit) -> DRReduction:
         """Cross-fit q, form Gamma (n, K), fit the regressors; return self."""
         self.validate_params()
-        if data.action_features is not None:
-            raise InvalidParameterError(
-                "DRReduction.fit: the logs have action (item) features; this learner regresses "
-                "per action index and cannot score items by their features. Use "
-                "RewardRegression or a Booster on these logs, or drop action_features."
-            )
         if len(data) < 2 * self.n_folds:
             raise InvalidParameterError(
                 f"DRReduction.fit: {len(data)} logged rows are too few for n_folds="
@@ -153,10 +159,12 @@ class DRReduction(PolicyLearner):
             )
         rng = check_random_state(self.random_state)
         q_seed, seed = (int(s) for s in rng.integers(2**31 - 1, size=2))
-        gamma, _ = dr_pseudo_rewards(data, n_folds=self.n_folds, random_state=q_seed)
         self.n_actions_, self.n_features_ = data.n_actions, data.n_features
-        self.schema_ = data.schema
+        self.schema_, self.action_schema_ = data.schema, None
         self._categorical = list(data.schema.categorical_features) if data.schema else []
+        if data.action_features is not None:
+            return self._fit_pairs(data, q_seed, seed)
+        gamma, _ = dr_pseudo_rewards(data, n_folds=self.n_folds, random_state=q_seed)
         n, k = len(data), data.n_actions
         if data.candidates is None:
             rows, actions = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
@@ -181,6 +189,24 @@ class DRReduction(PolicyLearner):
             self.models_.append(self._fit_one(data.contexts[rows[at]], targets[at], seed + a))
         return self
 
+    def _fit_pairs(self, data: LoggedBandit, q_seed: int, seed: int) -> DRReduction:
+        """Logs with item features: one regressor on the candidate pairs [x_i; phi(k)] ->
+        Gamma_i(k), q from the DR estimator's reward model on [x; phi(a)], so new items are
+        scored by their features."""
+        self.action_schema_ = ActionSchema.of_logs(
+            data.action_features, data.n_actions, data.item_schema
+        )
+        view = SlotView.from_candidates(data.candidates, len(data), data.n_actions)
+        pairs = PairRows(data.contexts, data.action_features, view)
+        what = f"{pairs.n_pairs:,} candidate pairs [x; phi(a)] of {pairs.width:,} columns"
+        fix = "Use fewer candidates a row (LoggedBandit(candidates=...)) or fewer logged rows."
+        check_memory(8 * pairs.n_pairs * pairs.width, "DRReduction.fit", what, fix)
+        gamma = _dr_estimator(data, self.n_folds, q_seed).pair_coefficients(data, pairs)
+        d = data.n_features
+        self._categorical += [d + j for j in self.action_schema_.categorical]
+        self.models_ = [self._fit_one(pairs.matrix(), view.gather(gamma), seed)]
+        return self
+
     def _fit_one(self, X: Any, y: np.ndarray, seed: int) -> Any:
         import lightgbm as lgb
 
@@ -197,13 +223,69 @@ class DRReduction(PolicyLearner):
         )
         return model.fit(X, y, categorical_feature=self._categorical or "auto")
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """The regressors' predicted pseudo-rewards of every action, (m, K); a DataFrame ``X``
-        of logs with a schema (``LoggedBandit.from_dataframe``) is encoded with it."""
+    def decision_function(
+        self, X: Any, *, candidates: Any = None, action_features: Any = None
+    ) -> np.ndarray:
+        """The regressors' predicted pseudo-rewards of every action, (m, K), -inf outside
+        ``candidates`` (an (m, K) mask) when given; a DataFrame ``X`` of logs with a schema
+        (``LoggedBandit.from_dataframe``) is encoded with it. Fitted on item features, it
+        scores the catalogue ``action_features`` (K', d_a) instead: (m, K')."""
         check_fitted(self, "models_")
+        if self.action_schema_ is not None or action_features is not None:
+            return self._pairs_policy().decision_function(
+                X, candidates=candidates, action_features=action_features
+            )
         owner = f"{type(self).__name__}.decision_function"
         if self.schema_ is not None and hasattr(X, "columns"):
             X = self.schema_.encode(X, owner)
+        scores = self._scores(X, owner)
+        if candidates is None:
+            return scores
+        return mask_scores(scores, serving_mask(candidates, scores.shape, owner))
+
+    def predict(self, X: Any, *, candidates: Any = None, action_features: Any = None):
+        """Greedy actions (m,): the best-scored (candidate, when given) action or item."""
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        return np.asarray(scores).argmax(axis=1)
+
+    def predict_proba(self, X: Any, *, candidates: Any = None, action_features: Any = None):
+        """The greedy policy as one-hot probabilities (m, K)."""
+        scores = np.asarray(
+            self.decision_function(X, candidates=candidates, action_features=action_features)
+        )
+        probs = np.zeros_like(scores, dtype=np.float64)
+        probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
+        return probs
+
+    def _pairs_policy(self) -> Any:
+        """The pairs regressor as a Policy that scores a catalogue by item features."""
+        from opboost.api.lgbm.ensemble import LightGBMEnsemble
+        from opboost.api.policy import Policy
+
+        if self.action_schema_ is None:
+            raise InvalidParameterError(
+                "DRReduction: this learner was fitted without action features (its actions are "
+                f"the {self.n_actions_} logged action indices); drop action_features=."
+            )
+        booster, schema = self.models_[0].booster_, self.action_schema_
+        ensemble = LightGBMEnsemble(
+            booster, n_actions=self.n_actions_, action_design="pairs",
+            n_features=self.n_features_, n_rounds=booster.num_trees(),
+            n_action_features=schema.n_features,
+        )  # fmt: skip
+        meta = {
+            "base_learner": "lightgbm_tree",
+            "policy_learner": self.name,
+            "n_actions": self.n_actions_,
+            "n_features": self.n_features_,
+            ACTION_SCHEMA_KEY: schema.to_json(),
+        }
+        policy = Policy(ensemble, self.n_actions_, meta)
+        attach_schema(policy, self.schema_)
+        return policy
+
+    def _scores(self, X: Any, owner: str) -> np.ndarray:
+        """(m, K) scores of encoded contexts by the per-action or stacked regressors."""
         m, k = X.shape[0], self.n_actions_
         if self.regressor == "stacked":
             what = f"{m * k:,} stacked rows of {self.n_features_ + k:,} columns"

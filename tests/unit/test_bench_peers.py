@@ -196,16 +196,13 @@ def test_a_tabular_trial_is_a_world_with_new_logs_each_seed():
     assert source.info["kind"] == "tabular" and source.info["world_seed"] == 1000
 
 
-def test_the_dr_reduction_is_not_applicable_to_a_catalogue():
-    source = peers.load("catalogue_few", None, sim_rows=200)
+def test_the_dr_reduction_serves_a_catalogue():
+    source = peers.load("catalogue_few", None, sim_rows=300)
     methods, _ = peers.build_methods([], [], 2)
-    chosen = {m: methods[m] for m in ("default", "dr_reduction")}
+    chosen = {m: methods[m] for m in ("default", "dr_reduction", "logging")}
     result = peers.run_dataset(source, chosen, [0])
-    assert not result["errors"]
-    assert peers.method_notes(result) == [
-        "> dr_reduction: n/a, policy learner DRReduction's predict takes no action_features: "
-        "it cannot serve a catalogue."
-    ]
+    assert not result["errors"] and not result["not_applicable"]
+    assert result["rewards"]["dr_reduction"][0] > result["rewards"]["logging"][0]
 
 
 def test_a_smoke_run_of_the_tabular_suite(tmp_path, capsys):

@@ -13,6 +13,7 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.compose.choice import PolicyChoice
 from opboost.compose.dr_reduction import DRReduction, dr_pseudo_rewards
 from opboost.core.registry import make
+from opboost.simulation.items import simulate_catalogue
 from opboost.simulation.tabular_worlds import tabular_world
 
 
@@ -102,19 +103,28 @@ def test_a_per_action_regressor_learns_only_where_its_action_is_a_candidate():
     assert _root_rows(stacked.fit(data).models_[0]) == mask.sum()  # the candidate pairs
 
 
-def test_item_features_are_refused_with_the_reason():
-    data = _tiny()
-    items = LoggedBandit(
-        contexts=data.contexts, actions=data.actions, propensities=data.propensities,
-        rewards=data.rewards, n_actions=3, action_features=np.eye(3),
-    )  # fmt: skip
+def test_on_item_features_it_scores_new_items_within_their_candidates():
+    sim = simulate_catalogue(1500, 40, 5, 3, 4, random_state=0, logging_beta=0.0)
+    learner = DRReduction(random_state=0, num_threads=1).fit(sim.logged)
+    assert learner.action_schema_.kind == "features" and len(learner.models_) == 1
+    test = sim.test_rows(1000)  # 40 new items, never logged
+    served = {"candidates": test.logged.candidates, "action_features": test.item_features}
+    scores = learner.decision_function(test.logged.contexts, **served)
+    assert scores.shape == (1000, 80)
+    actions = learner.predict(test.logged.contexts, **served)
+    assert test.logged.candidates[np.arange(1000), actions].all()
+    probs = learner.predict_proba(test.logged.contexts, **served)
+    assert test.policy_value(probs) > test.logging_value + 0.05  # uniform logger
+
+
+def test_action_features_for_a_learner_fitted_without_them_are_refused():
+    learner = DRReduction(random_state=0, n_estimators=2).fit(_tiny())
     message = (
-        "DRReduction.fit: the logs have action (item) features; this learner regresses per "
-        "action index and cannot score items by their features. Use RewardRegression or a "
-        "Booster on these logs, or drop action_features."
+        "DRReduction: this learner was fitted without action features (its actions are the 3 "
+        "logged action indices); drop action_features=."
     )
     with pytest.raises(InvalidParameterError, match=re.escape(message)):
-        DRReduction().fit(items)
+        learner.predict(np.zeros((2, 2)), action_features=np.eye(3))
 
 
 @pytest.mark.parametrize(
