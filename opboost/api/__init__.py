@@ -234,6 +234,7 @@ _HOMES: dict[str, str] = {
     # files.saved_schema
     "check_saved_schema": "files.saved_schema",
     # lgbm.action_trees
+    "class_model": "lgbm.action_trees",
     "per_action_model": "lgbm.action_trees",
     # lgbm.ensemble
     "LIGHTGBM_FORMAT": "lgbm.ensemble",

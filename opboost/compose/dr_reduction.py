@@ -88,6 +88,16 @@ def dr_pseudo_rewards(data: LoggedBandit, *, n_folds: int = 2, random_state: Any
     return dr_coefficients(data, q), q
 
 
+def _empty_class_model(X: Any, n_classes: int, categorical: list[int]) -> str:
+    """The model text of an empty ``num_class=K`` LightGBM booster on X's columns: the
+    header of the per-action policy."""
+    import lightgbm as lgb
+
+    params = {"objective": "multiclass", "num_class": n_classes, "verbose": -1}
+    rows = lgb.Dataset(X, label=np.zeros(X.shape[0]), categorical_feature=categorical or "auto")
+    return lgb.Booster(params=params, train_set=rows).model_to_string()
+
+
 class DRReduction(PolicyLearner):
     """Greedy policy of LightGBM regressors fitted to the doubly robust pseudo-rewards.
 
@@ -178,6 +188,7 @@ class DRReduction(PolicyLearner):
             design = action_rows(data.contexts[rows], actions, k)
             self.models_ = [self._fit_one(design, targets, seed)]
             return self
+        self._empty_text = _empty_class_model(data.contexts[:2], k, self._categorical)
         order = np.argsort(actions, kind="stable")
         bounds = np.searchsorted(actions[order], np.arange(k + 1))
         self.models_ = []
@@ -232,7 +243,12 @@ class DRReduction(PolicyLearner):
         scores the catalogue ``action_features`` (K', d_a) instead: (m, K')."""
         check_fitted(self, "models_")
         if self.action_schema_ is not None or action_features is not None:
-            return self._pairs_policy().decision_function(
+            if self.action_schema_ is None:
+                raise InvalidParameterError(
+                    "DRReduction: this learner was fitted without action features (its actions "
+                    f"are the {self.n_actions_} logged action indices); drop action_features=."
+                )
+            return self.to_policy().decision_function(
                 X, candidates=candidates, action_features=action_features
             )
         owner = f"{type(self).__name__}.decision_function"
@@ -257,28 +273,39 @@ class DRReduction(PolicyLearner):
         probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
         return probs
 
-    def _pairs_policy(self) -> Any:
-        """The pairs regressor as a Policy that scores a catalogue by item features."""
+    def to_policy(self) -> Any:
+        """The fitted regressors as an :class:`opboost.api.policy.Policy` (scores = predicted
+        pseudo-rewards) that saves and loads like a boosted policy: per-action regressors as
+        one ``num_class=K`` LightGBM model (design ``"per_action"``, class a = regressor a),
+        the stacked one on [x; onehot(a)] (``"stacked_onehot"``), the one on item features on
+        pairs (``"pairs"``)."""
+        from opboost.api.lgbm.action_trees import class_model
         from opboost.api.lgbm.ensemble import LightGBMEnsemble
         from opboost.api.policy import Policy
 
-        if self.action_schema_ is None:
-            raise InvalidParameterError(
-                "DRReduction: this learner was fitted without action features (its actions are "
-                f"the {self.n_actions_} logged action indices); drop action_features=."
-            )
-        booster, schema = self.models_[0].booster_, self.action_schema_
+        check_fitted(self, "models_")
+        schema, n_extra, meta = self.action_schema_, 0, {}
+        if schema is not None:
+            design, booster = "pairs", self.models_[0].booster_
+            n_extra, meta = schema.n_features, {ACTION_SCHEMA_KEY: schema.to_json()}
+        elif self.regressor == "stacked":
+            design, booster = "stacked_onehot", self.models_[0].booster_
+        else:
+            design = "per_action"
+            boosters = [None if m is None else m.booster_ for m in self.models_]
+            booster = class_model(boosters, self._empty_text)
+        rounds = booster.num_trees() // (self.n_actions_ if design == "per_action" else 1)
         ensemble = LightGBMEnsemble(
-            booster, n_actions=self.n_actions_, action_design="pairs",
-            n_features=self.n_features_, n_rounds=booster.num_trees(),
-            n_action_features=schema.n_features,
+            booster, n_actions=self.n_actions_, action_design=design,
+            n_features=self.n_features_, n_rounds=rounds, n_action_features=n_extra,
         )  # fmt: skip
         meta = {
             "base_learner": "lightgbm_tree",
             "policy_learner": self.name,
+            "policy_learner_params": self.get_params(deep=False),
             "n_actions": self.n_actions_,
             "n_features": self.n_features_,
-            ACTION_SCHEMA_KEY: schema.to_json(),
+            **meta,
         }
         policy = Policy(ensemble, self.n_actions_, meta)
         attach_schema(policy, self.schema_)

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import opboost
 from opboost import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.compose.choice import PolicyChoice
@@ -158,3 +159,59 @@ def test_it_is_registered_and_a_policy_choice_candidate_by_name():
     choice = PolicyChoice(candidates=["constant", "dr_reduction"], random_state=0).fit(data)
     assert set(choice.scores_) == {"constant", "dr_reduction"}
     assert choice.predict(data.contexts[:5]).shape == (5,)
+
+
+@pytest.mark.parametrize("regressor", ["per_action", "stacked"])
+def test_the_policy_saves_and_loads_with_the_learners_scores(regressor, tmp_path):
+    world = tabular_world(2, max_rows=2000, n_test=500)  # categorical and string columns
+    data = world.logged_bandit()
+    learner = DRReduction(regressor=regressor, random_state=0, n_estimators=30).fit(data)
+    X = data.schema.encode(world.test_contexts, "test")
+    policy = learner.to_policy()
+    assert policy.ensemble.action_design == (
+        "per_action" if regressor == "per_action" else "stacked_onehot"
+    )
+    np.testing.assert_allclose(
+        policy.decision_function(X), learner.decision_function(X), rtol=0, atol=1e-12
+    )
+    loaded = opboost.load_policy(policy.save(tmp_path / "policy"))
+    np.testing.assert_allclose(
+        loaded.decision_function(X), learner.decision_function(X), rtol=0, atol=1e-12
+    )
+    ids = loaded.predict(world.test_contexts, return_ids=True)  # a DataFrame, action ids
+    expected = np.asarray(world.action_ids, dtype=object)[learner.predict(world.test_contexts)]
+    np.testing.assert_array_equal(ids, expected)
+
+
+def test_a_per_action_policy_pads_short_and_missing_regressors():
+    """Action 2 is never a candidate (no regressor: scores 0); action 1 is one in 6 rows, too
+    few for a split of 5 rows a leaf, so its regressor stops after one tree, shorter than
+    action 0's: the policy still scores as the regressors do."""
+    data = _tiny(n=60)
+    mask = np.zeros((60, 3), dtype=bool)
+    mask[:, 0], mask[:6, 1] = True, True
+    actions = np.where(np.arange(60) < 6, data.actions % 2, 0)
+    data = LoggedBandit(
+        contexts=data.contexts, actions=actions, propensities=np.full(60, 0.5),
+        rewards=data.rewards, n_actions=3, candidates=mask,
+    )  # fmt: skip
+    learner = DRReduction(random_state=0, n_estimators=10, min_child_samples=5).fit(data)
+    assert learner.models_[2] is None
+    trees = [m.booster_.num_trees() for m in learner.models_[:2]]
+    assert trees[1] < trees[0]  # padded
+    policy = learner.to_policy()
+    X = np.random.default_rng(3).normal(size=(20, 2))
+    np.testing.assert_allclose(
+        policy.decision_function(X), learner.decision_function(X), rtol=0, atol=1e-12
+    )
+    assert policy.ensemble.booster.num_trees() == 3 * max(trees)
+    np.testing.assert_array_equal(policy.decision_function(X)[:, 2], 0.0)
+
+
+def test_a_policy_choice_that_chooses_it_saves(tmp_path):
+    data = tabular_world(1, max_rows=1500, n_test=10).logged_bandit()
+    choice = PolicyChoice(candidates=["dr_reduction"], random_state=0).fit(data)
+    assert choice.chosen_ == "dr_reduction"
+    loaded = opboost.load_policy(choice.save(tmp_path / "choice"))
+    assert loaded.metadata["policy_learner"] == "dr_reduction"
+    np.testing.assert_array_equal(loaded.predict(data.contexts), choice.predict(data.contexts))
