@@ -144,6 +144,9 @@ def tabular_world(
     """
     if int(seed) < 0:
         raise ValueError(f"tabular_world: seed must be a non-negative int; got {seed}.")
+    for name, value in (("n_rows", n_rows), ("max_rows", max_rows), ("n_test", n_test)):
+        if value is not None and int(value) < 1:
+            raise ValueError(f"tabular_world: {name} must be at least 1; got {value}.")
     rng = np.random.default_rng([int(seed), 0])  # structure
     spec = _draw_spec(rng)
     n = int(np.exp(rng.uniform(np.log(1000), np.log(100_000)))) if n_rows is None else n_rows

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -93,6 +95,15 @@ def test_from_dataframe_reads_a_world():
     assert world.value(ids) == world.value(best) == pytest.approx(world.test_means.max(1).mean())
 
 
-def test_a_negative_seed_is_refused():
-    with pytest.raises(ValueError, match="tabular_world: seed must be a non-negative int; got -1"):
-        tabular_world(-1)
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seed": -1}, "tabular_world: seed must be a non-negative int; got -1."),
+        ({"seed": 0, "n_rows": 0}, "tabular_world: n_rows must be at least 1; got 0."),
+        ({"seed": 0, "max_rows": 0}, "tabular_world: max_rows must be at least 1; got 0."),
+        ({"seed": 0, "n_test": -5}, "tabular_world: n_test must be at least 1; got -5."),
+    ],
+)
+def test_bad_arguments_are_refused_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tabular_world(**kwargs)
