@@ -1,7 +1,7 @@
 """``dr_reduction``: the doubly robust reduction of policy learning to regression.
 
 A cross-fitted reward model q(x, a) (the doubly robust estimator's own,
-:class:`opboost.algorithms.estimators.direct.DoublyRobust`) gives every logged row and
+``opboost.algorithms.estimators.direct.DoublyRobust``) gives every logged row and
 action k the DR pseudo-reward
 
     Gamma_i(k) = q(x_i, k) + 1[a_i = k] (r_i - q(x_i, a_i)) / p_i,
@@ -103,23 +103,29 @@ class DRReduction(PolicyLearner):
 
     Parameters
     ----------
-    regressor : "per_action" (default): one LightGBM regressor per action on (x_i,
+    regressor
+        "per_action" (default): one LightGBM regressor per action on (x_i,
         Gamma_i(k)); "stacked": one regressor on the rows [x_i; onehot(k)] -> Gamma_i(k).
-    n_folds : cross-fitting folds of the reward model q (>= 2).
-    n_estimators, num_leaves, learning_rate, min_child_samples : the LightGBM regressors'
-        settings. Small trees on many rows (100, 7, 0.05, 200) because the pseudo-rewards are
+    n_folds
+        cross-fitting folds of the reward model q (>= 2).
+    n_estimators, num_leaves, learning_rate, min_child_samples
+        the LightGBM regressors' settings. Small trees on many rows (100, 7, 0.05, 200) because the pseudo-rewards are
         noisy (a 1/p term on the logged action): on the tuning worlds 0-7 of
         ``bench_peers.py --suite tabular`` (3,000 rows) they were worth 0.29 more on average
         than reward regression's (200, 31, 0.05, 20).
-    num_threads : LightGBM's threads: "auto" (default) by the size of each fit and prediction;
+    num_threads
+        LightGBM's threads: "auto" (default) by the size of each fit and prediction;
         an int as it is (0: every core).
-    random_state : seed of the folds, the reward model and the regressors.
+    random_state
+        seed of the folds, the reward model and the regressors.
 
     Attributes
     ----------
-    models_ : the fitted regressors: K (None for an action never a candidate, scored 0) for
+    models_
+        the fitted regressors: K (None for an action never a candidate, scored 0) for
         "per_action", one for "stacked".
-    n_actions_, n_features_ : K and d.
+    n_actions_, n_features_
+        K and d.
     """
 
     name: ClassVar[str] = "dr_reduction"
@@ -274,7 +280,7 @@ class DRReduction(PolicyLearner):
         return probs
 
     def to_policy(self) -> Any:
-        """The fitted regressors as an :class:`opboost.api.policy.Policy` (scores = predicted
+        """The fitted regressors as an ``opboost.api.policy.Policy`` (scores = predicted
         pseudo-rewards) that saves and loads like a boosted policy: per-action regressors as
         one ``num_class=K`` LightGBM model (design ``"per_action"``, class a = regressor a),
         the stacked one on [x; onehot(a)] (``"stacked_onehot"``), the one on item features on

@@ -1,5 +1,5 @@
 """Random user-like tables of logged bandit feedback, each drawn from one seed
-(:func:`tabular_world`), to judge defaults on logs they were not tuned on.
+(``tabular_world``), to judge defaults on logs they were not tuned on.
 
 A world is a promotions-style table: a pandas DataFrame of logs (context columns, the logged
 action's string id, its propensity and the reward), the column mapping for
@@ -75,14 +75,20 @@ class TabularWorld:
 
     Attributes
     ----------
-    seed : the world's seed.
-    logs : the logged rows: the context columns, ``action`` (string ids), ``propensity``
+    seed
+        the world's seed.
+    logs
+        the logged rows: the context columns, ``action`` (string ids), ``propensity``
         and ``reward``.
-    columns : keyword arguments of ``LoggedBandit.from_dataframe(logs, **columns)``
+    columns
+        keyword arguments of ``LoggedBandit.from_dataframe(logs, **columns)``
         (contexts, action, propensity, reward and the catalogue ``actions``).
-    test_contexts : fresh context rows, the same columns as the logs' contexts.
-    test_means : (m, K) the true expected reward of every action (catalogue order) on them.
-    description : the world's draws in one line.
+    test_contexts
+        fresh context rows, the same columns as the logs' contexts.
+    test_means
+        (m, K) the true expected reward of every action (catalogue order) on them.
+    description
+        the world's draws in one line.
     """
 
     seed: int
@@ -99,7 +105,7 @@ class TabularWorld:
         return list(self.columns["actions"])
 
     def logged_bandit(self) -> LoggedBandit:
-        """The logs read by ``LoggedBandit.from_dataframe`` with :attr:`columns`."""
+        """The logs read by ``LoggedBandit.from_dataframe`` with ``columns``."""
         return LoggedBandit.from_dataframe(self.logs, **self.columns)
 
     def means(self, contexts: Any) -> np.ndarray:
@@ -135,11 +141,16 @@ def tabular_world(
 
     Parameters
     ----------
-    seed : the world (a non-negative int).
-    n_rows : logged rows (default: the seed's draw, 1,000 to 100,000).
-    max_rows : at most this many logged rows (smoke runs); the world is otherwise the same.
-    n_test : fresh test contexts.
-    log_seed : another draw of the logs from the same world (the same reward, logger and
+    seed
+        the world (a non-negative int).
+    n_rows
+        logged rows (default: the seed's draw, 1,000 to 100,000).
+    max_rows
+        at most this many logged rows (smoke runs); the world is otherwise the same.
+    n_test
+        fresh test contexts.
+    log_seed
+        another draw of the logs from the same world (the same reward, logger and
         test contexts): repeated trials of one world.
     """
     if int(seed) < 0:

@@ -7,7 +7,7 @@ the one of class a being the tree with every split on the action column(s) repla
 branch action a takes. Leaf values are copied as LightGBM wrote them, and each class sums its
 trees in the stacked order, so the per-action model predicts q(x, a) bit for bit (tested).
 
-K separate regressors on the contexts become such a model the same way (:func:`class_model`):
+K separate regressors on the contexts become such a model the same way (``class_model``):
 their trees interleaved as the classes' (``dr_reduction``'s saveable policy).
 """
 
