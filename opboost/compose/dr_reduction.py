@@ -109,10 +109,10 @@ class DRReduction(PolicyLearner):
     n_folds
         cross-fitting folds of the reward model q (>= 2).
     n_estimators, num_leaves, learning_rate, min_child_samples
-        the LightGBM regressors' settings. Small trees on many rows (100, 7, 0.05, 200) because the pseudo-rewards are
-        noisy (a 1/p term on the logged action): on the tuning worlds 0-7 of
-        ``bench_peers.py --suite tabular`` (3,000 rows) they were worth 0.29 more on average
-        than reward regression's (200, 31, 0.05, 20).
+        the LightGBM regressors' settings. Small trees on many rows (100, 7, 0.05, 200)
+        because the pseudo-rewards are noisy (a 1/p term on the logged action): on the tuning
+        worlds 0-7 of ``bench_peers.py --suite tabular`` (3,000 rows) they were worth 0.29
+        more on average than reward regression's (200, 31, 0.05, 20).
     num_threads
         LightGBM's threads: "auto" (default) by the size of each fit and prediction;
         an int as it is (0: every core).
