@@ -14,7 +14,15 @@ one instead):
   of N rows per seed, e.g. ``scene@2000``), ``multilabel_skewed`` (one label on 75% of the
   rows), ``one_best`` (one action best for most contexts) and ``smooth`` (few actions,
   rewards smooth in x), synthetic worlds seeded per trial (``_bench_shapes.SYNTHETIC``);
-* ``all``: the three.
+* ``tabular``: 30 random user-like tables (``opboost.simulation.tabular_world``: 2 to 20
+  actions with string ids, numeric columns with missing values, categorical and string
+  columns, several reward forms, loggers near uniform to heavily skewed, 1,000 to 100,000
+  rows), one world a seed; ``--worlds reporting`` (default) runs the worlds defaults are
+  reported on, ``--worlds tuning`` the disjoint ones they may be tuned on
+  (``_bench_tabular.REPORTING_WORLD_SEEDS`` and ``TUNING_WORLD_SEEDS``). Bench seed s draws
+  the world's logs anew (``log_seed=s``); each world's 10,000 test contexts are fixed and
+  every method is scored by their exact mean rewards;
+* ``all``: classic, catalogue and small (``tabular`` runs on its own).
 
 Protocol (London et al. 2023, appendix F), per data set and seed s = 0 .. ``--seeds``-1: a
 seeded subsample of ``--max-rows`` rows (default 20,000, so Fashion-MNIST, letter, connect4 and
@@ -37,6 +45,9 @@ worlds, for a fast smoke run. Methods:
                          (``random_state=s`` unless given);
 * ``reward_regression``  opboost's direct-method baseline: LightGBM on [x, a], argmax (the
                          first thing a user tries);
+* ``dr_reduction``       opboost's doubly robust reduction: one LightGBM regressor per
+                         action on the cross-fitted DR pseudo-rewards, argmax (on
+                         catalogues one regressor on the pairs [x; phi(a)]);
 * ``vw_mtr``, ``vw_dr``  Vowpal Wabbit ``--cb_adf -q sa --cb_type mtr`` / ``dr``, 5 passes
                          (the opboost-vw plugin's ``vw_cb_adf``; skipped with a note when the
                          plugin or vowpalwabbit is not installed);
@@ -72,6 +83,7 @@ when it is unset or their files are missing.
 
     python examples/benchmarks/bench_peers.py --datasets wine digits --seeds 5
     python examples/benchmarks/bench_peers.py --suite catalogue --seeds 2
+    python examples/benchmarks/bench_peers.py --suite tabular --worlds reporting --seeds 5
     python examples/benchmarks/bench_peers.py --suite small --data-dir "$OPBOOST_DATA"
     python examples/benchmarks/bench_peers.py --data-dir "$OPBOOST_DATA" --seeds 5 \\
         --json runs/peers.json > runs/peers.md
@@ -118,6 +130,8 @@ except ImportError:  # a tree before opboost.core: bench_round_time.py --before 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, t_interval
 from _bench_shapes import CATALOGUES, SYNTHETIC, CatalogueTrial
+from _bench_tabular import TABULAR, WORLDS, tabular_trial
+from _bench_tabular import summary as tabular_summary
 
 #: A method: the seed's trial -> (m,) test actions (argmax policy) or (m, K) probabilities.
 Method = Callable[[Any], np.ndarray]
@@ -151,6 +165,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "catalogue": tuple(CATALOGUES),
     "small": SMALL,
     "all": DATASETS + tuple(CATALOGUES) + SMALL,
+    "tabular": WORLDS["reporting"],  # --worlds tuning: WORLDS["tuning"]
 }
 #: Vowpal Wabbit settings of vw_mtr / vw_dr besides cb_type (``--cb_adf -q sa``, 5 passes).
 VW_PARAMS: dict[str, Any] = {"n_passes": 5, "interactions": True}
@@ -243,6 +258,7 @@ def build_methods(
     add(
         "reward_regression", learner_method(registry.get("policy_learner", "reward_regression"), {})
     )
+    add("dr_reduction", learner_method(registry.get("policy_learner", "dr_reduction"), {}))
     try:
         vw = registry.get("policy_learner", "vw_cb_adf")
         if importlib.util.find_spec("vowpalwabbit") is None:
@@ -302,6 +318,12 @@ def load(
     caps the rows at N, ``max_rows`` those of registered data sets, ``sim_rows`` those of
     the simulated worlds."""
     base, rows = split_name(name)
+    if base in TABULAR:
+        cap = min(filter(None, (rows, sim_rows)), default=None)
+        header = tabular_summary(TABULAR[base], cap) + "; new logs each seed"
+        info = {"kind": "tabular", "world_seed": TABULAR[base], "description": header}
+        trial = functools.partial(tabular_trial, TABULAR[base], max_rows=cap)
+        return Source(name, trial, header, info)
     if base in CATALOGUES or base in SYNTHETIC:
         world = CATALOGUES.get(base) or SYNTHETIC[base]
         n = min(filter(None, (world.n, rows, sim_rows)))
@@ -534,6 +556,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="data sets: registered names, NAME@N (a subsample of N rows), catalogue and "
         "synthetic names (see --suite)",
     )
+    parser.add_argument(
+        "--worlds",
+        choices=tuple(WORLDS),
+        default="reporting",
+        help="the tabular suite's worlds: reporting (default) or tuning (disjoint seeds)",
+    )
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (default 5)")
     parser.add_argument(
         "--n-rounds", type=int, default=None, help="boosting rounds (default: Booster's)"
@@ -574,8 +602,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
-    args.datasets_ = list(SUITES[args.suite] if args.datasets is None else args.datasets)
-    known = [*get_registry().names("dataset"), *CATALOGUES, *SYNTHETIC]
+    suite = WORLDS[args.worlds] if args.suite == "tabular" else SUITES[args.suite]
+    args.datasets_ = list(suite if args.datasets is None else args.datasets)
+    known = [*get_registry().names("dataset"), *CATALOGUES, *SYNTHETIC, *TABULAR]
     try:
         unknown = [d for d in args.datasets_ if split_name(d)[0] not in known]
     except ValueError as exc:

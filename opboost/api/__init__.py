@@ -244,6 +244,7 @@ _HOMES: dict[str, str] = {
     # files.model_consistency
     "check_model_consistency": "files.model_consistency",
     # lgbm.action_trees
+    "class_model": "lgbm.action_trees",
     "per_action_model": "lgbm.action_trees",
     # lgbm.ensemble
     "LIGHTGBM_FORMAT": "lgbm.ensemble",

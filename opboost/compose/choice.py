@@ -55,6 +55,7 @@ CANDIDATES: dict[str, Any] = {
     "bopl_s_rm": {"objective": "bopl_s", "estimator": "ips", "warm_start": "reward_model"},
     "bopl_s_dr_rm": {"objective": "bopl_s", "estimator": "dr", "warm_start": "reward_model"},
     "reward_regression": "reward_regression",
+    "dr_reduction": "dr_reduction",
     CONSTANT: CONSTANT,
 }
 #: Fewest held-out rows: the DR reward model is cross-fitted on two folds of at least 2 rows.

@@ -1,5 +1,6 @@
 """Simulation: supervised data turned into bandit logs and streams, a catalogue of items with
-features and candidate sets (``simulate_catalogue``), label-hiding environments, the online
+features and candidate sets (``simulate_catalogue``), random user-like tables
+(``tabular_world``), label-hiding environments, the online
 runners, deployments retrained in batches (``run_batched``, ``run_online``) and the data set
 loaders. Algorithms never import it.
 
@@ -22,6 +23,7 @@ __all__ = [
     "SimulatedCatalogue",
     "SlateWorld",
     "SoftmaxLoggingPolicy",
+    "TabularWorld",
     "deployment_stream",
     "expected_reward",
     "make_slate_world",
@@ -32,6 +34,7 @@ __all__ = [
     "run_online",
     "simulate_catalogue",
     "supervised_to_bandit",
+    "tabular_world",
 ]
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -46,6 +49,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SimulatedCatalogue": ("opboost.simulation.items", "SimulatedCatalogue"),
     "SlateWorld": ("opboost.simulation.slate_world", "SlateWorld"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
+    "TabularWorld": ("opboost.simulation.tabular_worlds", "TabularWorld"),
     "deployment_stream": ("opboost.simulation.deployment", "deployment_stream"),
     "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
     "make_slate_world": ("opboost.simulation.slate_world", "make_slate_world"),
@@ -56,6 +60,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_online": ("opboost.simulation.deployment", "run_online"),
     "simulate_catalogue": ("opboost.simulation.items", "simulate_catalogue"),
     "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
+    "tabular_world": ("opboost.simulation.tabular_worlds", "tabular_world"),
 }
 
 

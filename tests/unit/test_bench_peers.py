@@ -168,3 +168,58 @@ def test_a_smoke_run_of_every_new_shape(tmp_path, capsys):
             assert 0 <= result["reward"][method][0] <= 1, (name, method)
     assert record["datasets"]["open_bandit_like"]["kind"] == "catalogue"
     assert record["datasets"]["smooth"]["sizes"]["actions"] == 3
+
+
+tabular = sys.modules["_bench_tabular"]
+
+
+def test_the_tabular_suite_tunes_and_reports_on_disjoint_worlds():
+    tuning, reporting = tabular.TUNING_WORLD_SEEDS, tabular.REPORTING_WORLD_SEEDS
+    assert not set(tuning) & set(reporting)
+    assert len(set(tuning)) >= 30 and len(set(reporting)) >= 30
+    names = peers.parse_args(["--suite", "tabular"]).datasets_
+    assert names == [f"tabular_{s}" for s in reporting]  # reported by default
+    names = peers.parse_args(["--suite", "tabular", "--worlds", "tuning"]).datasets_
+    assert names == [f"tabular_{s}" for s in tuning]
+
+
+def test_a_tabular_trial_is_a_world_with_new_logs_each_seed():
+    source = peers.load("tabular_1000", None, sim_rows=400)
+    trial, again, other = source.trial(0), source.trial(0), source.trial(1)
+    assert len(trial.logged) == 400 and trial.n_test == 10_000
+    assert trial.logged.schema.action_ids == tuple(trial.world.action_ids)
+    np.testing.assert_array_equal(again.logged.rewards, trial.logged.rewards)
+    assert not np.array_equal(other.logged.rewards, trial.logged.rewards)  # new logs
+    np.testing.assert_array_equal(other.world.test_means, trial.world.test_means)  # same world
+    best = trial.world.test_means.argmax(axis=1)
+    assert trial.value(best) == pytest.approx(trial.world.test_means.max(axis=1).mean())
+    assert source.info["kind"] == "tabular" and source.info["world_seed"] == 1000
+
+
+def test_the_dr_reduction_serves_a_catalogue():
+    source = peers.load("catalogue_few", None, sim_rows=300)
+    methods, _ = peers.build_methods([], [], 2)
+    chosen = {m: methods[m] for m in ("default", "dr_reduction", "logging")}
+    result = peers.run_dataset(source, chosen, [0])
+    assert not result["errors"] and not result["not_applicable"]
+    assert result["rewards"]["dr_reduction"][0] > result["rewards"]["logging"][0]
+
+
+def test_a_smoke_run_of_the_tabular_suite(tmp_path, capsys):
+    out = tmp_path / "peers.json"
+    methods = ["default", "reward_regression", "dr_reduction", "constant", "logging"]
+    names = ["tabular_1000", "tabular_1001"]
+    argv = ["--datasets", *names, "--sim-rows", "400", "--seeds", "2", "--n-rounds", "2",
+            "--methods", *methods, "--json", str(out)]  # fmt: skip
+    assert peers.main(argv) == 0
+    printed = capsys.readouterr().out
+    for name in names:
+        assert f"### {name}\n" in printed
+    assert "| dr_reduction | " in printed
+    record = json.loads(out.read_text())
+    for name in names:
+        result = record["datasets"][name]
+        assert result["errors"] == {} and result["not_applicable"] == {}
+        assert result["sizes"]["logged"] == 400
+        for method in methods:
+            assert all(np.isfinite(v) for v in result["reward"][method]), (name, method)

@@ -6,13 +6,18 @@ So a joint reward model q(x, a), fitted on stacked rows, can sit in front of per
 the one of class a being the tree with every split on the action column(s) replaced by the
 branch action a takes. Leaf values are copied as LightGBM wrote them, and each class sums its
 trees in the stacked order, so the per-action model predicts q(x, a) bit for bit (tested).
+
+K separate regressors on the contexts become such a model the same way (``class_model``):
+their trees interleaved as the classes' (``dr_reduction``'s saveable policy).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import lightgbm as lgb
 
-__all__ = ["per_action_model"]
+__all__ = ["class_model", "per_action_model"]
 
 #: The fields of a tree block, in LightGBM's order (cat_* only when the tree has categorical
 #: splits).
@@ -121,4 +126,39 @@ def per_action_model(model: lgb.Booster, design: str, header: str) -> lgb.Booste
         if tree.get("is_linear", ["0"])[0] != "0":
             raise ValueError(f"per_action_model: tree {t} is linear; read linear trees apart")
         out += [_resolved_block(tree, values[a], t * n_actions + a) for a in range(n_actions)]
+    return lgb.Booster(model_str=head + "".join(out) + "end of trees\n")
+
+
+#: A tree of one leaf of value 0 (a class with fewer trees than the others is padded so).
+_ZERO_TREE = (
+    "num_leaves=1\nnum_cat=0\nsplit_feature=\nsplit_gain=\nthreshold=\ndecision_type=\n"
+    "left_child=\nright_child=\nleaf_value=0\nleaf_weight=\nleaf_count=\ninternal_value=\n"
+    "internal_weight=\ninternal_count=\nis_linear=0\nshrinkage=1\n\n\n"
+)
+
+
+def class_model(models: Sequence[lgb.Booster | None], header: str) -> lgb.Booster:
+    """The ``num_class=K`` model whose class a scores as ``models[a]`` (K regressors on the
+    same d context columns; None scores 0): tree t of model a becomes tree t*K + a, and a
+    model with fewer trees than the longest is padded with one-leaf trees of value 0, so the
+    class sums its own trees in order (raw scores equal the regressors' predictions).
+    ``header``: the model text of an empty ``num_class=K`` booster on the d columns."""
+    head = header[: header.index("tree_sizes=")]
+    n_classes = int(_tree_fields(head)["num_class"][0])
+    if len(models) != n_classes:
+        raise ValueError(f"class_model: {len(models)} models for num_class={n_classes}")
+    blocks = []
+    for model in models:
+        if model is None:
+            blocks.append([])
+            continue
+        text = model.model_to_string()
+        trees = text[text.index("Tree=") : text.index("end of trees")].split("Tree=")[1:]
+        blocks.append([tree[tree.index("\n") + 1 :] for tree in trees])  # without "Tree=t"
+    n_rounds = max(1, *(len(b) for b in blocks))
+    out = [
+        f"Tree={t * n_classes + a}\n" + (blocks[a][t] if t < len(blocks[a]) else _ZERO_TREE)
+        for t in range(n_rounds)
+        for a in range(n_classes)
+    ]
     return lgb.Booster(model_str=head + "".join(out) + "end of trees\n")
