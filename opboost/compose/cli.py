@@ -81,6 +81,11 @@ def _duration(seconds: float) -> str:
 
 
 def _data_line(config: Any) -> str:
+    if config.on_logs:
+        return (
+            f"logs: {config.data.file_path} (held out per seed: "
+            f"{config.data.holdout_fraction:g} of the rows)"
+        )
     params = ", ".join(f"{k}={v!r}" for k, v in config.data.params.items())
     sim = ", ".join(f"{k}={v}" for k, v in config.simulation.items())
     return (
@@ -125,10 +130,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             dumped.append(result.to_dict())
             continue
         sizes = data.sizes()
+        rows_line = (
+            f"{sizes['n_holdout']} held-out rows"
+            if config.on_logs
+            else f"{sizes['n_valid']} validation rows, {sizes['n_test']} test rows"
+        )
         print(
             f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {sizes['n_logged']} "
-            f"logged training rows, {sizes['n_valid']} validation rows, {sizes['n_test']} "
-            f"test rows"
+            f"logged training rows, {rows_line}"
         )
         if algo.search is not None:
             print("  (its search is ignored by 'run'; 'opboost study' runs the search)")

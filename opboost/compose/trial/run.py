@@ -22,7 +22,9 @@ baseline
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
 
 In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
-instead (:mod:`opboost.compose.trial.stream`).
+instead (:mod:`opboost.compose.trial.stream`); in a study on the user's own logs
+(``[data] path``) it is fitted on the training logs and judged on the held-out logs
+(:mod:`opboost.compose.trial.logs_run`).
 
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
@@ -39,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from opboost.api.numerics.arrays import one_hot
+from opboost.compose.trial.logs_data import LogsTrialData
+from opboost.compose.trial.logs_run import run_logs_trial
 from opboost.compose.trial.result import (
     TrialResult,
     best_constant,
@@ -265,7 +269,9 @@ def run_trial(
     result.info.update(data.sizes())
     start = time.perf_counter()
     with threadpool_limits(limits=1):
-        if getattr(config, "deployment", None) is not None:  # a deployment study
+        if isinstance(data, LogsTrialData):  # a study on the user's own logs
+            run_logs_trial(config, algorithm, data, result)
+        elif getattr(config, "deployment", None) is not None:  # a deployment study
             run_deployment_trial(config, algorithm, data, result)
         elif algorithm.family == "offline":
             _run_offline(algorithm, data, seed, result)
