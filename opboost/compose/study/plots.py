@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from opboost.compose.study.plots_heldout import plot_heldout
+
 __all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study"]
 
 #: The note plotted under every per-round / per-step mean curve.
@@ -107,7 +109,8 @@ def plot_study(
     ``online_progressive_reward.png`` and ``offline_vs_online.png`` with online learners;
     ``test_reward.png`` (every algorithm's final test reward) always; in a deployment study
     ``deployment_cumulative_reward.png`` and ``deployment_cumulative_regret.png`` (against
-    interactions, with ``confidence`` intervals over seeds). Curves differ in line
+    interactions, with ``confidence`` intervals over seeds); in a study on logs
+    ``heldout_value.png`` (:mod:`opboost.compose.study.plots_heldout`). Curves differ in line
     style and marker, and are slightly transparent, so none hides another; legends sit below
     the axes.
     """
@@ -122,6 +125,7 @@ def plot_study(
     written += _offline_vs_online(plt, reported, families, online, out)
     written += _deployment_curves(plt, reported, families, out, confidence)
     written += _test_rewards(plt, reported, families, out)
+    written += plot_heldout(plt, reported, families, out, confidence)
     return written
 
 
