@@ -70,6 +70,7 @@ EXPERIMENT_DEFAULTS: dict[str, Any] = {
     "n_jobs": 1,
     "selection": "true",
     "online_eval_points": 10,
+    "offline_curve_points": 4,
     "confidence": 0.95,
 }
 #: (low, high, low_inclusive, high_inclusive) for numeric settings; choices for strings.
@@ -82,6 +83,7 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "simulation.max_rows": (0, float("inf"), True, True),
     "experiment.n_jobs": (1, float("inf"), True, True),
     "experiment.online_eval_points": (0, float("inf"), True, True),
+    "experiment.offline_curve_points": (0, float("inf"), True, True),
     "experiment.confidence": (0.0, 1.0, False, False),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {

@@ -18,7 +18,7 @@ import numpy as np
 
 from opboost.compose.study.plots_heldout import plot_heldout
 
-__all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study"]
+__all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study", "start_note"]
 
 #: The note plotted under every per-round / per-step mean curve.
 CARRY_FORWARD_NOTE = (
@@ -133,7 +133,8 @@ def _deployment_curves(
     plt: Any, reported: dict, families: dict[str, str], out: Path, confidence: float
 ) -> list[Path]:
     """deployment_cumulative_reward.png and deployment_cumulative_regret.png: every
-    algorithm's curve against interactions on the stream, its interval over seeds shaded."""
+    algorithm's curve against interactions on the stream from 0 (where both are 0), its
+    interval over seeds shaded."""
     from opboost.compose.study.report_deployment import (
         DEPLOYMENT_CURVES,
         family_label,
@@ -147,9 +148,11 @@ def _deployment_curves(
         if not found:
             continue
         fig, ax = _figure(plt, 7.5, 5.2)
-        for i, (label, (xs, mean, low, high)) in enumerate(found.items()):
+        for i, (label, curve) in enumerate(found.items()):
+            xs, mean, low, high = (np.concatenate([[0.0], c]) for c in curve)  # 0 at the start
             line, marker = _STYLES[i % len(_STYLES)]
-            name = f"{label} ({family_label(reported[label], families.get(label, '?'))})"
+            family = family_label(reported[label], families.get(label, "?"))
+            name = _with_start(label, reported[label], family)
             (drawn,) = ax.plot(
                 xs, mean, linestyle=line, marker=marker, markersize=4, alpha=0.85, label=name
             )
@@ -172,6 +175,7 @@ def _offline_curves(plt: Any, reported: dict, labels: list[str], out: Path) -> l
         ("gradient_norm", "gradient norm", "offline_gradient_norm.png"),
     ):
         found = _curves(reported, labels, "round", y_key)
+        found = {_with_start(label, reported[label]): c for label, c in found.items()}
         if found:
             caption = f"Offline learners: {title} per round (mean over seeds)"
             xlabel = "boosting round (0: the start)"
@@ -189,20 +193,51 @@ def _online_curve(plt: Any, reported: dict, labels: list[str], out: Path) -> lis
     return [_curve_panel(plt, found, "interactions", "progressive reward", title, path)]
 
 
+def start_note(trials: Sequence[dict]) -> str:
+    """Where an offline algorithm's fits began, for legends: "from a reward model", "from
+    F0 = 0", ... (the ``info["start"]`` of its trials), or "" when they do not say."""
+    starts = {str(t.get("info", {}).get("start")) for t in trials} - {"None"}
+    notes = sorted({_STARTS.get(s.split("/")[0], f"from {s}") for s in starts})
+    return ", ".join(notes)
+
+
+#: How legends name an offline fit's start (``info["start"]`` up to its first "/").
+_STARTS = {
+    "none": "from F0 = 0",
+    "reward_model": "from a reward model",
+    "best_constant": "from the best constant action",
+    "logging": "from the logging policy",
+}
+
+
+def _with_start(label: str, trials: Sequence[dict], family: str = "") -> str:
+    """``label (family, start note)``, the parts that are known."""
+    parts = [p for p in (family, start_note(trials)) if p]
+    return f"{label} ({', '.join(parts)})" if parts else label
+
+
 def _offline_vs_online(
     plt: Any, reported: dict, families: dict[str, str], online: list[str], out: Path
 ) -> list[Path]:
-    """offline_vs_online.png: the online learners' greedy test reward along the stream and
+    """offline_vs_online.png on one axis of logged interactions: the online learners' greedy
+    test reward along the stream (from 0 interactions, the untrained learner), the offline
+    learners' learning curves (fitted on the first n logged rows; 0: the uniform policy) and
     every other algorithm's test reward at the number of logged rows it used."""
     greedy = _curves(reported, online, "eval_step", "test_reward_step")
     if not greedy:  # without an online learner the panel would be a single column of points
         return []
-    fig, ax = _figure(plt, 7.5, 5.2)
-    _draw(ax, greedy, " (online, greedy)")
+    fig, ax = _figure(plt, 8.5, 6.4)
+    _draw(ax, {f"{label} (online, greedy)": c for label, c in greedy.items()})
+    offline = [label for label in reported if families.get(label) == "offline"]
+    learned = _curves(reported, offline, "n_logged_used", "test_reward_n")
+    shown = {
+        _with_start(label, reported[label], "offline"): curve for label, curve in learned.items()
+    }
+    _draw(ax, shown, styles=[("-", m) for _, m in _STYLES[::-1]], width=2.8)
     for label, trials in reported.items():
         family = families.get(label, "online")
         trials = [t for t in trials if "test_reward" in t["metrics"]]
-        if not trials or family == "online":
+        if not trials or family == "online" or label in learned:
             continue
         x = float(np.mean([t["info"]["n_logged"] for t in trials]))
         y = np.array([t["metrics"]["test_reward"] for t in trials], dtype=np.float64)
@@ -217,11 +252,18 @@ def _offline_vs_online(
             alpha=0.85,
             label=f"{label} ({family})",
         )
-    ax.set_xlabel("logged examples used / online interactions")
+    ax.set_xlabel("logged interactions (offline: the first n logged rows; online: interactions)")
     ax.set_ylabel("true test reward")
     ax.grid(alpha=0.3)
     _title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
-    _legend(fig, ax)
+    _legend(
+        fig,
+        ax,
+        "Mean over seeds. Offline curves: fitted on the first n logged rows (n = 0: the "
+        "uniform policy, before any data); online curves: the greedy policy after n "
+        "interactions (n = 0: the untrained learner; passes over the rows continue the axis).",
+        ncols=2,
+    )
     return [_save(plt, fig, out / "offline_vs_online.png")]
 
 
@@ -276,15 +318,16 @@ def _title(ax: Any, text: str, width: int = 55) -> None:
     ax.set_title("\n".join(textwrap.wrap(text, width)), fontsize=10)
 
 
-def _legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE) -> None:
-    """The legend below the axes (never over the data), the note as its title."""
+def _legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE, ncols: int = 3) -> None:
+    """The legend below the axes (never over the data) in up to ``ncols`` columns, the note
+    as its title."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         fig.legend(
             handles,
             labels,
             loc="outside lower center",
-            ncols=min(3, len(labels)),
+            ncols=min(ncols, len(labels)),
             fontsize=7,
             frameon=False,
             title="\n".join(textwrap.wrap(note, 100)) if note else None,
@@ -308,10 +351,13 @@ def _curves(reported: dict, labels: list[str], x_key: str, y_key: str) -> dict[s
     return found
 
 
-def _draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
-    """The mean curves of ``found``, an x marker where a seed stopped early."""
+def _draw(
+    ax: Any, found: dict[str, tuple], suffix: str = "", styles: list = _STYLES, width: float = 1.5
+) -> None:
+    """The mean curves of ``found`` (lines ``width`` points wide), an x marker where a seed
+    stopped early."""
     for i, (label, (xs, ys, stops)) in enumerate(found.items()):
-        line, marker = _STYLES[i % len(_STYLES)]
+        line, marker = styles[i % len(styles)]
         every = max(1, len(xs) // 12)
         (drawn,) = ax.plot(
             xs,
@@ -321,6 +367,7 @@ def _draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
             markevery=every,
             markersize=4,
             alpha=0.8,
+            linewidth=width,
             label=label + suffix,
         )
         for x in stops:

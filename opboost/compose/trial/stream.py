@@ -115,6 +115,11 @@ def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialR
         )
         probs_fn = run.policy.action_distribution
         result.fallback = getattr(run.policy, "fallback_", None)
+        metadata = getattr(getattr(run.policy, "policy_", run.policy), "metadata", None)
+        if algo.family == "offline" and metadata is not None:  # where its last fit began
+            from opboost.compose.trial.run import start_of
+
+            info["start"] = start_of(metadata)
         info.update(
             deployment="batched",
             batch_size=settings["batch_size"],
