@@ -62,7 +62,12 @@ def _load(args: argparse.Namespace):
                 key="experiment.seeds",
             )
         overrides.append(f"experiment.seeds={list(seeds)}")
-    return load_config(args.file, overrides)
+    config = load_config(args.file, overrides)
+    if config.on_logs:  # the logs file and its columns, before anything runs
+        from opboost.compose.config.logs_table import check_logs_file
+
+        check_logs_file(config.data)
+    return config
 
 
 def _changes(args: argparse.Namespace) -> str:

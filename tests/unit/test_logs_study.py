@@ -158,8 +158,10 @@ def test_parquet_logs_give_the_csv_numbers(logs_dir, tmp_path):
 
 
 def _refusal(logs_dir, raw) -> str:
+    """The message refusing ``raw`` when the config is read or, for the logs file and its
+    columns, when a study on it starts."""
     with pytest.raises(ConfigError) as info:
-        parse_config(raw, file=str(logs_dir / "study.toml"))
+        run_study(parse_config(raw, file=str(logs_dir / "study.toml")), None, progress=False)
     return str(info.value)
 
 

@@ -12,9 +12,10 @@ The table names a CSV or Parquet file and maps its columns with the parameters o
     actions = ["promo_A", "promo_B", "promo_C"]   # optional: the action catalogue
     holdout_fraction = 0.25       # held-out logs of each seed (split by the seed)
 
-The file must exist and have every named column when the config is read: a missing column is
-a :class:`ConfigError` naming the key, the column and the file. Parquet needs pyarrow or
-fastparquet; CSV works with the base install.
+Reading the config checks the table (keys, types); :func:`check_logs_file`, run before a
+study or a trial reads the file (and by every ``opboost`` command), checks the file: it must
+exist and have every named column, else a :class:`ConfigError` names the key, the column and
+the file. Parquet needs pyarrow or fastparquet; CSV works with the base install.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "LOGS_DEFAULTS",
     "LOGS_KEYS",
     "check_logs_algorithms",
+    "check_logs_file",
     "is_logs_table",
     "logs_columns",
     "parse_logs",
@@ -63,8 +65,8 @@ def _string(value: Any, file: str, key: str) -> str:
 
 
 def _file_path(path: Any, file: str) -> Path:
-    """``path`` resolved against the config file's directory; it must be a CSV or Parquet
-    file that exists."""
+    """``path`` resolved against the config file's directory; it must name a CSV or Parquet
+    file."""
     if not isinstance(path, str) or not path:
         raise ConfigError(
             f'must be the path of a CSV or Parquet file, e.g. "logs.csv". Got {path!r}.',
@@ -78,13 +80,6 @@ def _file_path(path: Any, file: str) -> Path:
         raise ConfigError(
             f"{resolved} is neither CSV (.csv) nor Parquet (.parquet, .pq); save the logs in "
             f"one of these formats.",
-            file=file,
-            key="data.path",
-        )
-    if not resolved.is_file():
-        raise ConfigError(
-            f"logs file {resolved} not found (a relative path is read from the config file's "
-            f"directory).",
             file=file,
             key="data.path",
         )
@@ -128,8 +123,6 @@ def parse_logs(table: dict[str, Any], file: str) -> LogsSpec:
                 key=f"data.{key}",
             )
     path = _file_path(table["path"], file)
-    if _SUFFIXES[path.suffix.lower()] == "parquet":
-        _parquet_engine(path, file)
     contexts = table["contexts"]
     if not isinstance(contexts, list) or not contexts:
         raise ConfigError(
@@ -137,28 +130,18 @@ def parse_logs(table: dict[str, Any], file: str) -> LogsSpec:
             file=file,
             key="data.contexts",
         )
-    named = {
-        f"data.contexts[{i}]": _string(c, file, f"data.contexts[{i}]")
-        for i, c in enumerate(contexts)
-    }
+    for i, column in enumerate(contexts):
+        _string(column, file, f"data.contexts[{i}]")
     for key in _COLUMN_KEYS:
-        named[f"data.{key}"] = _string(table[key], file, f"data.{key}")
+        _string(table[key], file, f"data.{key}")
     if table.get("position") is not None:
-        named["data.position"] = _string(table["position"], file, "data.position")
-    available = logs_columns(path)
-    for key, column in named.items():
-        if column not in available:
-            raise ConfigError(
-                f"column {column!r} is not in {path}. Its columns: {', '.join(available)}."
-                f"{suggest(column, available)}",
-                file=file,
-                key=key,
-            )
+        _string(table["position"], file, "data.position")
     options = {**LOGS_DEFAULTS, **{k: table[k] for k in LOGS_DEFAULTS if k in table}}
     _check_options(options, file)
     return LogsSpec(
         path=table["path"],
         file_path=str(path),
+        config_file=file,
         contexts=tuple(contexts),
         action=table["action"],
         propensity=table["propensity"],
@@ -168,6 +151,35 @@ def parse_logs(table: dict[str, Any], file: str) -> LogsSpec:
         position=options["position"],
         holdout_fraction=float(options["holdout_fraction"]),
     )
+
+
+def check_logs_file(spec: LogsSpec) -> None:
+    """The logs file of ``spec`` exists, can be read (Parquet: pyarrow or fastparquet) and has
+    every column the mapping names; else a :class:`ConfigError` naming the config file, the
+    key, the column and the logs file."""
+    path, file = Path(spec.file_path), spec.config_file
+    if not path.is_file():
+        raise ConfigError(
+            f"logs file {path} not found (a relative path is read from the config file's "
+            f"directory).",
+            file=file,
+            key="data.path",
+        )
+    if _SUFFIXES[path.suffix.lower()] == "parquet":
+        _parquet_engine(path, file)
+    named = {f"data.contexts[{i}]": column for i, column in enumerate(spec.contexts)}
+    named.update({f"data.{key}": getattr(spec, key) for key in _COLUMN_KEYS})
+    if spec.position is not None:
+        named["data.position"] = spec.position
+    available = logs_columns(path)
+    for key, column in named.items():
+        if column not in available:
+            raise ConfigError(
+                f"column {column!r} is not in {path}. Its columns: {', '.join(available)}."
+                f"{suggest(column, available)}",
+                file=file,
+                key=key,
+            )
 
 
 def _check_options(options: dict[str, Any], file: str) -> None:

@@ -33,6 +33,8 @@ class LogsSpec:
 
     path: str
     file_path: str
+    #: The config file (named in errors about the logs file).
+    config_file: str
     contexts: tuple[str, ...]
     action: str
     propensity: str

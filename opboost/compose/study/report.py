@@ -171,6 +171,12 @@ def markdown_table(
             "algorithm), reward_model/<family> (the base learner's reward model), "
             "best_constant, logging."
         )
+    if any(m.startswith("heldout_") for m in metrics):
+        lines.append(
+            "held-out IPS, SNIPS, DR: each policy's estimated value on the held-out logs (no "
+            "labels), ± over seeds; each estimate's own interval is in results.csv "
+            "(heldout_*_low, heldout_*_high) and heldout_value.png."
+        )
     if show_fallbacks:
         lines.append(
             "fallbacks: trials whose Booster(safe=True) fell back to the best constant action "

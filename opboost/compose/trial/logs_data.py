@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from opboost.api.data.logged import LoggedBandit
+from opboost.compose.config.logs_table import check_logs_file
 from opboost.compose.config.specs import LogsSpec
 
 __all__ = ["LogsTrialData", "holdout_rows", "load_logs", "logs_hash", "prepare_logs_trial"]
@@ -68,12 +69,14 @@ def _load_cached(file_path: str, mapping_json: str, mtime_ns: int) -> LoggedBand
 
 def load_logs(spec: LogsSpec) -> LoggedBandit:
     """Every row of the logs file of ``spec`` (cached per process while the file is unchanged)."""
+    check_logs_file(spec)
     mapping = json.dumps(_mapping(spec), sort_keys=True)
     return _load_cached(spec.file_path, mapping, Path(spec.file_path).stat().st_mtime_ns)
 
 
 def logs_hash(spec: LogsSpec) -> str:
     """SHA-256 of the logs file's bytes and the column mapping (a study's data hash)."""
+    check_logs_file(spec)
     h = hashlib.sha256(json.dumps(_mapping(spec), sort_keys=True).encode())
     with open(spec.file_path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
