@@ -63,10 +63,7 @@ def _load(args: argparse.Namespace):
             )
         overrides.append(f"experiment.seeds={list(seeds)}")
     config = load_config(args.file, overrides)
-    if config.on_logs:  # the logs file and its columns, before anything runs
-        from opboost.compose.config.logs_table import check_logs_file
-
-        check_logs_file(config.data)
+    config.check_data()  # a study on logs: the file and its columns, before anything runs
     return config
 
 
@@ -87,10 +84,7 @@ def _duration(seconds: float) -> str:
 
 def _data_line(config: Any) -> str:
     if config.on_logs:
-        return (
-            f"logs: {config.data.file_path} (held out per seed: "
-            f"{config.data.holdout_fraction:g} of the rows)"
-        )
+        return config.data.describe()
     params = ", ".join(f"{k}={v!r}" for k, v in config.data.params.items())
     sim = ", ".join(f"{k}={v}" for k, v in config.simulation.items())
     return (
@@ -134,16 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.json:
             dumped.append(result.to_dict())
             continue
-        sizes = data.sizes()
-        rows_line = (
-            f"{sizes['n_holdout']} held-out rows"
-            if config.on_logs
-            else f"{sizes['n_valid']} validation rows, {sizes['n_test']} test rows"
-        )
-        print(
-            f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {sizes['n_logged']} "
-            f"logged training rows, {rows_line}"
-        )
+        print(f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {data.rows_text()}")
         if algo.search is not None:
             print("  (its search is ignored by 'run'; 'opboost study' runs the search)")
         rows: list[tuple[str, Any]] = list(result.metrics.items())

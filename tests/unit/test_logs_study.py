@@ -219,3 +219,17 @@ def test_search_is_refused_on_logs(logs_dir):
     assert "[algorithms[2].search]: algorithm 'BOPL-S' has a search, which selects on" in (
         _refusal(logs_dir, raw)
     )
+
+
+def test_cli_names_a_missing_column_before_running(logs_dir, tmp_path, capsys):
+    """opboost study --dry-run checks the logs file's columns: exit status 2 and the message."""
+    from opboost.compose.cli import main
+
+    config = tmp_path / "bad.toml"
+    config.write_text(
+        f'[data]\npath = "{(logs_dir / "logs.csv").as_posix()}"\n'
+        'contexts = ["age"]\naction = "offer"\npropensity = "p"\nreward = "click"\n'
+        '[[algorithms]]\nlabel = "uniform"\nbaseline = "uniform"\n'
+    )
+    assert main(["study", str(config), "--out", str(tmp_path / "run"), "--dry-run"]) == 2
+    assert f"{config} [data.reward]: column 'click' is not in " in capsys.readouterr().err

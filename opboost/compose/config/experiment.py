@@ -49,7 +49,12 @@ from opboost.compose.config.algorithms import (
     resolved_component,
 )
 from opboost.compose.config.deployment_table import DEPLOYMENT_DEFAULTS, parse_deployment
-from opboost.compose.config.logs_table import check_logs_algorithms, is_logs_table, parse_logs
+from opboost.compose.config.logs_table import (
+    check_logs_algorithms,
+    check_logs_file,
+    is_logs_table,
+    parse_logs,
+)
 from opboost.compose.config.overrides import apply_overrides, blame_override
 from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec
 from opboost.compose.config.validate import check_keys, check_type, suggest
@@ -111,6 +116,12 @@ class ExperimentConfig:
     def on_logs(self) -> bool:
         """Whether this is a study on the user's own logs (``[data] path = ...``)."""
         return isinstance(self.data, LogsSpec)
+
+    def check_data(self) -> None:
+        """In a study on logs, check the logs file and its columns
+        (:func:`~opboost.compose.config.logs_table.check_logs_file`); nothing for a data set."""
+        if isinstance(self.data, LogsSpec):
+            check_logs_file(self.data)
 
     def algorithm(self, label: str | None) -> AlgorithmSpec:
         """The algorithm called ``label`` (the only one when None)."""

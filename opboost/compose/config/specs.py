@@ -49,6 +49,10 @@ class LogsSpec:
         """The logs file's name (how reports call the data)."""
         return Path(self.file_path).name
 
+    def describe(self) -> str:
+        """One line for the command line: the file and the held-out share."""
+        return f"logs: {self.file_path} (held out per seed: {self.holdout_fraction:g} of the rows)"
+
     def resolved(self) -> dict[str, Any]:
         """The ``[data]`` table with its defaults (None values omitted: TOML has no null)."""
         out: dict[str, Any] = {"path": self.path, "contexts": list(self.contexts)}

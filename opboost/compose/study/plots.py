@@ -9,22 +9,23 @@ and every algorithm's final test reward.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from opboost.compose.study.plot_parts import (
+    CARRY_FORWARD_NOTE,
+    add_legend,
+    new_figure,
+    save_figure,
+    set_title,
+)
 from opboost.compose.study.plots_heldout import plot_heldout
 
 __all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study", "start_note"]
 
-#: The note plotted under every per-round / per-step mean curve.
-CARRY_FORWARD_NOTE = (
-    "Mean over seeds; a seed that stopped early (early stopping) keeps its last value in the "
-    "mean after its last round (x: where a seed stopped)."
-)
 _STYLES = [
     ("-", "o"),
     ("--", "s"),
@@ -147,7 +148,7 @@ def _deployment_curves(
         found = {label: curve for label, curve in found.items() if len(curve[0])}
         if not found:
             continue
-        fig, ax = _figure(plt, 7.5, 5.2)
+        fig, ax = new_figure(plt, 7.5, 5.2)
         for i, (label, curve) in enumerate(found.items()):
             xs, mean, low, high = (np.concatenate([[0.0], c]) for c in curve)  # 0 at the start
             line, marker = _STYLES[i % len(_STYLES)]
@@ -160,10 +161,10 @@ def _deployment_curves(
         ax.set_xlabel("interactions on the stream")
         ax.set_ylabel(title.split(" (")[0])
         ax.grid(alpha=0.3)
-        _title(ax, f"Deployment: {title} (mean over seeds)")
+        set_title(ax, f"Deployment: {title} (mean over seeds)")
         note = f"Shaded: the {confidence:.0%} Student-t interval over seeds."
-        _legend(fig, ax, note)
-        written.append(_save(plt, fig, out / f"deployment_{key}.png"))
+        add_legend(fig, ax, note)
+        written.append(save_figure(plt, fig, out / f"deployment_{key}.png"))
     return written
 
 
@@ -226,7 +227,7 @@ def _offline_vs_online(
     greedy = _curves(reported, online, "eval_step", "test_reward_step")
     if not greedy:  # without an online learner the panel would be a single column of points
         return []
-    fig, ax = _figure(plt, 8.5, 6.4)
+    fig, ax = new_figure(plt, 8.5, 6.4)
     _draw(ax, {f"{label} (online, greedy)": c for label, c in greedy.items()})
     offline = [label for label in reported if families.get(label) == "offline"]
     learned = _curves(reported, offline, "n_logged_used", "test_reward_n")
@@ -255,8 +256,8 @@ def _offline_vs_online(
     ax.set_xlabel("logged interactions (offline: the first n logged rows; online: interactions)")
     ax.set_ylabel("true test reward")
     ax.grid(alpha=0.3)
-    _title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
-    _legend(
+    set_title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
+    add_legend(
         fig,
         ax,
         "Mean over seeds. Offline curves: fitted on the first n logged rows (n = 0: the "
@@ -264,7 +265,7 @@ def _offline_vs_online(
         "interactions (n = 0: the untrained learner; passes over the rows continue the axis).",
         ncols=2,
     )
-    return [_save(plt, fig, out / "offline_vs_online.png")]
+    return [save_figure(plt, fig, out / "offline_vs_online.png")]
 
 
 def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path) -> list[Path]:
@@ -272,7 +273,7 @@ def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path)
     rows = final_rewards(reported, families)
     if not rows:
         return []
-    fig, ax = _figure(plt, 7.0, 1.2 + 0.45 * len(rows))
+    fig, ax = new_figure(plt, 7.0, 1.2 + 0.45 * len(rows))
     ys = np.arange(len(rows))[::-1]
     for y, (label, mean, low, high) in zip(ys, rows, strict=True):
         family = families.get(label, "")
@@ -289,8 +290,8 @@ def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path)
     ax.set_yticks(ys, [f"{label} ({families.get(label, '?')})" for label, *_ in rows])
     ax.set_xlabel("true test reward (mean over seeds, min-max bars)")
     ax.grid(axis="x", alpha=0.3)
-    _title(ax, "Test reward per algorithm", 70)
-    return [_save(plt, fig, out / "test_reward.png")]
+    set_title(ax, "Test reward per algorithm", 70)
+    return [save_figure(plt, fig, out / "test_reward.png")]
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -308,37 +309,6 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def _figure(plt: Any, width: float = 7.0, height: float = 4.8) -> tuple[Any, Any]:
-    return plt.subplots(figsize=(width, height), layout="constrained")
-
-
-def _title(ax: Any, text: str, width: int = 55) -> None:
-    ax.set_title("\n".join(textwrap.wrap(text, width)), fontsize=10)
-
-
-def _legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE, ncols: int = 3) -> None:
-    """The legend below the axes (never over the data) in up to ``ncols`` columns, the note
-    as its title."""
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        fig.legend(
-            handles,
-            labels,
-            loc="outside lower center",
-            ncols=min(ncols, len(labels)),
-            fontsize=7,
-            frameon=False,
-            title="\n".join(textwrap.wrap(note, 100)) if note else None,
-            title_fontsize=7,
-        )
-
-
-def _save(plt: Any, fig: Any, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _curves(reported: dict, labels: list[str], x_key: str, y_key: str) -> dict[str, tuple]:
@@ -379,11 +349,11 @@ def _curve_panel(
     plt: Any, found: dict[str, tuple], xlabel: str, ylabel: str, title: str, path: Path
 ) -> Path:
     """One figure of mean curves with its labels, title and carry-forward note."""
-    fig, ax = _figure(plt)
+    fig, ax = new_figure(plt)
     _draw(ax, found)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    _title(ax, title)
-    _legend(fig, ax)
-    return _save(plt, fig, path)
+    set_title(ax, title)
+    add_legend(fig, ax)
+    return save_figure(plt, fig, path)

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from opboost.compose.study.plot_parts import add_legend, new_figure, save_figure, set_title
+
 __all__ = ["HELDOUT_PANELS", "heldout_points", "plot_heldout"]
 
 #: Estimators drawn, with their legend names.
@@ -39,12 +41,10 @@ def plot_heldout(
 ) -> list[Path]:
     """heldout_value.png: per algorithm, IPS, SNIPS and DR on the held-out logs (mean over
     seeds) with the mean of their ``confidence`` intervals; nothing without held-out metrics."""
-    from opboost.compose.study.plots import _figure, _legend, _save, _title
-
     labels = [label for label, ts in reported.items() if heldout_points(ts, "snips")]
     if not labels:
         return []
-    fig, ax = _figure(plt, 7.5, 1.6 + 0.6 * len(labels))
+    fig, ax = new_figure(plt, 7.5, 1.6 + 0.6 * len(labels))
     ys = np.arange(len(labels))[::-1]
     named: set[str] = set()  # one legend entry per estimator
     for j, (name, shown) in enumerate(HELDOUT_PANELS.items()):
@@ -68,11 +68,11 @@ def plot_heldout(
     ax.set_yticks(ys, [f"{label} ({families.get(label, '?')})" for label in labels])
     ax.set_xlabel("estimated value on the held-out logs (mean over seeds)")
     ax.grid(axis="x", alpha=0.3)
-    _title(ax, "Value of each policy on the held-out logs (no labels)", 70)
-    _legend(
+    set_title(ax, "Value of each policy on the held-out logs (no labels)", 70)
+    add_legend(
         fig,
         ax,
         f"Bars: the estimator's {confidence:.0%} interval on the held-out logs, averaged over "
         f"seeds. The logging policy has no DR value (DR needs its whole action distribution).",
     )
-    return [_save(plt, fig, out / "heldout_value.png")]
+    return [save_figure(plt, fig, out / "heldout_value.png")]

@@ -37,6 +37,10 @@ class LogsTrialData:
     logged: LoggedBandit
     holdout: LoggedBandit
 
+    def rows_text(self) -> str:
+        """The row counts in words (for the command line)."""
+        return f"{len(self.logged)} logged training rows, {len(self.holdout)} held-out rows"
+
     def sizes(self) -> dict[str, int]:
         """Row counts: logged training rows and held-out rows."""
         return {"n_logged": len(self.logged), "n_holdout": len(self.holdout)}

@@ -26,7 +26,7 @@ import numpy as np
 from opboost.api.estimator import ConfidenceInterval, normal_interval
 from opboost.api.numerics.arrays import one_hot
 from opboost.compose.trial.logs_data import LogsTrialData
-from opboost.compose.trial.result import TrialResult, best_constant
+from opboost.compose.trial.result import TrialResult, best_constant, start_of
 from opboost.core.registry import get_registry, make
 
 __all__ = ["HELDOUT_ESTIMATORS", "heldout_intervals", "run_logs_trial"]
@@ -56,8 +56,6 @@ def _record(result: TrialResult, intervals: dict[str, ConfidenceInterval]) -> No
 
 
 def _offline(algo: Any, data: LogsTrialData, seed: int, result: TrialResult) -> np.ndarray:
-    from opboost.compose.trial.run import start_of
-
     booster = algo.make_booster(random_state=seed)
     booster.fit(data.logged, callbacks=algo.make_callbacks())
     policy = booster.policy_

@@ -52,6 +52,7 @@ from opboost.compose.trial.result import (
     best_constant,
     greedy_probs,
     score_policy,
+    start_of,
     validation_metrics,
 )
 from opboost.compose.trial.stream import run_deployment_trial
@@ -92,20 +93,6 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     rounds = int(policy.metadata.get("n_rounds", policy.n_rounds))
     out[-1] = value(final)
     return out[max(0, len(out) - rounds - 1) :]
-
-
-def start_of(metadata: dict[str, Any]) -> str:
-    """Which F_0 the fit of a policy with ``metadata`` started from: "none", "best_constant",
-    "logging", "reward_model/trees" or "reward_model/linear+trees" (the base learner's own
-    reward model, the family chosen on held-out logs) or "reward_model/distilled" (members
-    distilled from a cross-fitted reward model, for other learners)."""
-    start = metadata.get("warm_start")
-    if start is None:
-        return "none"
-    if start == "reward_model":
-        family = (metadata.get("reward_start") or {}).get("family")
-        return f"reward_model/{family or 'distilled'}"
-    return str(start)
 
 
 def _stages(ensemble: Any, X: Any):

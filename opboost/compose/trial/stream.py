@@ -25,7 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from opboost.compose.trial.result import TrialResult, best_constant, greedy_probs, score_policy
+from opboost.compose.trial.result import (
+    TrialResult,
+    best_constant,
+    greedy_probs,
+    score_policy,
+    start_of,
+)
 from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
@@ -117,8 +123,6 @@ def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialR
         result.fallback = getattr(run.policy, "fallback_", None)
         metadata = getattr(getattr(run.policy, "policy_", run.policy), "metadata", None)
         if algo.family == "offline" and metadata is not None:  # where its last fit began
-            from opboost.compose.trial.run import start_of
-
             info["start"] = start_of(metadata)
         info.update(
             deployment="batched",

@@ -60,6 +60,14 @@ class TrialData:
         """Contexts of the validation rows, (n_valid, d), or None."""
         return None if self.valid_logged is None else self.valid_logged.contexts
 
+    def rows_text(self) -> str:
+        """The row counts in words (for the command line)."""
+        n = self.sizes()
+        return (
+            f"{n['n_logged']} logged training rows, {n['n_valid']} validation rows, "
+            f"{n['n_test']} test rows"
+        )
+
     def sizes(self) -> dict[str, int]:
         """Row counts: logged training rows, validation rows and test rows."""
         return {
