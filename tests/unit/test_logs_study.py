@@ -198,6 +198,24 @@ def test_bad_data_tables_are_refused(logs_dir):
     )
 
 
+def test_parquet_without_a_reader_says_what_to_install(logs_dir, tmp_path, monkeypatch):
+    """Parquet logs without pyarrow or fastparquet: the error says to install one or use CSV."""
+    import importlib.util
+
+    pd.read_csv(logs_dir / "logs.csv").head(5).to_csv(tmp_path / "logs.parquet")  # any bytes
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("pyarrow", "fastparquet") else real(name, *a),
+    )
+    message = _refusal(tmp_path, _raw(path="logs.parquet"))
+    assert message.endswith(
+        f"[data.path]: reading the Parquet file {tmp_path / 'logs.parquet'} needs pyarrow or "
+        f"fastparquet, and neither is installed: pip install pyarrow, or save the logs as CSV."
+    )
+
+
 def test_online_learners_are_refused_with_the_reason(logs_dir):
     """An online learner cannot learn from fixed logs: the error names it and says why."""
     raw = _raw()
