@@ -68,6 +68,28 @@ def test_a_prefix_fit_is_the_booster_on_those_rows():
     assert offline["curves"]["test_reward_n"][2] == pytest.approx(by_hand, abs=1e-12)
 
 
+def test_a_prefix_the_booster_refuses_is_a_gap_not_a_failed_trial(monkeypatch):
+    """A prefix too small for the booster's settings gets None and info.curve_errors; the
+    trial and the rest of its curve stand."""
+    from opboost.compose.trial import run
+
+    real = run._fit_offline
+
+    def fit(algo, logged, data, seed, *, curve=False):
+        if curve and len(logged) < len(data.logged) / 6:
+            raise ValueError(f"too few rows: {len(logged)}")
+        return real(algo, logged, data, seed, curve=curve)
+
+    monkeypatch.setattr(run, "_fit_offline", fit)
+    offline, _, data = _trials(RAW)
+    n = len(data.logged)
+    assert offline["curves"]["test_reward_n"][1] is None
+    assert all(v is not None for v in offline["curves"]["test_reward_n"][2:])
+    assert offline["info"]["curve_errors"] == {
+        str(round(n / 8)): f"ValueError: too few rows: {round(n / 8)}"
+    }
+
+
 def test_points_are_configurable_and_zero_turns_curves_off():
     raw = copy.deepcopy(RAW)
     raw["experiment"]["offline_curve_points"] = 2

@@ -126,22 +126,30 @@ def _argmax_reward(policy: Any, data: TrialData) -> float:
 
 def learning_curve(
     algo: Any, data: TrialData, seed: int, points: int, final: float
-) -> dict[str, list]:
-    """The offline learning curve over the logged rows: ``n_logged_used`` (0, then ``points``
-    counts doubling up to every logged row: n/16, n/8, n/4, n/2, n for 5) and
-    ``test_reward_n``, the true test reward of the argmax policy fitted on the first n logged
-    rows (at 0 the uniform policy's, the value before any data; at the end ``final``, the
-    trial's own fit). Doubling sizes cost less than one more fit on every row, and place the
-    points where a learning curve rises."""
+) -> tuple[dict[str, list], dict[int, str]]:
+    """The offline learning curve over the logged rows, and the prefixes that could not be fitted.
+
+    ``n_logged_used``: 0, then ``points`` counts doubling up to every logged row (n/8, n/4,
+    n/2, n for 4); ``test_reward_n``: the true test reward of the argmax policy fitted on the
+    first n logged rows (at 0 the uniform policy's, the value before any data; at the end
+    ``final``, the trial's own fit). Doubling sizes cost less than one more fit on every row
+    and place the points where a learning curve rises. A prefix the booster refuses (too few
+    rows for its settings) gets None, and its error is returned ({n: message})."""
     n, k = len(data.logged), data.n_actions
     halvings = 2.0 ** -np.arange(points - 1, -1, -1)
     counts = sorted({int(c) for c in np.round(n * halvings) if c > 0})
     rewards = [expected_reward(np.full((len(data.y_test), k), 1.0 / k), data.y_test, data.reward)]
+    errors: dict[int, str] = {}
     for count in counts[:-1]:
         rows = data.logged.subset(np.arange(count))
-        booster = _fit_offline(algo, rows, data, seed, curve=True)
+        try:
+            booster = _fit_offline(algo, rows, data, seed, curve=True)
+        except ValueError as exc:  # a plot point is not worth the trial
+            errors[count] = f"{type(exc).__name__}: {exc}"
+            rewards.append(None)
+            continue
         rewards.append(_argmax_reward(booster.policy_, data))
-    return {"n_logged_used": [0, *counts], "test_reward_n": [*rewards, final]}
+    return {"n_logged_used": [0, *counts], "test_reward_n": [*rewards, final]}, errors
 
 
 def _run_offline(
@@ -176,8 +184,11 @@ def _run_offline(
     result.curves.update(curves)
     if curve_points > 0:
         start = time.perf_counter()
-        curve = learning_curve(algo, data, seed, curve_points, result.metrics["test_reward"])
+        final = result.metrics["test_reward"]
+        curve, errors = learning_curve(algo, data, seed, curve_points, final)
         result.curves.update(curve)
+        if errors:
+            result.info["curve_errors"] = {str(count): text for count, text in errors.items()}
         result.timings["curve_seconds"] = time.perf_counter() - start
 
 
