@@ -62,7 +62,9 @@ def _load(args: argparse.Namespace):
                 key="experiment.seeds",
             )
         overrides.append(f"experiment.seeds={list(seeds)}")
-    return load_config(args.file, overrides)
+    config = load_config(args.file, overrides)
+    config.check_data()  # a study on logs: the file and its columns, before anything runs
+    return config
 
 
 def _changes(args: argparse.Namespace) -> str:
@@ -81,6 +83,8 @@ def _duration(seconds: float) -> str:
 
 
 def _data_line(config: Any) -> str:
+    if config.on_logs:
+        return config.data.describe()
     params = ", ".join(f"{k}={v!r}" for k, v in config.data.params.items())
     sim = ", ".join(f"{k}={v}" for k, v in config.simulation.items())
     return (
@@ -124,12 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.json:
             dumped.append(result.to_dict())
             continue
-        sizes = data.sizes()
-        print(
-            f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {sizes['n_logged']} "
-            f"logged training rows, {sizes['n_valid']} validation rows, {sizes['n_test']} "
-            f"test rows"
-        )
+        print(f"{algo.label} ({algo.family}) on {data.name}, seed {seed}: {data.rows_text()}")
         if algo.search is not None:
             print("  (its search is ignored by 'run'; 'opboost study' runs the search)")
         rows: list[tuple[str, Any]] = list(result.metrics.items())

@@ -49,8 +49,14 @@ from opboost.compose.config.algorithms import (
     resolved_component,
 )
 from opboost.compose.config.deployment_table import DEPLOYMENT_DEFAULTS, parse_deployment
+from opboost.compose.config.logs_table import (
+    check_logs_algorithms,
+    check_logs_file,
+    is_logs_table,
+    parse_logs,
+)
 from opboost.compose.config.overrides import apply_overrides, blame_override
-from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec
 from opboost.compose.config.validate import check_keys, check_type, suggest
 
 __all__ = ["ExperimentConfig", "dumps_resolved", "load_config", "parse_config", "resolved_config"]
@@ -69,6 +75,7 @@ EXPERIMENT_DEFAULTS: dict[str, Any] = {
     "n_jobs": 1,
     "selection": "true",
     "online_eval_points": 10,
+    "offline_curve_points": 4,
     "confidence": 0.95,
 }
 #: (low, high, low_inclusive, high_inclusive) for numeric settings; choices for strings.
@@ -81,6 +88,7 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "simulation.max_rows": (0, float("inf"), True, True),
     "experiment.n_jobs": (1, float("inf"), True, True),
     "experiment.online_eval_points": (0, float("inf"), True, True),
+    "experiment.offline_curve_points": (0, float("inf"), True, True),
     "experiment.confidence": (0.0, 1.0, False, False),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -94,7 +102,8 @@ class ExperimentConfig:
     """A parsed, validated config."""
 
     file: str
-    data: ComponentSpec
+    #: A registered data set, or the user's own logs (``[data] path = ...``).
+    data: ComponentSpec | LogsSpec
     simulation: dict[str, Any]
     experiment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
@@ -102,6 +111,17 @@ class ExperimentConfig:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: ``[deployment]`` with its defaults (a deployment study), or None.
     deployment: dict[str, Any] | None = None
+
+    @property
+    def on_logs(self) -> bool:
+        """Whether this is a study on the user's own logs (``[data] path = ...``)."""
+        return isinstance(self.data, LogsSpec)
+
+    def check_data(self) -> None:
+        """In a study on logs, check the logs file and its columns
+        (:func:`~opboost.compose.config.logs_table.check_logs_file`); nothing for a data set."""
+        if isinstance(self.data, LogsSpec):
+            check_logs_file(self.data)
 
     def algorithm(self, label: str | None) -> AlgorithmSpec:
         """The algorithm called ``label`` (the only one when None)."""
@@ -213,11 +233,23 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
     )
     if "data" not in raw:
         raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
-    data = parse_component(raw["data"], "dataset", file, "data")
-    _check_task(data, file)
-    simulation = _section(raw, "simulation", SIMULATION_DEFAULTS, file)
+    on_logs = is_logs_table(raw["data"])
+    if on_logs:
+        data = parse_logs(raw["data"], file)
+        if "simulation" in raw:
+            raise ConfigError(
+                "a study on logs ([data] path) simulates nothing; remove [simulation] (the "
+                "share of held-out logs is [data] holdout_fraction).",
+                file=file,
+                key="simulation",
+            )
+        simulation: dict[str, Any] = {}
+    else:
+        data = parse_component(raw["data"], "dataset", file, "data")
+        _check_task(data, file)
+        simulation = _section(raw, "simulation", SIMULATION_DEFAULTS, file)
     experiment = _section(raw, "experiment", EXPERIMENT_DEFAULTS, file)
-    if simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:
+    if not on_logs and simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:
         raise ConfigError(
             f"test_fraction ({simulation['test_fraction']}) plus valid_fraction "
             f"({simulation['valid_fraction']}) leave no training rows; keep their sum below 1.",
@@ -245,6 +277,9 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
             key="algorithms",
         )
     specs = tuple(parse_algorithm(table, i, file) for i, table in enumerate(algorithms))
+    if on_logs:
+        check_logs_algorithms(raw, specs, file)
+        simulation = {"valid_fraction": 0.0}  # for the checks below; not part of the config
     for algo in specs:
         if algo.search is not None and simulation["valid_fraction"] == 0:
             raise ConfigError(
@@ -263,6 +298,8 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 file=file,
                 key="algorithms",
             )
+    if on_logs:
+        simulation = {}
     return ExperimentConfig(
         file, data, simulation, experiment, specs, raw=raw, deployment=deployment
     )
@@ -319,8 +356,9 @@ def _check_stopping_metrics(algo: Any, simulation: dict[str, Any], file: str) ->
 
 def resolved_config(config: ExperimentConfig) -> dict[str, Any]:
     """The config with every default filled in (None values omitted: TOML has no null)."""
+    data = config.data
     out = {
-        "data": resolved_component(config.data),
+        "data": data.resolved() if isinstance(data, LogsSpec) else resolved_component(data),
         "simulation": dict(config.simulation),
         "experiment": {**config.experiment, "seeds": list(config.experiment["seeds"])},
     }

@@ -4,11 +4,12 @@ algorithm rows (offline, online, policy learner or baseline)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from opboost.core.registry import get_registry
 
-__all__ = ["AlgorithmSpec", "ComponentSpec"]
+__all__ = ["AlgorithmSpec", "ComponentSpec", "LogsSpec"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,48 @@ class ComponentSpec:
     def build(self, **extra: Any) -> Any:
         """A new instance with ``params`` and ``extra``."""
         return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
+
+
+@dataclass(frozen=True)
+class LogsSpec:
+    """A study's own logs (``[data] path = ...``): the file and its column mapping, as in
+    :meth:`opboost.LoggedBandit.from_dataframe`, and the held-out fraction of each seed.
+    ``path`` is as written; ``file_path`` resolved against the config file's directory."""
+
+    path: str
+    file_path: str
+    #: The config file (named in errors about the logs file).
+    config_file: str
+    contexts: tuple[str, ...]
+    action: str
+    propensity: str
+    reward: str
+    actions: tuple[Any, ...] | None = None
+    n_actions: int | None = None
+    position: str | None = None
+    holdout_fraction: float = 0.25
+
+    @property
+    def name(self) -> str:
+        """The logs file's name (how reports call the data)."""
+        return Path(self.file_path).name
+
+    def describe(self) -> str:
+        """One line for the command line: the file and the held-out share."""
+        return f"logs: {self.file_path} (held out per seed: {self.holdout_fraction:g} of the rows)"
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``[data]`` table with its defaults (None values omitted: TOML has no null)."""
+        out: dict[str, Any] = {"path": self.path, "contexts": list(self.contexts)}
+        out.update(action=self.action, propensity=self.propensity, reward=self.reward)
+        if self.actions is not None:
+            out["actions"] = list(self.actions)
+        if self.n_actions is not None:
+            out["n_actions"] = self.n_actions
+        if self.position is not None:
+            out["position"] = self.position
+        out["holdout_fraction"] = self.holdout_fraction
+        return out
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,9 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
         failed=failed_counts,
         starts=trial_starts(reported),
     )
-    header = f"# Study: {results['config_file']}\n\nData set: {results['config']['data']['name']}"
+    data = results["config"]["data"]
+    source = f"Logs: {data['path']}" if "path" in data else f"Data set: {data['name']}"
+    header = f"# Study: {results['config_file']}\n\n{source}"
     header += f"; seeds: {results['seeds']}.\n\n"
     if results.get("partial"):
         done, planned = results["partial"]["finished"], results["partial"]["planned"]

@@ -9,20 +9,23 @@ and every algorithm's final test reward.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study"]
-
-#: The note plotted under every per-round / per-step mean curve.
-CARRY_FORWARD_NOTE = (
-    "Mean over seeds; a seed that stopped early (early stopping) keeps its last value in the "
-    "mean after its last round (x: where a seed stopped)."
+from opboost.compose.study.plot_parts import (
+    CARRY_FORWARD_NOTE,
+    add_legend,
+    new_figure,
+    save_figure,
+    set_title,
 )
+from opboost.compose.study.plots_heldout import plot_heldout
+
+__all__ = ["CARRY_FORWARD_NOTE", "final_rewards", "mean_curve", "plot_study", "start_note"]
+
 _STYLES = [
     ("-", "o"),
     ("--", "s"),
@@ -107,7 +110,8 @@ def plot_study(
     ``online_progressive_reward.png`` and ``offline_vs_online.png`` with online learners;
     ``test_reward.png`` (every algorithm's final test reward) always; in a deployment study
     ``deployment_cumulative_reward.png`` and ``deployment_cumulative_regret.png`` (against
-    interactions, with ``confidence`` intervals over seeds). Curves differ in line
+    interactions, with ``confidence`` intervals over seeds); in a study on logs
+    ``heldout_value.png`` (:mod:`opboost.compose.study.plots_heldout`). Curves differ in line
     style and marker, and are slightly transparent, so none hides another; legends sit below
     the axes.
     """
@@ -122,6 +126,7 @@ def plot_study(
     written += _offline_vs_online(plt, reported, families, online, out)
     written += _deployment_curves(plt, reported, families, out, confidence)
     written += _test_rewards(plt, reported, families, out)
+    written += plot_heldout(plt, reported, families, out, confidence)
     return written
 
 
@@ -129,7 +134,8 @@ def _deployment_curves(
     plt: Any, reported: dict, families: dict[str, str], out: Path, confidence: float
 ) -> list[Path]:
     """deployment_cumulative_reward.png and deployment_cumulative_regret.png: every
-    algorithm's curve against interactions on the stream, its interval over seeds shaded."""
+    algorithm's curve against interactions on the stream from 0 (where both are 0), its
+    interval over seeds shaded."""
     from opboost.compose.study.report_deployment import (
         DEPLOYMENT_CURVES,
         family_label,
@@ -142,10 +148,12 @@ def _deployment_curves(
         found = {label: curve for label, curve in found.items() if len(curve[0])}
         if not found:
             continue
-        fig, ax = _figure(plt, 7.5, 5.2)
-        for i, (label, (xs, mean, low, high)) in enumerate(found.items()):
+        fig, ax = new_figure(plt, 7.5, 5.2)
+        for i, (label, curve) in enumerate(found.items()):
+            xs, mean, low, high = (np.concatenate([[0.0], c]) for c in curve)  # 0 at the start
             line, marker = _STYLES[i % len(_STYLES)]
-            name = f"{label} ({family_label(reported[label], families.get(label, '?'))})"
+            family = family_label(reported[label], families.get(label, "?"))
+            name = _with_start(label, reported[label], family)
             (drawn,) = ax.plot(
                 xs, mean, linestyle=line, marker=marker, markersize=4, alpha=0.85, label=name
             )
@@ -153,10 +161,10 @@ def _deployment_curves(
         ax.set_xlabel("interactions on the stream")
         ax.set_ylabel(title.split(" (")[0])
         ax.grid(alpha=0.3)
-        _title(ax, f"Deployment: {title} (mean over seeds)")
+        set_title(ax, f"Deployment: {title} (mean over seeds)")
         note = f"Shaded: the {confidence:.0%} Student-t interval over seeds."
-        _legend(fig, ax, note)
-        written.append(_save(plt, fig, out / f"deployment_{key}.png"))
+        add_legend(fig, ax, note)
+        written.append(save_figure(plt, fig, out / f"deployment_{key}.png"))
     return written
 
 
@@ -168,6 +176,7 @@ def _offline_curves(plt: Any, reported: dict, labels: list[str], out: Path) -> l
         ("gradient_norm", "gradient norm", "offline_gradient_norm.png"),
     ):
         found = _curves(reported, labels, "round", y_key)
+        found = {_with_start(label, reported[label]): c for label, c in found.items()}
         if found:
             caption = f"Offline learners: {title} per round (mean over seeds)"
             xlabel = "boosting round (0: the start)"
@@ -185,20 +194,51 @@ def _online_curve(plt: Any, reported: dict, labels: list[str], out: Path) -> lis
     return [_curve_panel(plt, found, "interactions", "progressive reward", title, path)]
 
 
+def start_note(trials: Sequence[dict]) -> str:
+    """Where an offline algorithm's fits began, for legends: "from a reward model", "from
+    F0 = 0", ... (the ``info["start"]`` of its trials), or "" when they do not say."""
+    starts = {str(t.get("info", {}).get("start")) for t in trials} - {"None"}
+    notes = sorted({_STARTS.get(s.split("/")[0], f"from {s}") for s in starts})
+    return ", ".join(notes)
+
+
+#: How legends name an offline fit's start (``info["start"]`` up to its first "/").
+_STARTS = {
+    "none": "from F0 = 0",
+    "reward_model": "from a reward model",
+    "best_constant": "from the best constant action",
+    "logging": "from the logging policy",
+}
+
+
+def _with_start(label: str, trials: Sequence[dict], family: str = "") -> str:
+    """``label (family, start note)``, the parts that are known."""
+    parts = [p for p in (family, start_note(trials)) if p]
+    return f"{label} ({', '.join(parts)})" if parts else label
+
+
 def _offline_vs_online(
     plt: Any, reported: dict, families: dict[str, str], online: list[str], out: Path
 ) -> list[Path]:
-    """offline_vs_online.png: the online learners' greedy test reward along the stream and
+    """offline_vs_online.png on one axis of logged interactions: the online learners' greedy
+    test reward along the stream (from 0 interactions, the untrained learner), the offline
+    learners' learning curves (fitted on the first n logged rows; 0: the uniform policy) and
     every other algorithm's test reward at the number of logged rows it used."""
     greedy = _curves(reported, online, "eval_step", "test_reward_step")
     if not greedy:  # without an online learner the panel would be a single column of points
         return []
-    fig, ax = _figure(plt, 7.5, 5.2)
-    _draw(ax, greedy, " (online, greedy)")
+    fig, ax = new_figure(plt, 8.5, 6.4)
+    _draw(ax, {f"{label} (online, greedy)": c for label, c in greedy.items()})
+    offline = [label for label in reported if families.get(label) == "offline"]
+    learned = _curves(reported, offline, "n_logged_used", "test_reward_n")
+    shown = {
+        _with_start(label, reported[label], "offline"): curve for label, curve in learned.items()
+    }
+    _draw(ax, shown, styles=[("-", m) for _, m in _STYLES[::-1]], width=2.8)
     for label, trials in reported.items():
         family = families.get(label, "online")
         trials = [t for t in trials if "test_reward" in t["metrics"]]
-        if not trials or family == "online":
+        if not trials or family == "online" or label in learned:
             continue
         x = float(np.mean([t["info"]["n_logged"] for t in trials]))
         y = np.array([t["metrics"]["test_reward"] for t in trials], dtype=np.float64)
@@ -213,12 +253,19 @@ def _offline_vs_online(
             alpha=0.85,
             label=f"{label} ({family})",
         )
-    ax.set_xlabel("logged examples used / online interactions")
+    ax.set_xlabel("logged interactions (offline: the first n logged rows; online: interactions)")
     ax.set_ylabel("true test reward")
     ax.grid(alpha=0.3)
-    _title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
-    _legend(fig, ax)
-    return [_save(plt, fig, out / "offline_vs_online.png")]
+    set_title(ax, "Offline vs online on the same logged rows (mean over seeds, min-max bars)")
+    add_legend(
+        fig,
+        ax,
+        "Mean over seeds. Offline curves: fitted on the first n logged rows (n = 0: the "
+        "uniform policy, before any data); online curves: the greedy policy after n "
+        "interactions (n = 0: the untrained learner; passes over the rows continue the axis).",
+        ncols=2,
+    )
+    return [save_figure(plt, fig, out / "offline_vs_online.png")]
 
 
 def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path) -> list[Path]:
@@ -226,7 +273,7 @@ def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path)
     rows = final_rewards(reported, families)
     if not rows:
         return []
-    fig, ax = _figure(plt, 7.0, 1.2 + 0.45 * len(rows))
+    fig, ax = new_figure(plt, 7.0, 1.2 + 0.45 * len(rows))
     ys = np.arange(len(rows))[::-1]
     for y, (label, mean, low, high) in zip(ys, rows, strict=True):
         family = families.get(label, "")
@@ -243,8 +290,8 @@ def _test_rewards(plt: Any, reported: dict, families: dict[str, str], out: Path)
     ax.set_yticks(ys, [f"{label} ({families.get(label, '?')})" for label, *_ in rows])
     ax.set_xlabel("true test reward (mean over seeds, min-max bars)")
     ax.grid(axis="x", alpha=0.3)
-    _title(ax, "Test reward per algorithm", 70)
-    return [_save(plt, fig, out / "test_reward.png")]
+    set_title(ax, "Test reward per algorithm", 70)
+    return [save_figure(plt, fig, out / "test_reward.png")]
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -264,36 +311,6 @@ def _pyplot():
     return plt
 
 
-def _figure(plt: Any, width: float = 7.0, height: float = 4.8) -> tuple[Any, Any]:
-    return plt.subplots(figsize=(width, height), layout="constrained")
-
-
-def _title(ax: Any, text: str, width: int = 55) -> None:
-    ax.set_title("\n".join(textwrap.wrap(text, width)), fontsize=10)
-
-
-def _legend(fig: Any, ax: Any, note: str | None = CARRY_FORWARD_NOTE) -> None:
-    """The legend below the axes (never over the data), the note as its title."""
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        fig.legend(
-            handles,
-            labels,
-            loc="outside lower center",
-            ncols=min(3, len(labels)),
-            fontsize=7,
-            frameon=False,
-            title="\n".join(textwrap.wrap(note, 100)) if note else None,
-            title_fontsize=7,
-        )
-
-
-def _save(plt: Any, fig: Any, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def _curves(reported: dict, labels: list[str], x_key: str, y_key: str) -> dict[str, tuple]:
     """{label: (xs, ys, stops)} of :func:`mean_curve` for the labels that have the curve."""
     found = {}
@@ -304,10 +321,13 @@ def _curves(reported: dict, labels: list[str], x_key: str, y_key: str) -> dict[s
     return found
 
 
-def _draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
-    """The mean curves of ``found``, an x marker where a seed stopped early."""
+def _draw(
+    ax: Any, found: dict[str, tuple], suffix: str = "", styles: list = _STYLES, width: float = 1.5
+) -> None:
+    """The mean curves of ``found`` (lines ``width`` points wide), an x marker where a seed
+    stopped early."""
     for i, (label, (xs, ys, stops)) in enumerate(found.items()):
-        line, marker = _STYLES[i % len(_STYLES)]
+        line, marker = styles[i % len(styles)]
         every = max(1, len(xs) // 12)
         (drawn,) = ax.plot(
             xs,
@@ -317,6 +337,7 @@ def _draw(ax: Any, found: dict[str, tuple], suffix: str = "") -> None:
             markevery=every,
             markersize=4,
             alpha=0.8,
+            linewidth=width,
             label=label + suffix,
         )
         for x in stops:
@@ -328,11 +349,11 @@ def _curve_panel(
     plt: Any, found: dict[str, tuple], xlabel: str, ylabel: str, title: str, path: Path
 ) -> Path:
     """One figure of mean curves with its labels, title and carry-forward note."""
-    fig, ax = _figure(plt)
+    fig, ax = new_figure(plt)
     _draw(ax, found)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    _title(ax, title)
-    _legend(fig, ax)
-    return _save(plt, fig, path)
+    set_title(ax, title)
+    add_legend(fig, ax)
+    return save_figure(plt, fig, path)

@@ -44,6 +44,9 @@ TABLE_METRICS: dict[str, str] = {
     "valid_snips": "validation SNIPS",
     "progressive_reward": "progressive reward",
     "stream_reward": "stream reward",
+    "heldout_ips": "held-out IPS",
+    "heldout_snips": "held-out SNIPS",
+    "heldout_dr": "held-out DR",
 }
 
 
@@ -156,7 +159,7 @@ def markdown_table(
         if seconds is not None:
             cells.append(f"{seconds.get(label, float('nan')):.2f}")
         lines.append("| " + " | ".join(cells) + " |")
-    n = max((s.get("test_reward", {}).get("n", 0) for s in summary.values()), default=0)
+    n = max((stat["n"] for s in summary.values() for stat in s.values()), default=0)
     lines.append("")
     lines.append(
         f"Mean over {n} seeds ± half-width of the {confidence:.0%} Student-t interval; bold: "
@@ -167,6 +170,12 @@ def markdown_table(
             "start: where the offline fits began boosting (F_0): none (F_0 = 0, London et al.'s "
             "algorithm), reward_model/<family> (the base learner's reward model), "
             "best_constant, logging."
+        )
+    if any(m.startswith("heldout_") for m in metrics):
+        lines.append(
+            "held-out IPS, SNIPS, DR: each policy's estimated value on the held-out logs (no "
+            "labels), ± over seeds; each estimate's own interval is in results.csv "
+            "(heldout_*_low, heldout_*_high) and heldout_value.png."
         )
     if show_fallbacks:
         lines.append(

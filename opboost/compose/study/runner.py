@@ -109,10 +109,10 @@ def study_plan(
     timings: dict[str, list[float]] = {}
     trial_dir = None if out is None else Path(out) / "trials"
     if trial_dir is not None and trial_dir.is_dir() and any(trial_dir.glob("*.json")):
-        from opboost.compose.trial.trial_data import clear_dataset_cache, data_hash, load_dataset
+        from opboost.compose.trial.trial_data import clear_dataset_cache, data_digest
 
         clear_dataset_cache()
-        digest = data_hash(load_dataset(config.data, data_dir))
+        digest = data_digest(config.data, data_dir)
         prints = {key: fingerprint(config, key, digest) for key in keys}
         current = trial_versions(config, keys, versions())
         done, stale = load_stored_trials(trial_dir, keys, prints, digest, current)

@@ -42,12 +42,12 @@ class StudyRun:
         data_dir: str | None,
         on_trial: Callable[[TrialKey, dict], None] | None,
     ) -> None:
-        from opboost.compose.trial.trial_data import clear_dataset_cache, data_hash, load_dataset
+        from opboost.compose.trial.trial_data import clear_dataset_cache, data_digest
 
         clear_dataset_cache()  # read the data set afresh: its contents are part of the fingerprint
         clear_trial_data()
         self.config, self.out, self.data_dir, self.on_trial = config, out, data_dir, on_trial
-        self.digest = data_hash(load_dataset(config.data, data_dir))
+        self.digest = data_digest(config.data, data_dir)
         self.current = versions()
         self.keys = plan_trials(config)
         self.names = trial_filenames(self.keys)

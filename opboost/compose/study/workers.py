@@ -53,8 +53,10 @@ _DATA: dict[tuple, Any] = {}
 def _prepare_cached(config: ExperimentConfig, seed: int, data_dir: str | None) -> Any:
     from opboost.compose.trial.trial_data import prepare_trial
 
+    data = config.data
+    spec = [data.file_path, data.resolved()] if config.on_logs else [data.name, data.params]
     key = (
-        json.dumps([config.data.name, config.data.params, config.simulation], sort_keys=True),
+        json.dumps([spec, config.simulation], sort_keys=True),
         seed,
         data_dir,
     )

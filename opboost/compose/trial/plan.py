@@ -15,6 +15,7 @@ __all__ = [
     "TrialKey",
     "fingerprint",
     "label_slug",
+    "learning_curves",
     "plan_trials",
     "trial_filenames",
     "trial_names",
@@ -74,6 +75,18 @@ def trial_filenames(keys: list[TrialKey]) -> dict[TrialKey, str]:
     return {k: k.filename_with(slugs[k.label]) for k in keys}
 
 
+def learning_curves(config: ExperimentConfig) -> bool:
+    """Whether the offline algorithms of ``config`` also record a learning curve over the
+    logged rows: in an offline-vs-online study (an online learner, no ``[deployment]``, a
+    data set) with ``[experiment] offline_curve_points`` > 0."""
+    return (
+        not config.on_logs
+        and config.deployment is None
+        and config.experiment["offline_curve_points"] > 0
+        and any(a.family == "online" for a in config.algorithms)
+    )
+
+
 def plan_trials(config: ExperimentConfig) -> list[TrialKey]:
     """Every trial of the study, seed-major (all algorithms of seed 1, then seed 2, ...)."""
     keys = []
@@ -131,6 +144,8 @@ def fingerprint(config: ExperimentConfig, key: TrialKey, data_digest: str = "") 
     row = resolved["algorithms"][algo.index]
     _, overrides = trial_overrides(config, key)
     experiment = {k: resolved["experiment"][k] for k in ("online_eval_points",)}
+    if learning_curves(config) and algo.family == "offline":  # its curve is part of the trial
+        experiment["offline_curve_points"] = resolved["experiment"]["offline_curve_points"]
     spec = {
         "data": resolved["data"],
         "data_hash": data_digest,

@@ -14,7 +14,14 @@ from opboost.compose.trial.trial_data import TrialData
 from opboost.core.registry import make
 from opboost.simulation.supervised import expected_reward
 
-__all__ = ["TrialResult", "best_constant", "greedy_probs", "score_policy", "validation_metrics"]
+__all__ = [
+    "TrialResult",
+    "best_constant",
+    "greedy_probs",
+    "score_policy",
+    "start_of",
+    "validation_metrics",
+]
 
 
 @dataclass
@@ -51,6 +58,20 @@ class TrialResult:
     def from_dict(cls, obj: dict[str, Any]) -> TrialResult:
         """Inverse of :meth:`to_dict`."""
         return cls(**obj)
+
+
+def start_of(metadata: dict[str, Any]) -> str:
+    """Which F_0 the fit of a policy with ``metadata`` started from: "none", "best_constant",
+    "logging", "reward_model/trees" or "reward_model/linear+trees" (the base learner's own
+    reward model, the family chosen on held-out logs) or "reward_model/distilled" (members
+    distilled from a cross-fitted reward model, for other learners)."""
+    start = metadata.get("warm_start")
+    if start is None:
+        return "none"
+    if start == "reward_model":
+        family = (metadata.get("reward_start") or {}).get("family")
+        return f"reward_model/{family or 'distilled'}"
+    return str(start)
 
 
 def greedy_probs(probs: np.ndarray) -> np.ndarray:

@@ -8,6 +8,8 @@ offline
     logged validation rows when there are any); score the argmax policy (and the softmax
     policy) on test; test reward at the start (round 0) and after every boosting round from
     the ensemble's staged scores; ``info["start"]`` says which start ran (:func:`start_of`).
+    In an offline-vs-online study also the learning curve over the logged rows
+    (:func:`learning_curve`: ``n_logged_used``, ``test_reward_n``), on the online axis.
     When a ``Booster(validation_fraction=..., safe=True)`` falls back to its best constant
     action, the trial records ``fallback = "constant"``, the constant policy's metrics, the
     action and the selection report in ``info``, and a flat ``test_reward_round`` curve at the
@@ -16,13 +18,16 @@ online
     stream the logged training rows, in an order seeded by the trial seed, through
     :func:`opboost.algorithms.online.run_bandit` (labels hidden); progressive reward per
     interaction; test reward of the learner's greedy policy (its action distribution without
-    exploration) at ``online_eval_points`` evenly spaced interactions and at the end.
+    exploration) at 0 interactions (the untrained learner), at ``online_eval_points`` evenly
+    spaced interactions and at the end.
 baseline
     logging policy (stochastic), uniform, best constant action (chosen on the logged
     training rows by IPS or SNIPS), reward regression (LightGBM, argmax).
 
 In a deployment study (a config with ``[deployment]``) every algorithm plays the seed's stream
-instead (:mod:`opboost.compose.trial.stream`).
+instead (:mod:`opboost.compose.trial.stream`); in a study on the user's own logs
+(``[data] path``) it is fitted on the training logs and judged on the held-out logs
+(:mod:`opboost.compose.trial.logs_run`).
 
 Every trial also reports ``valid_reward`` (true reward on the validation rows) and
 ``valid_snips`` (SNIPS estimate on the logged validation rows) when a validation split exists.
@@ -39,11 +44,15 @@ from typing import Any
 import numpy as np
 
 from opboost.api.numerics.arrays import one_hot
+from opboost.compose.trial.logs_data import LogsTrialData
+from opboost.compose.trial.logs_run import run_logs_trial
+from opboost.compose.trial.plan import learning_curves
 from opboost.compose.trial.result import (
     TrialResult,
     best_constant,
     greedy_probs,
     score_policy,
+    start_of,
     validation_metrics,
 )
 from opboost.compose.trial.stream import run_deployment_trial
@@ -51,7 +60,7 @@ from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.supervised import expected_reward
 
-__all__ = ["run_trial", "staged_rewards", "start_of"]
+__all__ = ["learning_curve", "run_trial", "staged_rewards", "start_of"]
 
 
 def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
@@ -86,20 +95,6 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     return out[max(0, len(out) - rounds - 1) :]
 
 
-def start_of(metadata: dict[str, Any]) -> str:
-    """Which F_0 the fit of a policy with ``metadata`` started from: "none", "best_constant",
-    "logging", "reward_model/trees" or "reward_model/linear+trees" (the base learner's own
-    reward model, the family chosen on held-out logs) or "reward_model/distilled" (members
-    distilled from a cross-fitted reward model, for other learners)."""
-    start = metadata.get("warm_start")
-    if start is None:
-        return "none"
-    if start == "reward_model":
-        family = (metadata.get("reward_start") or {}).get("family")
-        return f"reward_model/{family or 'distilled'}"
-    return str(start)
-
-
 def _stages(ensemble: Any, X: Any):
     """The ensemble's cumulative (m, K) scores after each round, or None if it has no rounds."""
     try:
@@ -111,15 +106,61 @@ def _stages(ensemble: Any, X: Any):
 # --- scoring ----------------------------------------------------------------------------------
 
 
-def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> None:
+def _fit_offline(algo: Any, logged: Any, data: TrialData, seed: int, *, curve: bool = False) -> Any:
+    """``algo``'s booster fitted on ``logged``; a ``curve`` fit scores the validation rows
+    only when a callback stops on them (elsewhere they only fill the history: the fit is the
+    same without them, and faster)."""
+    callbacks = algo.make_callbacks()
+    needs_eval = any(str(getattr(c, "metric", "")).startswith("eval_") for c in callbacks)
     booster = algo.make_booster(random_state=seed)
+    eval_data = data.valid_logged if needs_eval or not curve else None
+    booster.fit(logged, eval_data=eval_data, callbacks=callbacks)
+    return booster
+
+
+def _argmax_reward(policy: Any, data: TrialData) -> float:
+    """True test reward of ``policy``'s argmax actions."""
+    argmax = one_hot(policy.predict(data.X_test), data.n_actions)
+    return expected_reward(argmax, data.y_test, data.reward)
+
+
+def learning_curve(
+    algo: Any, data: TrialData, seed: int, points: int, final: float
+) -> tuple[dict[str, list], dict[int, str]]:
+    """The offline learning curve over the logged rows, and the prefixes that could not be fitted.
+
+    ``n_logged_used``: 0, then ``points`` counts doubling up to every logged row (n/8, n/4,
+    n/2, n for 4); ``test_reward_n``: the true test reward of the argmax policy fitted on the
+    first n logged rows (at 0 the uniform policy's, the value before any data; at the end
+    ``final``, the trial's own fit). Doubling sizes cost less than one more fit on every row
+    and place the points where a learning curve rises. A prefix the booster refuses (too few
+    rows for its settings) gets None, and its error is returned ({n: message})."""
+    n, k = len(data.logged), data.n_actions
+    halvings = 2.0 ** -np.arange(points - 1, -1, -1)
+    counts = sorted({int(c) for c in np.round(n * halvings) if c > 0})
+    rewards = [expected_reward(np.full((len(data.y_test), k), 1.0 / k), data.y_test, data.reward)]
+    errors: dict[int, str] = {}
+    for count in counts[:-1]:
+        rows = data.logged.subset(np.arange(count))
+        try:
+            booster = _fit_offline(algo, rows, data, seed, curve=True)
+        except ValueError as exc:  # a plot point is not worth the trial
+            errors[count] = f"{type(exc).__name__}: {exc}"
+            rewards.append(None)
+            continue
+        rewards.append(_argmax_reward(booster.policy_, data))
+    return {"n_logged_used": [0, *counts], "test_reward_n": [*rewards, final]}, errors
+
+
+def _run_offline(
+    algo: Any, data: TrialData, seed: int, result: TrialResult, curve_points: int = 0
+) -> None:
     start = time.perf_counter()
-    booster.fit(data.logged, eval_data=data.valid_logged, callbacks=algo.make_callbacks())
+    booster = _fit_offline(algo, data.logged, data, seed)
     result.timings["fit_seconds"] = time.perf_counter() - start
     k = data.n_actions
     policy = booster.policy_
-    argmax = one_hot(policy.predict(data.X_test), k)
-    result.metrics["test_reward"] = expected_reward(argmax, data.y_test, data.reward)
+    result.metrics["test_reward"] = _argmax_reward(policy, data)
     result.metrics["test_reward_softmax"] = expected_reward(
         policy.predict_proba(data.X_test), data.y_test, data.reward
     )
@@ -141,6 +182,14 @@ def _run_offline(algo: Any, data: TrialData, seed: int, result: TrialResult) -> 
         if staged is not None:
             curves["test_reward_round"] = staged
     result.curves.update(curves)
+    if curve_points > 0:
+        start = time.perf_counter()
+        final = result.metrics["test_reward"]
+        curve, errors = learning_curve(algo, data, seed, curve_points, final)
+        result.curves.update(curve)
+        if errors:
+            result.info["curve_errors"] = {str(count): text for count, text in errors.items()}
+        result.timings["curve_seconds"] = time.perf_counter() - start
 
 
 def _eval_steps(n: int, points: int) -> set[int]:
@@ -171,6 +220,9 @@ def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: Tria
             evals["eval_step"].append(len(seen))
             evals["test_reward_step"].append(test_reward(copy.deepcopy(learner)))
 
+    if checkpoints:  # the curve starts at 0 interactions: the untrained learner's greedy policy
+        evals["eval_step"].append(0)
+        evals["test_reward_step"].append(test_reward(copy.deepcopy(learner)))
     learner.learn_one = learn_one  # records the revealed rewards; run_bandit sees no change
     start = time.perf_counter()
     try:
@@ -265,10 +317,13 @@ def run_trial(
     result.info.update(data.sizes())
     start = time.perf_counter()
     with threadpool_limits(limits=1):
-        if getattr(config, "deployment", None) is not None:  # a deployment study
+        if isinstance(data, LogsTrialData):  # a study on the user's own logs
+            run_logs_trial(config, algorithm, data, result)
+        elif getattr(config, "deployment", None) is not None:  # a deployment study
             run_deployment_trial(config, algorithm, data, result)
         elif algorithm.family == "offline":
-            _run_offline(algorithm, data, seed, result)
+            points = config.experiment["offline_curve_points"] if learning_curves(config) else 0
+            _run_offline(algorithm, data, seed, result, points)
         elif algorithm.family == "online":
             _run_online(algorithm, data, seed, config, result)
         elif algorithm.family == "policy":

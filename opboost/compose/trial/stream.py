@@ -25,7 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from opboost.compose.trial.result import TrialResult, best_constant, greedy_probs, score_policy
+from opboost.compose.trial.result import (
+    TrialResult,
+    best_constant,
+    greedy_probs,
+    score_policy,
+    start_of,
+)
 from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
@@ -115,6 +121,9 @@ def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialR
         )
         probs_fn = run.policy.action_distribution
         result.fallback = getattr(run.policy, "fallback_", None)
+        metadata = getattr(getattr(run.policy, "policy_", run.policy), "metadata", None)
+        if algo.family == "offline" and metadata is not None:  # where its last fit began
+            info["start"] = start_of(metadata)
         info.update(
             deployment="batched",
             batch_size=settings["batch_size"],

@@ -26,9 +26,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data.logged import LoggedBandit
+from opboost.compose.config.specs import LogsSpec
 from opboost.simulation.supervised import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 
-__all__ = ["TrialData", "data_hash", "load_dataset", "prepare_trial"]
+__all__ = ["TrialData", "data_digest", "data_hash", "load_dataset", "prepare_trial"]
 
 _SPLIT, _VALID, _LOG, _LOG_VALID = 0, 1, 2, 3
 
@@ -58,6 +59,14 @@ class TrialData:
     def X_valid(self) -> Any:
         """Contexts of the validation rows, (n_valid, d), or None."""
         return None if self.valid_logged is None else self.valid_logged.contexts
+
+    def rows_text(self) -> str:
+        """The row counts in words (for the command line)."""
+        n = self.sizes()
+        return (
+            f"{n['n_logged']} logged training rows, {n['n_valid']} validation rows, "
+            f"{n['n_test']} test rows"
+        )
 
     def sizes(self) -> dict[str, int]:
         """Row counts: logged training rows, validation rows and test rows."""
@@ -126,6 +135,16 @@ def data_hash(data: Any) -> str:
     _hash_array(h, "y", data.y)
     _hash_array(h, "test_index", data.test_index)
     return h.hexdigest()
+
+
+def data_digest(spec: Any, data_dir: str | None = None) -> str:
+    """The data hash of a study's ``[data]``: :func:`data_hash` of a registered data set, or
+    :func:`~opboost.compose.trial.logs_data.logs_hash` of the user's own logs."""
+    if isinstance(spec, LogsSpec):
+        from opboost.compose.trial.logs_data import logs_hash
+
+        return logs_hash(spec)
+    return data_hash(load_dataset(spec, data_dir))
 
 
 def _stratified(rows: np.ndarray, labels: Any, fraction: float, rng: np.random.Generator):
@@ -201,8 +220,14 @@ def _split_rows(
 
 def prepare_trial(
     data_spec: Any, simulation: dict[str, Any], seed: int, data_dir: str | None = None
-) -> TrialData:
-    """Split and simulate the logs of trial ``seed`` (see the module docstring)."""
+) -> Any:
+    """Split and simulate the logs of trial ``seed`` (see the module docstring); with the
+    user's own logs (a :class:`LogsSpec`), split off the held-out logs instead
+    (:func:`~opboost.compose.trial.logs_data.prepare_logs_trial`)."""
+    if isinstance(data_spec, LogsSpec):
+        from opboost.compose.trial.logs_data import prepare_logs_trial
+
+        return prepare_logs_trial(data_spec, seed)
     data = load_dataset(data_spec, data_dir)
     if data.task == "regression":
         raise ValueError(
