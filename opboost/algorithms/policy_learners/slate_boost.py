@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
-from opboost.algorithms.estimators.slate import SlateEstimator
 from opboost.algorithms.policy_learners.slate_objective import slate_surrogate
-from opboost.api.constraints import Interval, Options
+from opboost.algorithms.policy_learners.slate_rows import one_slot_logs, pair_rows
+from opboost.api.constraints import Interval, Options, Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.plackett_luce import (
@@ -45,46 +44,13 @@ from opboost.api.numerics.plackett_luce import (
     sample_plackett_luce,
 )
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.slates import SlateLogs
+from opboost.api.slates import SlateLogs, position_weights_ok
 from opboost.api.validation import check_fitted, check_random_state
 
 __all__ = ["SlateBooster"]
 
 _FORMAT = "opboost.slate_boost"
 _EPS = 1e-4
-
-
-def _pair_rows(
-    contexts: np.ndarray, rows: np.ndarray, items: np.ndarray, features: np.ndarray | None, k: int
-) -> np.ndarray:
-    """[x_row; phi(item)] (or [x_row; onehot(item)] when ``features`` is None), one per pair."""
-    x = np.asarray(contexts, dtype=np.float64)[rows]
-    if features is not None:
-        return np.hstack([x, np.asarray(features, dtype=np.float64)[items]])
-    onehot = np.zeros((len(rows), k))
-    onehot[np.arange(len(rows)), items] = 1.0
-    return np.hstack([x, onehot])
-
-
-def _one_slot_logs(data: LoggedBandit) -> SlateLogs:
-    """A one-action log as slates of one position (both propensities the logged one)."""
-    contexts = data.contexts.toarray() if sp.issparse(data.contexts) else data.contexts
-    candidates = data.candidates
-    if candidates is not None:
-        candidates = np.asarray(
-            candidates.toarray() if sp.issparse(candidates) else candidates, dtype=bool
-        )
-    propensities = np.asarray(data.propensities)[:, None]
-    return SlateLogs(
-        np.asarray(contexts, dtype=np.float64),
-        np.asarray(data.actions)[:, None],
-        np.asarray(data.rewards)[:, None],
-        propensities,
-        data.n_actions,
-        propensities,
-        candidates=candidates,
-        item_features=data.action_features,
-    )
 
 
 class SlateBooster(PolicyLearner):
@@ -117,7 +83,11 @@ class SlateBooster(PolicyLearner):
         "reg_lambda": [Interval(Real, 0.0, None)],
         "start_estimators": [Interval(Integral, 1, None)],
         "max_weight": [Interval(Real, 0.0, None, closed="neither")],
-        "position_weights": SlateEstimator._parameter_constraints["position_weights"],
+        "position_weights": [
+            Satisfies(
+                position_weights_ok, "None or a 1-D sequence of finite numbers, one per position"
+            )
+        ],
         "random_state": ["random_state"],
     }
 
@@ -202,7 +172,7 @@ class SlateBooster(PolicyLearner):
     def _check_logs(self, data: Any) -> SlateLogs:
         owner = f"{type(self).__name__}.fit"
         if isinstance(data, LoggedBandit) and data.positions is None:
-            data = _one_slot_logs(data)
+            data = one_slot_logs(data)
         if not isinstance(data, SlateLogs):
             raise InvalidParameterError(
                 f"{owner}: data must be SlateLogs (opboost.api.slates), one row per impression "
@@ -260,7 +230,7 @@ class SlateBooster(PolicyLearner):
     ) -> np.ndarray:
         """Pair rows with the position column (the top, 0, unless ``positions``) last."""
         features = self.item_features_ if features is None else features
-        pairs = _pair_rows(contexts, rows, items, features, self.n_items_)
+        pairs = pair_rows(contexts, rows, items, features, self.n_items_)
         column = np.zeros(len(rows)) if positions is None else positions
         return np.hstack([pairs, np.asarray(column, dtype=np.float64)[:, None]])
 
