@@ -2,7 +2,8 @@
 slate logs (issue 51, deliverable 4), by the TRUE expected clicks on simulated slate worlds.
 
     python examples/benchmarks/bench_slates.py [--rows 3000] [--test-rows 3000] [--seeds 5]
-        [--worlds pbm_skewed pbm_flat cascade_skewed cascade_flat] [--methods ...]
+        [--first-seed 0] [--worlds pbm_skewed pbm_flat cascade_skewed cascade_flat]
+        [--methods ...]
 
 Worlds (``make_slate_world``, 20 items, 8 candidates, 3 positions, examination 1/k): the
 position-based and cascade click models, each logged by a skewed (Plackett–Luce temperature
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, list[np.ndarray]]
     parser.add_argument("--rows", type=int, default=3000)
     parser.add_argument("--test-rows", type=int, default=3000)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--worlds", nargs="+", choices=list(WORLDS), default=list(WORLDS))
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     args = parser.parse_args(argv)
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, list[np.ndarray]]
     results: dict[str, dict[str, list[np.ndarray]]] = {}
     for name in args.worlds:
         per_method: dict[str, list[np.ndarray]] = {m: [] for m in methods}
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             world = make_slate_world(eta=1.0, seed=seed, **WORLDS[name])
             logs = world.simulate(args.rows, seed=1000 + seed)
             rng = np.random.default_rng(2000 + seed)

@@ -84,7 +84,7 @@ def test_the_learned_ranking_beats_the_logger_and_lambdarank_on_clicks():
     lambdarank = runpy.run_path(str(BENCH), run_name="bench_slates")["lambdarank_scores"]
     scores = lambdarank(logs, contexts, mask, position=False)
     clicks = world.expected_clicks(contexts, np.argsort(-scores, axis=1)[:, :3])
-    # measured: 0.881 against 0.671 (logger) and 0.845 (lambdarank on clicks)
+    # measured: 0.888 against 0.671 (logger) and 0.845 (lambdarank on clicks)
     assert value.mean() > logger.mean() + 0.15
     assert value.mean() > clicks.mean() + 0.02
     diff = value - clicks
