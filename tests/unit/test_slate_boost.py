@@ -150,3 +150,25 @@ def test_bad_input_errors_name_what_is_wrong():
         model.sample_slate(contexts, temperature=0)
     with pytest.raises(InvalidParameterError, match=r"fitted without item features"):
         model.rank(contexts, action_features=np.zeros((3, 4)))  # no_cascade: one-hot items
+
+
+@pytest.mark.parametrize(
+    ("click_model", "field"),
+    [("pbm", "marginal_propensities"), ("cascade", "cascade_propensities")],
+)
+def test_the_weights_are_clicks_over_the_click_models_propensities_clipped_and_scaled(
+    click_model, field
+):
+    logs = SlateLogs(
+        np.zeros((2, 1)),
+        np.array([[0, 1, -1], [2, 0, 1]]),
+        np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]),
+        np.array([[0.5, 0.1, 1.0], [0.5, 0.25, 0.5]]),
+        3,
+        cascade_propensities=np.array([[0.5, 0.05, 0.05], [0.5, 0.1, 0.02]]),
+    )
+    model = SlateBooster(click_model=click_model, max_weight=5.0, position_weights=[1, 2, 1])
+    weights = model._weights(logs)
+    raw = np.minimum(np.array([[1, 2, 0], [0, 2, 1]]) * logs.rewards / getattr(logs, field), 5)
+    raw[0, 2] = 0.0
+    np.testing.assert_allclose(weights, raw / raw[raw > 0].mean(), rtol=1e-12)
