@@ -172,3 +172,14 @@ def test_the_weights_are_clicks_over_the_click_models_propensities_clipped_and_s
     raw = np.minimum(np.array([[1, 2, 0], [0, 2, 1]]) * logs.rewards / getattr(logs, field), 5)
     raw[0, 2] = 0.0
     np.testing.assert_allclose(weights, raw / raw[raw > 0].mean(), rtol=1e-12)
+
+
+def test_a_new_catalogue_is_ranked_by_its_item_features():
+    world, logs, contexts, mask = _world_case()
+    model = SlateBooster(n_rounds=10, start_estimators=10, random_state=0).fit(logs)
+    same = model.rank(contexts, candidates=mask, action_features=world.item_features)
+    np.testing.assert_array_equal(same, model.rank(contexts, candidates=mask))
+    new = np.random.default_rng(3).normal(size=(5, world.item_features.shape[1]))
+    ranking = model.rank(contexts, action_features=new, k=4)
+    assert ranking.shape == (1000, 4) and ranking.max() < 5
+    assert all(len(set(row)) == 4 for row in ranking)
