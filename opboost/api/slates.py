@@ -35,6 +35,14 @@ from opboost.api.numerics.plackett_luce import (
 __all__ = ["SlateLogs", "SlatePolicy", "slate_inputs"]
 
 
+def position_weights_ok(value: object) -> bool:
+    """None, or a non-empty 1-D sequence of finite numbers (position weights alpha_k)."""
+    if value is None:
+        return True
+    weights = np.asarray(value, dtype=np.float64)
+    return weights.ndim == 1 and weights.size > 0 and bool(np.all(np.isfinite(weights)))
+
+
 @dataclass(frozen=True, eq=False)
 class SlateLogs:
     """Logged slates, one row per impression.

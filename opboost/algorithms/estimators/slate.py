@@ -25,17 +25,9 @@ from opboost.api.constraints import Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.slates import SlateLogs, SlatePolicy, slate_inputs
+from opboost.api.slates import SlateLogs, SlatePolicy, position_weights_ok, slate_inputs
 
 __all__ = ["SlateEstimator", "SlateIndependentIPS", "SlateRewardInteractionIPS"]
-
-
-def _weights_ok(value: Any) -> bool:
-    """None, or a non-empty 1-D sequence of finite numbers."""
-    if value is None:
-        return True
-    weights = np.asarray(value, dtype=np.float64)
-    return weights.ndim == 1 and weights.size > 0 and bool(np.all(np.isfinite(weights)))
 
 
 class SlateEstimator(Estimator):
@@ -51,7 +43,9 @@ class SlateEstimator(Estimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "position_weights": [
-            Satisfies(_weights_ok, "None or a 1-D sequence of finite numbers, one per position")
+            Satisfies(
+                position_weights_ok, "None or a 1-D sequence of finite numbers, one per position"
+            )
         ]
     }
 

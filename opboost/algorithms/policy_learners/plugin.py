@@ -8,5 +8,6 @@ from opboost.api.hookspecs import hookimpl
 @hookimpl
 def opboost_register_policy_learners():
     from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+    from opboost.algorithms.policy_learners.slate_boost import SlateBooster
 
-    return [RewardRegression]
+    return [RewardRegression, SlateBooster]
