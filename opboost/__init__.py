@@ -31,7 +31,7 @@ from opboost.api.exceptions import (
 )
 from opboost.api.fit_metadata import opboost_version
 from opboost.api.hookspecs import hookimpl
-from opboost.api.lazy import MovedModules, lazy_attributes
+from opboost.api.lazy import lazy_attributes
 from opboost.core.registry import (
     BUILTIN_DISTRIBUTION,
     ENTRY_POINT_GROUP,
@@ -44,11 +44,8 @@ from opboost.core.registry import (
     make,
     reset_registry,
 )
-from opboost.moved import MOVED
 
 __version__ = opboost_version()
-
-MovedModules(MOVED).install()  # the old import paths of moved modules
 
 #: Names loaded on first use -> (module, attribute; None: the module itself).
 _LAZY = {
@@ -61,10 +58,8 @@ _LAZY = {
         name: ("opboost.core.metrics", name)
         for name in ("OffPolicyScorer", "off_policy_scorer", "to_xy")
     },
-    **{
-        name: ("opboost.core.policy_loading", name)
-        for name in ("ConstantPolicy", "Policy", "load_policy")
-    },
+    **{name: ("opboost.api.policy", name) for name in ("ConstantPolicy", "Policy")},
+    "load_policy": ("opboost.core.policy_loading", "load_policy"),
     "PolicyChoice": ("opboost.compose.choice", "PolicyChoice"),
     "simulate": ("opboost.simulation.supervised", None),
     "online": ("opboost.algorithms.online", None),

@@ -30,7 +30,7 @@ module                    what it holds
 ``policy``                :class:`Policy`, :class:`ConstantPolicy`
 ``engine``,               the engine extension point: :class:`Engine`, :class:`RemoteLogs`,
 ``fit_metadata``          :class:`FitSettings`, :class:`Components`; what a fit records
-``lazy``                  lazy package attributes; the old paths of moved modules
+``lazy``                  lazy package attributes
 ========================  =================================================================
 
 Below them, in sub-packages that import none of the interfaces: ``data`` (the data model:
@@ -113,7 +113,6 @@ _HOMES: dict[str, str] = {
     "PROJECT_NAME": "hookspecs",
     "hookimpl": "hookspecs",
     # lazy
-    "MovedModules": "lazy",
     "lazy_attributes": "lazy",
     # learner
     "BaseLearner": "learner",

@@ -126,7 +126,7 @@ class PolicyChoice(PolicyLearner):
     Attributes
     ----------
     policy_
-        the chosen, refitted policy: an ``opboost.core.policy_loading.Policy`` or ``ConstantPolicy``
+        the chosen, refitted policy: an ``opboost.api.policy.Policy`` or ``ConstantPolicy``
         when the candidate can export one, else the fitted learner.
     chosen_
         the chosen candidate's name.
@@ -334,7 +334,8 @@ class PolicyChoice(PolicyLearner):
 
 def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:
     """A fitted copy of ``learner`` (the best constant action for "constant")."""
-    from opboost.core.selection import ConstantPolicy, constant_action_values
+    from opboost.api.policy import ConstantPolicy
+    from opboost.core.selection import constant_action_values
 
     if isinstance(learner, str):
         action = int(np.nanargmax(constant_action_values(data)))

@@ -110,7 +110,7 @@ class Booster(ExplorationMixin, BaseEstimator):
         if True (needs validation_fraction), fall back to the best constant action (chosen
         on the training logs) when the selected policy's lower 95% bound on the held-out logs does
         not exceed that action's held-out estimate: ``fallback_`` is then "constant" and ``policy_``
-        a [`ConstantPolicy`][opboost.core.selection.ConstantPolicy]. ``selection_["beats_logging"]``
+        a [`ConstantPolicy`][opboost.api.policy.ConstantPolicy]. ``selection_["beats_logging"]``
         says whether the bound beats the logging policy's value (the mean held-out reward).
     refit
         with validation_fraction, True (default) refits on ALL the logs for the selected

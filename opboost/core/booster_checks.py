@@ -13,7 +13,7 @@ import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
 from opboost.api.data.field_checks import first_missing
-from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data  # old home
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.core.callbacks import Callback, Progress
 from opboost.core.selection import SELECTION_POLICIES
@@ -28,8 +28,6 @@ __all__ = [
     "VERBOSE_DELAY",
     "WARM_STARTS",
     "check_callbacks",
-    "check_data",
-    "check_eval_data",
     "check_f",
     "check_missing",
     "split_holdout",

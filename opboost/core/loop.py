@@ -19,22 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from opboost.api.callback import Callback, HistoryView, RoundEnv
-
-# the engine's types live in the SDK; Direction, FitSettings and RemoteLogs keep their old path
-from opboost.api.engine import (
-    BoosterEngine,
-    Direction,
-    Engine,
-    FitSettings,
-    RemoteLogs,
-    StepSettings,
-)
+from opboost.api.engine import BoosterEngine, Engine, StepSettings
 
 __all__ = [
     "TOLERANCE",
-    "Direction",
-    "FitSettings",
-    "RemoteLogs",
     "boost_round",
     "call_hook",
     "round_env",

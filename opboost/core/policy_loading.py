@@ -3,8 +3,8 @@
 :func:`load_policy` reads what :meth:`opboost.api.policy.Policy.save` writes (the formats
 are below), finds the ensemble class through the registry by the
 base learner's name, checks the format and the checksum, and raises ``ValueError`` naming
-the path and what is wrong for a corrupted, truncated or foreign file. The policy classes are
-re-exported here.
+the path and what is wrong for a corrupted, truncated or foreign file. The policy classes
+live in :mod:`opboost.api.policy`.
 
 File formats (both plain text):
 
@@ -56,11 +56,9 @@ from typing import Any
 from opboost.api.files.atomic import TooLarge, read_regular
 from opboost.api.files.model_consistency import check_model_consistency
 from opboost.api.files.saved_schema import check_saved_schema
-from opboost.api.policy import (  # noqa: F401 - this module's old names (opboost.policy)
+from opboost.api.policy import (
     CONSTANT_FORMAT,
-    CONSTANT_FORMAT_VERSION,
     ENSEMBLE_NAME_RE,
-    FORMAT_VERSION,
     MANIFEST_DIGEST,
     MANIFEST_FILE,
     MAX_MANIFEST_BYTES,
@@ -73,7 +71,7 @@ from opboost.api.policy import (  # noqa: F401 - this module's old names (opboos
 )
 from opboost.api.serving.catalogue import action_schema_of
 
-__all__ = ["ConstantPolicy", "Policy", "load_policy"]
+__all__ = ["load_policy"]
 
 # --- reading -------------------------------------------------------------------------------
 
@@ -208,7 +206,7 @@ def _manifest_text(path: Path, manifest_path: Path, manifest: Any, raw: bytes | 
 def load_policy(path: str | os.PathLike) -> Policy:
     """Load a policy written by [`Policy.save`][opboost.api.policy.Policy.save] (a ``.json`` file or
     a directory): a [`Policy`][opboost.api.policy.Policy], or a
-    [`ConstantPolicy`][opboost.core.selection.ConstantPolicy] for a constant policy's file.
+    [`ConstantPolicy`][opboost.api.policy.ConstantPolicy] for a constant policy's file.
 
     Reads only regular files (inside a directory: no symbolic links), at most
     ``MAX_POLICY_BYTES`` (``MAX_MANIFEST_BYTES`` for a directory's ``policy.json``)

@@ -5,8 +5,8 @@ after every round on it with an off-policy estimator and a confidence interval (
 those fixed logs, :meth:`opboost.api.estimator.Estimator.on_logs`), keep the round with the best
 estimate, and -- with ``safe=True`` -- fall back to the best constant action when the selected
 policy's lower confidence bound does not beat that action's estimated value
-(:class:`ConstantPolicy`, defined in :mod:`opboost.core.policy_loading` and re-exported here: a full
-policy that saves and loads like any other).
+(:class:`opboost.api.policy.ConstantPolicy`: a full policy that saves and loads like any
+other).
 
 Estimators for selection (``selection``):
 
@@ -37,7 +37,6 @@ from opboost.core.registry import get_registry
 
 __all__ = [
     "SELECTION_POLICIES",
-    "ConstantPolicy",
     "RoundSelection",
     "SelectionSettings",
     "action_probs",

@@ -125,15 +125,18 @@ def test_one_boosting_loop():
 
 #: Where no function may exceed 60 lines: the SDK and the core.
 SIZE_CHECKED = ("api", "core")
+#: The smoke alarm for a module that holds more than one concept.
+MAX_MODULE_LINES = 800
 
 
 def test_module_and_function_sizes():
-    """No module over 400 lines anywhere in opboost; no function over 60 lines in the core
-    and the SDK (one concept per module, one screen per function)."""
+    """A smoke alarm, not a target: no module over 800 lines anywhere in opboost (a module holds
+    one concept, whatever its length; one this long likely holds several); no function over 60
+    lines in the core and the SDK (one screen per function)."""
     long_modules = [
-        f"{p.relative_to(ROOT)}: {n}"
+        f"{p.relative_to(ROOT)}: {n} lines (over {MAX_MODULE_LINES}: does it hold one concept?)"
         for p in sorted(PACKAGE.rglob("*.py"))
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     ]
     long_functions = []
     for name in SIZE_CHECKED:

@@ -18,8 +18,8 @@ import pytest
 
 import opboost
 from opboost.api.data.logged import LoggedBandit
-from opboost.api.policy import manifest_digest
-from opboost.core.policy_loading import ConstantPolicy, load_policy
+from opboost.api.policy import ConstantPolicy, manifest_digest
+from opboost.core.policy_loading import load_policy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals, symlinks, FIFOs")
 
@@ -71,7 +71,7 @@ def _which(policy, sources) -> str:
 LAUNCHER = r"""
 import json, os, resource, signal, sys, time
 import opboost
-from opboost.core.policy_loading import Policy
+from opboost.api.policy import Policy
 opboost.get_registry()
 
 class Text:

@@ -11,7 +11,7 @@ from sklearn.model_selection import train_test_split
 
 from opboost import Booster, PolicyChoice, load_policy
 from opboost.api.exceptions import InvalidParameterError
-from opboost.core.policy_loading import ConstantPolicy, Policy
+from opboost.api.policy import ConstantPolicy, Policy
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 FAST = {"n_rounds": 30, "base_learner_params": {"num_threads": 1}}

@@ -8,10 +8,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data.logged import LoggedBandit
+from opboost.api.policy import ConstantPolicy
 from opboost.api.validation import check_random_state
 from opboost.compose.choice import PolicyChoice
 from opboost.core.booster_checks import split_holdout
-from opboost.core.selection import ConstantPolicy, constant_action_values, logs_scorer
+from opboost.core.selection import constant_action_values, logs_scorer
 
 
 def _logs(n: int = 400, seed: int = 0, sparse: bool = False) -> LoggedBandit:

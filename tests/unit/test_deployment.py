@@ -14,10 +14,10 @@ import pytest
 
 from opboost.api.bandit import BanditLearner
 from opboost.api.exceptions import ConfigError, InvalidParameterError
+from opboost.api.policy import ConstantPolicy
 from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
 from opboost.compose.trial.plan import TrialKey, fingerprint
-from opboost.core.policy_loading import ConstantPolicy
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
 from opboost.simulation.supervised import reward_table
 

@@ -12,9 +12,10 @@ from opboost.algorithms.policy_learners.reward_regression import RewardRegressio
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.policy import ConstantPolicy
 from opboost.api.serving.exploration import draw, exploration_distribution, sample_slates
 from opboost.compose.choice import PolicyChoice
-from opboost.core.policy_loading import ConstantPolicy, load_policy
+from opboost.core.policy_loading import load_policy
 from opboost.core.registry import make
 
 FAST = {"num_threads": 1, "num_leaves": 4, "min_data_in_leaf": 5}

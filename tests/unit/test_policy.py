@@ -11,10 +11,14 @@ import pytest
 from action_only_data import action_only_log
 
 from opboost import Booster, LoggedBandit, load_policy
-from opboost.api.policy import manifest_digest
+from opboost.api.policy import (
+    CONSTANT_FORMAT,
+    CONSTANT_FORMAT_VERSION,
+    ConstantPolicy,
+    Policy,
+    manifest_digest,
+)
 from opboost.compose.trial.run import staged_rewards
-from opboost.core.policy_loading import CONSTANT_FORMAT, CONSTANT_FORMAT_VERSION, Policy
-from opboost.core.selection import ConstantPolicy
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from opboost.api.lgbm import threads
 from opboost.api.lgbm.ensemble import LightGBMEnsemble
 from opboost.api.lgbm.rows import design_rows
 from opboost.api.numerics.design import stacked_design
-from opboost.core.policy_loading import Policy
+from opboost.api.policy import Policy
 
 N, D, K = 300, 5, 4
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]

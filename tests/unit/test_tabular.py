@@ -236,9 +236,7 @@ def test_selection_and_fallback_keep_the_schema(tmp_path):
     np.testing.assert_array_equal(
         policy.predict(X, return_ids=True), booster.predict(X, return_ids=True)
     )
-    constant = opboost.core.policy_loading.ConstantPolicy(
-        2, 4, {"schema": _logs(df).schema.to_dict()}
-    )
+    constant = opboost.ConstantPolicy(2, 4, {"schema": _logs(df).schema.to_dict()})
     np.testing.assert_array_equal(constant.predict(X.head(2), return_ids=True), ["ad-c"] * 2)
 
 

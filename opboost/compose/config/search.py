@@ -101,11 +101,6 @@ def with_candidate(table: dict[str, Any], overrides: dict[str, Any]) -> dict[str
     return out
 
 
-#: The old name (opboost.compose.search.apply_overrides), which config.overrides.apply_overrides
-#: (``PATH=VALUE`` on a whole config) also had.
-apply_overrides = with_candidate
-
-
 def _strip_where(exc: ConfigError) -> str:
     text = str(exc)
     prefix = f"{exc.file} [{exc.key}]: " if exc.key else f"{exc.file}: "

@@ -72,7 +72,7 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     ``metadata["n_rounds"]`` stages are the rounds and the stage before them is round 0 (F_0 = 0
     without a start, where ``predict``'s argmax plays action 0). The last value is the
     policy's own (``decision_function``, which the final stage must match, or None); a policy of
-    no stages, such as a :class:`~opboost.core.policy_loading.ConstantPolicy`, gives that one value.
+    no stages, such as a :class:`~opboost.api.policy.ConstantPolicy`, gives that one value.
     """
     ensemble = getattr(policy, "ensemble", None)
     stages = None if ensemble is None else _stages(ensemble, X)

@@ -60,7 +60,7 @@ def _refit(algo: Any, data: TrialData, seed: int) -> Any:
             return spec.build(**extra).fit(logs)
 
     elif algo.baseline == "best_constant":
-        from opboost.core.policy_loading import ConstantPolicy
+        from opboost.api.policy import ConstantPolicy
 
         def fit(logs: Any) -> Any:
             action, _ = best_constant(logs, algo.params.get("estimator", "snips"))
