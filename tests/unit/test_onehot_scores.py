@@ -51,10 +51,10 @@ class CountingRegressor(lgb.LGBMRegressor):
 
 
 def test_doubly_robust_predicts_only_the_split_on_actions():
-    """DR's cross-fitted q on 20,000 actions: one predict call per fold (it was one per
+    """DR's cross-fitted q on 2,000 actions: one predict call per fold (it was one per
     action, each on rows as wide as the actions), equal to the model's prediction of any
     action's one-hot rows."""
-    k = 20_000
+    k = 2_000
     data = _logs(200, k)
     CountingRegressor.calls = []
     model = CountingRegressor(n_estimators=20, num_leaves=7, verbose=-1, random_state=0)

@@ -148,6 +148,8 @@ class RewardRegression(PolicyLearner):
         m, k = X.shape[0], self.n_actions_
         booster = self.model_.booster_
         split_on = len(split_actions(booster, self.n_features_, k))
+        one = f"one context's scores, {k:,} actions (float64)"
+        check_memory(8 * k, owner, one, "Refit with fewer actions; no call can score a context.")
         what = f"scores of {m:,} contexts x {k:,} actions (float64)"
         fix = f"Score fewer contexts per call (one context's scores take {8 * k / 1024:,.1f} KiB)."
         check_memory(8 * m * k, owner, what, fix)
