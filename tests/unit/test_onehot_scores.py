@@ -68,3 +68,30 @@ def test_doubly_robust_predicts_only_the_split_on_actions():
     for a in (0, int(data.actions[0]), k - 1):
         design = action_features(data.contexts[:5], np.full(5, a), k)
         np.testing.assert_allclose(scores[:, a], fitted.predict(design), rtol=0, atol=1e-12)
+
+
+def test_reward_regression_scores_refused_by_what_does_not_fit(monkeypatch):
+    """With 100 KiB left: the scores of 1,000 contexts x 60 actions (469 KiB) are refused with
+    "score fewer contexts" and the size of one context's; with 100 bytes left even one
+    context's 480 bytes do not fit, and the advice is fewer actions."""
+    import opboost.api.numerics.memory_limit as memory_limit
+
+    model = RewardRegression(n_estimators=5, random_state=0).fit(_logs(300, 60))
+    X = np.zeros((1000, 4))
+    left = 100 * 1024
+    monkeypatch.setattr(memory_limit, "memory_left", lambda: (left, "left (test)"))
+    with pytest.raises(
+        memory_limit.InsufficientMemoryError,
+        match=r"^RewardRegression\.decision_function: scores of 1,000 contexts x 60 actions "
+        r"\(float64\): at least 0\.0 GiB needed, more than the 0\.0 GiB left \(test\)\. Score "
+        r"fewer contexts per call \(one context's scores take 0\.5 KiB\)\.$",
+    ):
+        model.decision_function(X)
+    assert model.decision_function(X[:10]).shape == (10, 60)
+    left = 100
+    with pytest.raises(
+        memory_limit.InsufficientMemoryError,
+        match=r"^RewardRegression\.decision_function: one context's scores, 60 actions "
+        r"\(float64\): .* Refit with fewer actions; no call can score a context\.$",
+    ):
+        model.decision_function(X[:1])
