@@ -170,7 +170,7 @@ def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit(
 
 @pytest.mark.slow
 def test_policy_choice_on_a_million_actions_fits_under_6_gib():
-    """Issue 52 item 1, the probe as filed: under a 6 GiB address space (used + 6 GiB), in a
+    """Issue 52 item 1, the probe as filed: under RLIMIT_AS of its usage + 6 GiB, in a
     child, PolicyChoice with the constant candidate alone and with reward_regression too,
     on 300 rows x 10**6 actions, each fit within 60 s (16-22 s and 31 s measured on a busy
     2-core machine; past 600 s before: the doubly robust reward model predicted each action
