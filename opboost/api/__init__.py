@@ -245,6 +245,9 @@ _HOMES: dict[str, str] = {
     # lgbm.action_trees
     "class_model": "lgbm.action_trees",
     "per_action_model": "lgbm.action_trees",
+    # lgbm.onehot_scores
+    "onehot_action_scores": "lgbm.onehot_scores",
+    "split_actions": "lgbm.onehot_scores",
     # lgbm.ensemble
     "LIGHTGBM_FORMAT": "lgbm.ensemble",
     "LightGBMEnsemble": "lgbm.ensemble",

@@ -37,7 +37,7 @@ from opboost.api.data.logged import LoggedBandit, check_data
 from opboost.api.data.tabular_frames import action_ids_of, attach_feature_names, attach_schema
 from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.numerics.memory_limit import check_stacked_fit
+from opboost.api.numerics.memory_limit import check_memory, check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
@@ -213,17 +213,15 @@ class PolicyChoice(PolicyLearner):
         chosen one on all of ``data``; returns self. Sets ``n_features_in_``, and
         ``feature_names_in_`` from ``feature_names`` (or ``data.feature_names`` if the logs
         carry names): prediction then matches DataFrame columns by name."""
-        from opboost.core.booster import Booster
         from opboost.core.selection import action_probs, logs_scorer
 
         check_data(data, "data")
         record_features(self, data.n_features, feature_names_of(data, feature_names))
         self.validate_params()
         learners = self._learners()
-        if any(isinstance(learner, Booster) for learner in learners.values()):
-            check_stacked_fit(data, "PolicyChoice.fit")  # the refit of a Booster on all logs
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         train, holdout = split_holdout(data, self.validation_fraction, seed)
+        _check_memory(learners, data, len(holdout))
         if len(holdout) < MIN_HOLDOUT:
             raise InvalidParameterError(
                 f"PolicyChoice.fit: validation_fraction={self.validation_fraction} holds out "
@@ -330,6 +328,26 @@ class PolicyChoice(PolicyLearner):
                 f"among savable candidates."
             )
         return save(path)
+
+
+def _check_memory(learners: Mapping[str, Any], data: LoggedBandit, n_holdout: int) -> None:
+    """Refuse up front what cannot fit in memory: a Booster's refit on all the logs
+    (:func:`~opboost.api.numerics.memory_limit.check_stacked_fit`), a candidate's own
+    ``check_fit_memory(data, owner)``, and the held-out scores (the doubly robust reward
+    model's, one candidate's and its greedy probabilities: three (n_holdout, K) float64)."""
+    from opboost.core.booster import Booster
+
+    owner = "PolicyChoice.fit"
+    if any(isinstance(learner, Booster) for learner in learners.values()):
+        check_stacked_fit(data, owner)
+    for learner in learners.values():
+        check = getattr(learner, "check_fit_memory", None)
+        if callable(check):
+            check(data, owner)
+    k = data.n_actions
+    what = f"the held-out scores, 3 x {n_holdout:,} rows x {k:,} actions (float64)"
+    fix = "Use fewer actions, or a smaller validation_fraction."
+    check_memory(3 * 8 * n_holdout * k, owner, what, fix)
 
 
 def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:

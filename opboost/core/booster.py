@@ -55,9 +55,9 @@ class Booster(ExplorationMixin, BaseEstimator):
     base_learner
         "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
     n_rounds
-        T >= 1, the maximum number of boosting rounds, or "auto" (default): 100, but 0
-        after a reward-model start on candidate pairs (item features, candidate sets), where
-        the rounds only overfit the logs (docs/catalogue.md).
+        T, the maximum number of boosting rounds (1 <= T <= 1,000,000), or "auto" (default):
+        100, but 0 after a reward-model start on candidate pairs (item features, candidate
+        sets), where the rounds only overfit the logs (docs/catalogue.md).
     reward_shift
         delta added to every reward before the coefficients (r <- r + delta).
     base_learner_params, estimator_params, objective_params

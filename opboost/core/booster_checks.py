@@ -25,6 +25,7 @@ WARM_STARTS = ("auto", "none", "best_constant", "logging", "reward_model")
 __all__ = [
     "BOOSTER_CONSTRAINTS",
     "CALLBACK_METHODS",
+    "MAX_ROUNDS",
     "VERBOSE_DELAY",
     "WARM_STARTS",
     "check_callbacks",
@@ -53,6 +54,10 @@ def _estimator_names() -> list[str]:
 
 _PARAMS_DICT = [InstanceOf(Mapping, "a dict"), None]
 _ROUNDS_FIX = "use a positive number of boosting rounds such as 100, or 'auto'"
+#: Most boosting rounds (a fit keeps every round's tree and history): far above what a fit
+#: needs (the default runs 100, early stopping fewer); n_rounds = 2**63 ran until killed
+#: (issue 52).
+MAX_ROUNDS = 1_000_000
 
 #: The Booster's ``_parameter_constraints`` (:mod:`opboost.api.constraints`).
 BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
@@ -60,7 +65,7 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "estimator": _component("estimator"),
     "base_learner": _component("base_learner"),
     "n_rounds": [
-        Interval(Integral, 1, None, fix=_ROUNDS_FIX),
+        Interval(Integral, 1, MAX_ROUNDS, fix=_ROUNDS_FIX),
         Options(("auto",), fix=_ROUNDS_FIX),
     ],
     "reward_shift": [

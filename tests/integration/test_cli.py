@@ -96,3 +96,34 @@ def test_packaged_quickstart_config_matches_the_example():
         "label-free choice",
     ]
     assert config.algorithm("BOPL-S").booster["n_rounds"] == 7
+
+
+def test_config_show_refuses_absurd_sizes_by_key_file_value_and_limit(tmp_path, capsys):
+    """Issue 52 item 8: `[data] n_classes = 1000000` passed `config show` and failed in
+    scikit-learn at `run`; `n_rounds = 2**63` ran until killed. Both now exit 2 at `config
+    show`, naming the file, the key, the value and the limit."""
+    text = CONFIG.replace('name = "wine"', 'name = "synthetic_multiclass"\nn_classes = 1000000')
+    path = write(tmp_path, text)
+    assert main(["config", "show", path]) == 2
+    assert capsys.readouterr().err == (
+        f"opboost: error: {path} [data.n_classes]: The 'n_classes' parameter of "
+        f"SyntheticMulticlass must be at most 2**n_informative / 2 = 524,288 (two clusters per "
+        f"class on the corners of the n_informative = 20 hypercube). Got 1,000,000 instead; use "
+        f"fewer classes or more informative features (n_informative).\n"
+    )
+    text = text.replace("n_classes = 1000000", "n_classes = 500000\nn_samples = 1000000")
+    assert main(["config", "show", write(tmp_path, text)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"opboost: error: {path} [data.n_classes]: The 'n_classes' parameter of "
+        f"SyntheticMulticlass asks for 1,000,000 x 500,000 float64 rewards (n_samples x "
+        f"n_classes): at least 3725.3 GiB needed, more than the "
+    ), err
+    assert err.endswith("; use fewer samples or classes.\n"), err
+    path = write(tmp_path, CONFIG.replace("n_rounds = 4", f"n_rounds = {2**63}"))
+    assert main(["config", "show", path]) == 2
+    assert capsys.readouterr().err == (
+        f"opboost: error: {path} [algorithms[1].booster.n_rounds]: The 'n_rounds' parameter of "
+        f"Booster must be an int >= 1 and <= 1000000. Got 9223372036854775808 instead; use a "
+        f"positive number of boosting rounds such as 100, or 'auto'.\n"
+    )

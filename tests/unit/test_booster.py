@@ -41,7 +41,7 @@ def fit(data, **params):
     [
         pytest.param(
             {"n_rounds": 0},
-            r"'n_rounds' parameter of Booster must be an int >= 1. "
+            r"'n_rounds' parameter of Booster must be an int >= 1 and <= 1000000. "
             r"Got 0 instead; use a positive",
             id="zero-rounds",
         ),

@@ -162,8 +162,8 @@ def test_check_params_without_a_key_path():
 
 def test_booster_n_rounds_zero_message_names_the_fix(synthetic_log):
     expected = (
-        "The 'n_rounds' parameter of Booster must be an int >= 1. Got 0 instead; use a "
-        "positive number of boosting rounds such as 100, or 'auto'."
+        "The 'n_rounds' parameter of Booster must be an int >= 1 and <= 1000000. Got 0 instead; "
+        "use a positive number of boosting rounds such as 100, or 'auto'."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
         Booster(n_rounds=0).fit(synthetic_log.data)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost import Booster
+from opboost import Booster, LoggedBandit
 from opboost.algorithms.estimators.direct import DoublyRobust, dr_coefficients
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.data.pair_interaction import PairInteraction
@@ -281,3 +281,33 @@ def test_rank_agreement_ignores_a_link_and_is_0_for_a_constant():
     assert rank_agreement(-p, r) == pytest.approx(-base, abs=1e-12)
     assert rank_agreement(p, p) == pytest.approx(1.0)
     assert rank_agreement(np.zeros(500), r) == 0.0 and rank_agreement(p, np.ones(500)) == 0.0
+
+
+def test_item_features_too_large_for_the_bilinear_ridge_are_named_not_a_linalg_error():
+    """Issue 52 item 5: item features of 1e200 made numpy's eigh fail ("Eigenvalues did not
+    converge") in the bilinear start; the start now skips the bilinear column, saying which
+    item column is how large and to rescale it, and the trees fit (finite scores). Item
+    features of 1e8 still get the bilinear column."""
+    rng = np.random.default_rng(0)
+    n, k = 600, 20
+    X, phi = rng.normal(size=(n, 3)), rng.normal(size=(k, 2))
+    actions = rng.integers(0, k, n)
+    rewards = (X[:, :2] * phi[actions]).sum(axis=1) + 0.1 * rng.normal(size=n)
+    big = phi.copy()
+    big[:, 1] *= 1e200
+    logs = LoggedBandit(X, actions, np.full(n, 1 / k), rewards, k, action_features=big)
+    booster = Booster(n_rounds=2, random_state=0, base_learner_params=FAST).fit(logs)
+    size = np.abs(big[:, 1]).max()
+    assert booster.reward_start_["bilinear_skipped"] == (
+        f"item feature column 1 reaches |phi| = {size:.3g} (contexts |x| = "
+        f"{np.abs(X).max():.3g}): products of the terms above 1e+10 leave the bilinear ridge no "
+        f"float64 precision (from about 1e154 its sums of squares overflow); rescale the item "
+        f"features (e.g. divide column 1 by {size:.3g}) to let the start use them"
+    )
+    assert np.isfinite(booster.decision_function(X[:5], action_features=big)).all()
+    # item features of 1e8 (products below 1e10) still get the bilinear column
+    fine = phi.copy()
+    fine[:, 1] *= 1e8
+    logs = LoggedBandit(X, actions, np.full(n, 1 / k), rewards, k, action_features=fine)
+    booster = Booster(n_rounds=1, random_state=0, base_learner_params=FAST).fit(logs)
+    assert booster.reward_start_["bilinear_skipped"] is None

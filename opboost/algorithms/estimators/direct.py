@@ -43,6 +43,7 @@ from opboost.api.estimator import (
     normal_interval,
 )
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.onehot_scores import onehot_action_scores
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -110,6 +111,14 @@ def dr_coefficients(
     gamma = np.array(q, dtype=np.float64)
     gamma[rows, actions] += (data.rewards - q[rows, actions]) / data.propensities
     return gamma
+
+
+def _reads_split_columns_only(model: Any) -> bool:
+    """Whether ``model`` is a fitted LightGBM model whose trees read only their split columns
+    (no linear leaves)."""
+    import lightgbm as lgb
+
+    return isinstance(model, lgb.LGBMModel) and not model.get_params().get("linear_tree", False)
 
 
 class RewardModelScorer(LogsScorer):
@@ -221,7 +230,11 @@ class _RewardModelEstimator(Estimator):
 
     @staticmethod
     def _predict_all_actions(model: Any, contexts: Any, n_actions: int) -> np.ndarray:
-        """(m, K) predictions; one predict call per action keeps memory at (m, d + K)."""
+        """(m, K) predictions; a LightGBM model predicts only the actions its trees split on
+        (:func:`opboost.api.lgbm.onehot_scores.onehot_action_scores`), another model one call
+        per action, which keeps memory at (m, d + K)."""
+        if _reads_split_columns_only(model):
+            return onehot_action_scores(model, contexts, n_actions)
         m = contexts.shape[0]
         columns = [
             np.asarray(

@@ -35,6 +35,12 @@ MAX_CODES = 64
 #: z of the paired test by which the cross-fitted bilinear model must beat the constant
 #: (each half's mean reward) on squared error for its column to be added.
 CLEAR_GAIN_SE = 1.96
+#: Largest |context term x item term| the bilinear ridge takes (:func:`interaction_layout`
+#: skips the column beyond it): its Gram matrix rounds at eps p**2 n, so beside products of
+#: 1e10 the unit-scale terms are lost 1e4 times over (eps = 2.2e-16; item features of 1e20
+#: already gave no gain), and from about 1e154 / sqrt(n) the sums of squares overflow and
+#: numpy's eigh fails (issue 52: "Eigenvalues did not converge" at item features of 1e200).
+MAX_TERM_PRODUCT = 1e10
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,10 +97,41 @@ def interaction_layout(
     layout = PairInteraction(context, numeric, codes, np.zeros((1, 1)))
     if layout.n_item_terms == 0:
         return f"no numeric item column or categorical one with at most {MAX_CODES} codes"
+    too_large = _overflow(X, context, phi, numeric)
+    if too_large is not None:
+        return too_large
     terms = (len(context) + 1) * (layout.n_item_terms + 1) - 1
     if terms > MAX_TERMS:
         return f"more than {MAX_TERMS} bilinear terms ({terms})"
     return layout
+
+
+def _overflow(
+    X: Any, context: tuple[int, ...], phi: np.ndarray, numeric: tuple[int, ...]
+) -> str | None:
+    """Why the bilinear ridge cannot take these terms (a sentence naming the largest item
+    column, its size and the fix), or None: the largest product of a context term and an
+    item term would exceed :data:`MAX_TERM_PRODUCT`."""
+    if not numeric:
+        return None
+    items = np.abs(np.asarray(phi[:, list(numeric)], dtype=np.float64))
+    if not np.isfinite(items).all():
+        return None  # LoggedBandit refuses non-finite item features by name
+    largest = items.max(axis=0)
+    worst = int(np.argmax(largest))
+    part = X[:, list(context)]
+    part = part.data if sp.issparse(part) else np.asarray(part, dtype=np.float64)
+    c_max = max(1.0, float(np.abs(part).max(initial=0.0)))
+    p_max = c_max * max(1.0, float(largest[worst]))
+    if p_max <= MAX_TERM_PRODUCT:
+        return None
+    column, size = numeric[worst], float(largest[worst])
+    return (
+        f"item feature column {column} reaches |phi| = {size:.3g} (contexts |x| = {c_max:.3g}): "
+        f"products of the terms above {MAX_TERM_PRODUCT:.0e} leave the bilinear ridge no float64 "
+        f"precision (from about 1e154 its sums of squares overflow); rescale the item features "
+        f"(e.g. divide column {column} by {size:.3g}) to let the start use them"
+    )
 
 
 def fit_interaction(

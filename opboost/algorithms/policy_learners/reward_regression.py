@@ -18,9 +18,10 @@ from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.lgbm.onehot_scores import onehot_action_scores, split_actions
 from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.contexts import as_contexts
-from opboost.api.numerics.design import action_rows, stacked_design
+from opboost.api.numerics.design import action_rows
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
@@ -90,6 +91,14 @@ class RewardRegression(PolicyLearner):
         self.num_threads = num_threads
         self.random_state = random_state
 
+    @staticmethod
+    def check_fit_memory(data: LoggedBandit, owner: str) -> None:
+        """Refuse, as ``owner``, a fit on ``data`` whose dense [x; onehot(a)] rows (8 bytes a
+        value) cannot fit in memory (:func:`opboost.api.numerics.memory_limit.check_memory`);
+        logs with action features are fitted on their [x; phi(a)] pairs and pass."""
+        if data.action_features is None:
+            _check_design(len(data), data.n_features, data.n_actions, owner, _FIT_FIX)
+
     def fit(self, data: LoggedBandit) -> RewardRegression:
         """Fit r(x, a) on the logged (x_i, a_i) -> r_i pairs."""
         import lightgbm as lgb
@@ -100,10 +109,8 @@ class RewardRegression(PolicyLearner):
         self.schema_ = data.schema  # from_dataframe's: categorical columns and action ids
         categorical = list(data.schema.categorical_features) if data.schema else []
         self.action_schema_ = None
+        self.check_fit_memory(data, "RewardRegression.fit")
         if data.action_features is None:
-            _check_design(
-                len(data), data.n_features, data.n_actions, "RewardRegression.fit", _FIT_FIX
-            )
             rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
         else:  # [x; phi(a)]: the item's own features, so new items can be scored
             self.action_schema_ = ActionSchema.of_logs(
@@ -144,12 +151,16 @@ class RewardRegression(PolicyLearner):
         owner = f"{type(self).__name__}.decision_function"
         X = self._contexts(X, owner)
         m, k = X.shape[0], self.n_actions_
-        fix = "Score fewer contexts per call (each is stacked with every action)."
-        _check_design(m * k, self.n_features_, k, f"{owner} of {m:,} contexts", fix)
-        rows = stacked_design(X, k)
-        work = rows.shape[0] * self.model_.booster_.num_trees()
+        booster = self.model_.booster_
+        split_on = len(split_actions(booster, self.n_features_, k))
+        one = f"one context's scores, {k:,} actions (float64)"
+        check_memory(8 * k, owner, one, "Refit with fewer actions; no call can score a context.")
+        what = f"scores of {m:,} contexts x {k:,} actions (float64)"
+        fix = f"Score fewer contexts per call (one context's scores take {8 * k / 1024:,.1f} KiB)."
+        check_memory(8 * m * k, owner, what, fix)
+        work = m * (split_on + 1) * booster.num_trees()
         threads = lightgbm_threads(work, self.num_threads, per_thread=PREDICT_WORK_PER_THREAD)
-        scores = self.model_.predict(rows, num_threads=threads).reshape(m, k)
+        scores = onehot_action_scores(self.model_, X, k, num_threads=threads)
         if candidates is None:
             return scores
         return mask_scores(scores, serving_mask(candidates, scores.shape, owner))

@@ -67,6 +67,18 @@ class Diabetes(Dataset):
         return SupervisedData("diabetes", X, y, "regression", 0, reward=None)
 
 
+def _clusters_problem(n_classes: int, n_informative: int) -> str | None:
+    """Why ``make_classification`` cannot draw ``n_classes`` (two clusters each, on distinct
+    corners of the ``n_informative``-dimensional hypercube), or None."""
+    if n_informative >= 62 or 2 * n_classes <= 2**n_informative:
+        return None
+    return (
+        f"must be at most 2**n_informative / 2 = {2 ** (n_informative - 1):,} (two clusters per "
+        f"class on the corners of the n_informative = {n_informative} hypercube). Got "
+        f"{n_classes:,} instead; use fewer classes or more informative features (n_informative)"
+    )
+
+
 class SyntheticMulticlass(Dataset):
     """Seeded ``sklearn.datasets.make_classification`` data, for benchmarks at any size.
 
@@ -95,7 +107,18 @@ class SyntheticMulticlass(Dataset):
             ),
         ],
         "n_features": [Interval(int, 2, None)],
-        "n_classes": [Interval(int, 2, None)],
+        "n_classes": [
+            Interval(int, 2, None),
+            Rule(lambda p: _clusters_problem(p["n_classes"], p["n_informative"])),
+            Rule(
+                lambda p: memory_problem(
+                    8 * p["n_samples"] * p["n_classes"],
+                    f"asks for {p['n_samples']:,} x {p['n_classes']:,} float64 rewards "
+                    f"(n_samples x n_classes)",
+                ),
+                fix="use fewer samples or classes",
+            ),
+        ],
         "n_informative": [
             Interval(int, 1, None),
             Rule(

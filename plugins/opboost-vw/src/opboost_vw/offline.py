@@ -36,6 +36,7 @@ from opboost.api import (
     Options,
     PolicyLearner,
     check_fitted,
+    check_memory,
     check_random_state,
     serving_mask,
 )
@@ -50,6 +51,20 @@ def _dense_rows(X: Any) -> np.ndarray:
     """Contexts as a float64 (m, d) array (CSR densified)."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     return np.asarray(X, dtype=np.float64)
+
+
+def _check_lines(data: LoggedBandit) -> None:
+    """Refuse logs whose examples cannot be held in memory: each row's example lists one
+    action line per candidate (every action without candidates), 8 bytes a line at least."""
+    n, k = len(data), int(data.n_actions)
+    lines = int(np.sum(data.n_candidates)) if data.candidates is not None else n * k
+    check_memory(
+        8 * lines,
+        "VWOfflinePolicy.fit",
+        f"{n:,} examples of {k:,} actions, {lines:,} action lines",
+        "Give each row its candidate set (LoggedBandit(candidates=...)): only candidates are "
+        "written; or use fewer actions.",
+    )
 
 
 def _row_items(candidates: Any, n: int, n_items: int) -> list[np.ndarray]:
@@ -125,8 +140,9 @@ class VWOfflinePolicy(PolicyLearner):
             )
         rng = check_random_state(self.random_state)
         args = self._vw_args(int(rng.integers(2**31 - 1)))
-        X = _dense_rows(data.contexts)
         K = int(data.n_actions)
+        _check_lines(data)
+        X = _dense_rows(data.contexts)
         self.n_action_features_, self.categorical_items_ = None, ()
         if data.action_features is None:
             lines = [f"|a a{k}" for k in range(K)]
