@@ -94,7 +94,7 @@ class RewardRegression(PolicyLearner):
     @staticmethod
     def check_fit_memory(data: LoggedBandit, owner: str) -> None:
         """Refuse, as ``owner``, a fit on ``data`` whose dense [x; onehot(a)] rows (8 bytes a
-        value) cannot fit in memory (:func:`opboost.api.numerics.memory_limit.check_memory`);
+        value) cannot fit in memory (``opboost.api.numerics.memory_limit.check_memory``);
         logs with action features are fitted on their [x; phi(a)] pairs and pass."""
         if data.action_features is None:
             _check_design(len(data), data.n_features, data.n_actions, owner, _FIT_FIX)
