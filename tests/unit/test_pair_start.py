@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opboost import Booster, LoggedBandit
+from opboost import Booster, LoggedBandit, OpboostWarning
 from opboost.algorithms.estimators.direct import DoublyRobust, dr_coefficients
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.data.pair_interaction import PairInteraction
@@ -296,7 +296,10 @@ def test_item_features_too_large_for_the_bilinear_ridge_are_named_not_a_linalg_e
     big = phi.copy()
     big[:, 1] *= 1e200
     logs = LoggedBandit(X, actions, np.full(n, 1 / k), rewards, k, action_features=big)
-    booster = Booster(n_rounds=2, random_state=0, base_learner_params=FAST).fit(logs)
+    with pytest.warns(
+        OpboostWarning, match=r"reward-model start: item feature column 1 .* rescale"
+    ):
+        booster = Booster(n_rounds=2, random_state=0, base_learner_params=FAST).fit(logs)
     size = np.abs(big[:, 1]).max()
     assert booster.reward_start_["bilinear_skipped"] == (
         f"item feature column 1 reaches |phi| = {size:.3g} (contexts |x| = "

@@ -14,6 +14,7 @@ the mean of the two halves' W.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from opboost.algorithms.learners.linear_reward import ridge_loo
 from opboost.api.data.pair_interaction import PairInteraction
+from opboost.api.exceptions import OpboostWarning
 
 __all__ = ["CrossFittedInteraction", "fit_interaction", "interaction_layout"]
 
@@ -99,6 +101,8 @@ def interaction_layout(
         return f"no numeric item column or categorical one with at most {MAX_CODES} codes"
     too_large = _overflow(X, context, phi, numeric)
     if too_large is not None:
+        # the fit goes on with trees alone; a user who reads no reward_start_ still hears why
+        warnings.warn(f"reward-model start: {too_large}", OpboostWarning, stacklevel=2)
         return too_large
     terms = (len(context) + 1) * (layout.n_item_terms + 1) - 1
     if terms > MAX_TERMS:
