@@ -20,9 +20,24 @@ _spec.loader.exec_module(tables)
 def test_the_architecture_page_table_is_the_code_s(name: str) -> None:
     on_page = tables.page_tables(tables.PAGE.read_text(encoding="utf-8"))[name]
     assert on_page is not None, f"docs/architecture.md lacks <!-- generated: {name} -->"
-    assert on_page == tables.TABLES[name](), (
+    stale = tables.stale_cells(on_page, tables.TABLES[name]())
+    assert stale == [], (
         f"docs/architecture.md's {name} table differs from the code: run `{tables.COMMAND}`"
     )
+
+
+def test_a_line_count_off_by_more_than_the_tolerance_is_stale() -> None:
+    """Line counts may drift by LINES_TOLERANCE (an edit need not rewrite the page); past it,
+    and in any other cell, the table is stale."""
+    table = tables.packages_table()
+    row = next(r for r in table.splitlines() if r.startswith("| `opboost/core/` "))
+    lines = int(row.rsplit("|", 2)[1].strip().replace(",", ""))
+    near = row.replace(f"{lines:,} |", f"{int(lines * 1.05):,} |")
+    far = row.replace(f"{lines:,} |", f"{int(lines * 1.2):,} |")
+    renamed = row.replace("`opboost/core/`", "`opboost/kern/`")
+    assert tables.stale_cells(table.replace(row, near), table) == []
+    assert len(tables.stale_cells(table.replace(row, far), table)) == 1
+    assert len(tables.stale_cells(table.replace(row, renamed), table)) == 1
 
 
 def test_write_brings_a_stale_page_back_to_the_code(tmp_path: Path) -> None:
