@@ -70,6 +70,10 @@ class _CategoricalRegressor:
         return self.model.predict(X)
 
 
+#: The most actions ``regressor="per_action"`` fits one regressor each for.
+MAX_PER_ACTION_MODELS = 10_000
+
+
 def _dr_estimator(data: LoggedBandit, n_folds: int, random_state: Any) -> DoublyRobust:
     """The DR estimator whose reward model gives q: its default LightGBM regressor, with the
     logs' categorical context columns split as categories."""
@@ -180,6 +184,7 @@ class DRReduction(PolicyLearner):
         self._categorical = list(data.schema.categorical_features) if data.schema else []
         if data.action_features is not None:
             return self._fit_pairs(data, q_seed, seed)
+        self.check_fit_memory(data, "DRReduction.fit")
         gamma, _ = dr_pseudo_rewards(data, n_folds=self.n_folds, random_state=q_seed)
         n, k = len(data), data.n_actions
         if data.candidates is None:
@@ -205,6 +210,24 @@ class DRReduction(PolicyLearner):
                 continue
             self.models_.append(self._fit_one(data.contexts[rows[at]], targets[at], seed + a))
         return self
+
+    def check_fit_memory(self, data: LoggedBandit, owner: str) -> None:
+        """Refuse, as ``owner``, a fit on logs without item features that cannot run: q and
+        Gamma (n, K) and the (row, action) index pairs, 32 bytes a cell, beyond the memory
+        left; or ``regressor="per_action"`` with more than :data:`MAX_PER_ACTION_MODELS`
+        actions (one LightGBM fit each). Logs with item features are checked on their pairs."""
+        if data.action_features is not None:
+            return
+        n, k = len(data), data.n_actions
+        what = f"q and Gamma of {n:,} rows x {k:,} actions and their pairs (32 bytes a cell)"
+        fix = "Give each row its candidate set or the items their features, or use fewer actions."
+        check_memory(32 * n * k, owner, what, fix)
+        if self.regressor == "per_action" and k > MAX_PER_ACTION_MODELS:
+            raise InvalidParameterError(
+                f"{owner}: regressor='per_action' fits one LightGBM model per action, "
+                f"{k:,} models (at most {MAX_PER_ACTION_MODELS:,}); use regressor='stacked', "
+                "or give the items their features (LoggedBandit(action_features=...))."
+            )
 
     def _fit_pairs(self, data: LoggedBandit, q_seed: int, seed: int) -> DRReduction:
         """Logs with item features: one regressor on the candidate pairs [x_i; phi(k)] ->

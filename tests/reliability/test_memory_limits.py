@@ -22,6 +22,7 @@ import opboost
 from opboost.api.data.logged import LoggedBandit
 from opboost.compose.choice import PolicyChoice
 from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+from opboost.compose.dr_reduction import DRReduction
 
 used = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 cap = used + (int(sys.argv[1]) << 30)
@@ -47,6 +48,9 @@ fits = {
     "PolicyChoice[constant]": lambda: PolicyChoice(candidates=["constant"], random_state=0)
         .fit(huge).policy_,
     "RewardRegression": lambda: RewardRegression(random_state=0).fit(huge),
+    "DRReduction": lambda: DRReduction(random_state=0).fit(huge),
+    "PolicyChoice[dr_reduction]": lambda: PolicyChoice(
+        candidates=["constant", "dr_reduction"], random_state=0).fit(huge),
     "VWOfflinePolicy": lambda: vw(huge),
     "RewardRegression.decision_function[300]": lambda: small.decision_function(huge.contexts)
         .shape,
@@ -139,17 +143,28 @@ def test_fits_too_large_for_the_address_space_raise_instead_of_dying():
     )
 
 
+DR_NEED = (
+    r"q and Gamma of 300 rows x 1,000,000 actions and their pairs \(32 bytes a cell\): "
+    r"at least 8\.9 GiB needed, "
+)
+DR_FIX = r"Give each row its candidate set or the items their features, or use fewer actions\.$"
+
+
 def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit():
     """Issue 52 item 1: under RLIMIT_AS (used + 2 GiB), each policy learner on 300 rows x
     10**6 actions refuses up front, in seconds, with the estimate, the limit and the fix:
     PolicyChoice with the constant and reward_regression candidates (it ran past 600 s,
     predicting its doubly robust reward model one action at a time) and RewardRegression
-    by the reward regression's dense rows, VWOfflinePolicy by its action lines."""
+    by the reward regression's dense rows, VWOfflinePolicy by its action lines, DRReduction
+    (alone and as a PolicyChoice candidate) by its (n, K) pseudo-rewards (numpy's bare
+    "Unable to allocate" before)."""
     lines = run_child(
         2,
         "PolicyChoice[constant,reward_regression]",
         "RewardRegression",
         "VWOfflinePolicy",
+        "DRReduction",
+        "PolicyChoice[dr_reduction]",
         timeout=60,
     )
     assert_lines(
@@ -164,6 +179,10 @@ def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit(
             rf"needed, {LIMIT}Give each row its candidate set "
             r"\(LoggedBandit\(candidates=\.\.\.\)\): only candidates are written; or use fewer "
             r"actions\.$",
+            rf"^DRReduction: InsufficientMemoryError: \d+\.\d s: DRReduction\.fit: {DR_NEED}"
+            rf"{LIMIT}{DR_FIX}",
+            r"^PolicyChoice\[dr_reduction\]: InsufficientMemoryError: \d+\.\d s: "
+            rf"PolicyChoice\.fit: {DR_NEED}{LIMIT}{DR_FIX}",
         ],
     )
 

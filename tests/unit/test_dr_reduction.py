@@ -215,3 +215,26 @@ def test_a_policy_choice_that_chooses_it_saves(tmp_path):
     loaded = opboost.load_policy(choice.save(tmp_path / "choice"))
     assert loaded.metadata["policy_learner"] == "dr_reduction"
     np.testing.assert_array_equal(loaded.predict(data.contexts), choice.predict(data.contexts))
+
+
+def test_per_action_regressors_beyond_the_limit_are_refused_up_front(monkeypatch):
+    """One LightGBM fit per action: a catalogue past MAX_PER_ACTION_MODELS is refused before
+    q is fitted (10**6 actions ran one fit each), naming the count and the fixes; the
+    stacked regressor takes the same logs."""
+    import opboost.compose.dr_reduction as module
+
+    monkeypatch.setattr(module, "MAX_PER_ACTION_MODELS", 2)
+    data = _tiny(k=3)
+    message = (
+        "DRReduction.fit: regressor='per_action' fits one LightGBM model per action, 3 models "
+        "(at most 2); use regressor='stacked', or give the items their features "
+        "(LoggedBandit(action_features=...))."
+    )
+    with pytest.raises(InvalidParameterError, match=re.escape(message)):
+        DRReduction(random_state=0).fit(data)
+    in_choice = message.replace("DRReduction.fit", "PolicyChoice.fit")
+    with pytest.raises(InvalidParameterError, match=re.escape(in_choice)):
+        PolicyChoice(candidates=["constant", "dr_reduction"], random_state=0).fit(data)
+    assert DRReduction(regressor="stacked", random_state=0).fit(data).predict(
+        data.contexts
+    ).shape == (len(data),)
