@@ -214,7 +214,7 @@ class DRReduction(PolicyLearner):
     def check_fit_memory(self, data: LoggedBandit, owner: str) -> None:
         """Refuse, as ``owner``, a fit on logs without item features that cannot run: q and
         Gamma (n, K) and the (row, action) index pairs, 32 bytes a cell, beyond the memory
-        left; or ``regressor="per_action"`` with more than :data:`MAX_PER_ACTION_MODELS`
+        left; or ``regressor="per_action"`` with more than ``MAX_PER_ACTION_MODELS``
         actions (one LightGBM fit each). Logs with item features are checked on their pairs."""
         if data.action_features is not None:
             return
