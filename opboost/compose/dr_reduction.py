@@ -25,7 +25,7 @@ logged are scored by their features (``predict(X, candidates=..., action_feature
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +35,7 @@ from opboost.algorithms.estimators.direct import (
     default_reward_model,
     dr_coefficients,
 )
+from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.constraints import Interval, Options
 from opboost.api.data.candidates import candidate_pairs
 from opboost.api.data.logged import LoggedBandit
@@ -42,7 +43,7 @@ from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
+from opboost.api.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
@@ -136,12 +137,8 @@ class DRReduction(PolicyLearner):
     _parameter_constraints: ClassVar[dict] = {
         "regressor": [Options(REGRESSORS)],
         "n_folds": [Interval(Integral, 2, None, fix="use 2 to 5 folds")],
-        "n_estimators": [Interval(Integral, 1, None)],
-        "num_leaves": [Interval(Integral, 2, 131072)],
-        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
-        "min_child_samples": [Interval(Integral, 0, None)],
-        "num_threads": NUM_THREADS,
-        "random_state": ["random_state"],
+        # the LightGBM regressors' settings, checked as reward regression checks them
+        **RewardRegression._parameter_constraints,
     }
 
     def __init__(
