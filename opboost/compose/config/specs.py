@@ -9,7 +9,7 @@ from typing import Any
 
 from opboost.core.registry import get_registry
 
-__all__ = ["AlgorithmSpec", "ComponentSpec", "LogsSpec"]
+__all__ = ["AlgorithmSpec", "CatalogueSpec", "ComponentSpec", "LogsSpec"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,23 @@ class ComponentSpec:
     def build(self, **extra: Any) -> Any:
         """A new instance with ``params`` and ``extra``."""
         return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
+
+
+@dataclass(frozen=True)
+class CatalogueSpec:
+    """A simulated catalogue world (``[data] world = "catalogue"``): the parameters of
+    ``simulate_catalogue`` (without ``n``) and ``n_test``, with their defaults."""
+
+    params: dict[str, Any]
+    name: str = "catalogue"
+
+    def describe(self) -> str:
+        """One line for the command line: the world's parameters."""
+        return "catalogue world: " + ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``[data]`` table with its defaults."""
+        return {"world": self.name, **self.params}
 
 
 @dataclass(frozen=True)
