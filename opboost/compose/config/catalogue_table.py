@@ -12,6 +12,7 @@ action is not every row's candidate, are refused.
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 from opboost.api.exceptions import ConfigError, InvalidParameterError
@@ -59,8 +60,10 @@ def parse_catalogue(table: dict, file: str) -> CatalogueSpec:
     world = {k: v for k, v in params.items() if k != "n_test"}
     try:  # the simulator's own checks, on one row
         simulate_catalogue(1, **world, random_state=0)
-    except InvalidParameterError as exc:
-        raise ConfigError(str(exc), file=file, key="data") from exc
+    except InvalidParameterError as exc:  # keyed by the parameter it names
+        named = re.search(r"The '(\w+)' parameter", str(exc))
+        key = f"data.{named.group(1)}" if named and named.group(1) in params else "data"
+        raise ConfigError(str(exc), file=file, key=key) from exc
     return CatalogueSpec(params)
 
 
@@ -73,7 +76,7 @@ def check_catalogue_study(raw: dict, specs: tuple, file: str) -> None:
             "[deployment] section (batch_size, n_batches, epsilon, temperature).",
             file=file,
         )
-    if "simulation" in raw:
+    if raw.get("simulation"):  # (an empty one is what ``opboost config show`` prints)
         raise ConfigError(
             "a catalogue world simulates its own logs; remove [simulation] (the world's "
             "parameters are [data] keys).",
