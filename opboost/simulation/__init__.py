@@ -1,7 +1,8 @@
 """Simulation: supervised data turned into bandit logs and streams, a catalogue of items with
 features and candidate sets (``simulate_catalogue``), random user-like tables
 (``tabular_world``), label-hiding environments, the online
-runners, deployments retrained in batches (``run_batched``, ``run_online``) and the data set
+runners, deployments retrained in batches (``run_batched``, ``run_online``; fixed actions or
+a catalogue's candidates, ``catalogue_stream``) and the data set
 loaders. Algorithms never import it.
 
 Submodules load lazily, so ``import opboost.simulation`` stays light.
@@ -14,6 +15,7 @@ from opboost.api.lazy import lazy_attributes
 __all__ = [
     "BanditEnvironment",
     "BanditRunResult",
+    "CatalogueStream",
     "DeploymentResult",
     "DeploymentStream",
     "HiddenLabelError",
@@ -24,6 +26,7 @@ __all__ = [
     "SlateWorld",
     "SoftmaxLoggingPolicy",
     "TabularWorld",
+    "catalogue_stream",
     "deployment_stream",
     "expected_reward",
     "make_slate_world",
@@ -40,6 +43,7 @@ __all__ = [
 _LAZY: dict[str, tuple[str, str]] = {
     "BanditEnvironment": ("opboost.simulation.environment", "BanditEnvironment"),
     "BanditRunResult": ("opboost.simulation.results", "BanditRunResult"),
+    "CatalogueStream": ("opboost.simulation.catalogue_stream", "CatalogueStream"),
     "DeploymentResult": ("opboost.simulation.deployment", "DeploymentResult"),
     "DeploymentStream": ("opboost.simulation.deployment", "DeploymentStream"),
     "HiddenLabelError": ("opboost.api.exceptions", "HiddenLabelError"),
@@ -50,6 +54,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SlateWorld": ("opboost.simulation.slate_world", "SlateWorld"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
     "TabularWorld": ("opboost.simulation.tabular_worlds", "TabularWorld"),
+    "catalogue_stream": ("opboost.simulation.catalogue_stream", "catalogue_stream"),
     "deployment_stream": ("opboost.simulation.deployment", "deployment_stream"),
     "expected_reward": ("opboost.simulation.supervised", "expected_reward"),
     "make_slate_world": ("opboost.simulation.slate_world", "make_slate_world"),

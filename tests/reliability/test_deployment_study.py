@@ -110,7 +110,7 @@ def test_every_catalogue_trial_writes_a_non_decreasing_cumulative_reward(studies
         modes[trial["label"]] = trial["info"]["deployment"]
     assert modes == {
         "logging policy (fixed)": "fixed",
-        "uniform over the candidates": "fixed",
+        "uniform (fixed)": "fixed",
         "Booster (batches of 200)": "batched",
         "reward model (batches of 200)": "batched",
     }
