@@ -198,15 +198,15 @@ def test_a_catalogue_world_config_has_defaults_round_trips_and_fingerprints():
             {"algorithms__1": {"label": "U", "online_learner": {"name": "linucb"}}},
             "cat.toml [algorithms[1]]: algorithm 'U': the online learner 'linucb' takes no "
             "candidates or item features, so it cannot play a catalogue stream; remove it "
-            "(batched boosters, policy learners and the logging, uniform and reward_regression "
-            "baselines can).",
+            "(batched boosters, policy learners that fit catalogue logs, and the logging, "
+            "uniform and reward_regression baselines can).",
         ),
         (
             {"algorithms__1": {"label": "C", "baseline": "best_constant"}},
             "cat.toml [algorithms[1]]: algorithm 'C': the 'best_constant' baseline's one action "
             "is not every row's candidate, so it cannot play a catalogue stream; remove it "
-            "(batched boosters, policy learners and the logging, uniform and reward_regression "
-            "baselines can).",
+            "(batched boosters, policy learners that fit catalogue logs, and the logging, "
+            "uniform and reward_regression baselines can).",
         ),
     ],
 )

@@ -93,8 +93,8 @@ def check_catalogue_study(raw: dict, specs: tuple, file: str) -> None:
         if refused:
             raise ConfigError(
                 f"algorithm {algo.label!r}: {refused}, so it cannot play a catalogue stream; "
-                f"remove it (batched boosters, policy learners and the logging, uniform and "
-                f"reward_regression baselines can).",
+                f"remove it (batched boosters, policy learners that fit catalogue logs, and "
+                f"the logging, uniform and reward_regression baselines can).",
                 file=file,
                 key=f"algorithms[{algo.index}]",
             )
