@@ -14,7 +14,7 @@ import opboost
 from opboost.api.exceptions import ConfigError
 from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
-from opboost.compose.trial.catalogue_data import prepare_catalogue_trial
+from opboost.compose.trial.world_data import prepare_world_trial
 from opboost.compose.trial.plan import TrialKey, fingerprint
 from opboost.simulation.catalogue_stream import catalogue_stream
 from opboost.simulation.deployment import run_batched
@@ -155,9 +155,9 @@ def test_a_catalogue_world_config_has_defaults_round_trips_and_fingerprints():
     assert fingerprint(parse_config(_raw(data__n_items=21), file="c"), key, "d") != fingerprint(
         config, key, "d"
     )
-    data = prepare_catalogue_trial(config.data, 3)
+    data = prepare_world_trial(config.data, 3)
     assert data.sizes() == {"n_items": 20, "n_candidates": 4, "n_test": 50}
-    same = prepare_catalogue_trial(config.data, 3).world.logged.contexts
+    same = prepare_world_trial(config.data, 3).world.logged.contexts
     assert np.array_equal(same, data.world.logged.contexts)
 
 

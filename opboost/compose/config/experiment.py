@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.exceptions import ConfigError
-from opboost.compose.config import catalogue_table as catalogue
+from opboost.compose.config import world_table
 from opboost.compose.config.algorithms import (
     parse_algorithm,
     parse_component,
@@ -57,7 +57,7 @@ from opboost.compose.config.logs_table import (
     parse_logs,
 )
 from opboost.compose.config.overrides import apply_overrides, blame_override
-from opboost.compose.config.specs import AlgorithmSpec, CatalogueSpec, ComponentSpec, LogsSpec
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec, WorldSpec
 from opboost.compose.config.validate import check_keys, check_type, suggest
 
 __all__ = ["ExperimentConfig", "dumps_resolved", "load_config", "parse_config", "resolved_config"]
@@ -104,7 +104,7 @@ class ExperimentConfig:
 
     file: str
     #: A registered data set, the user's own logs (``[data] path = ...``) or a catalogue world.
-    data: ComponentSpec | LogsSpec | CatalogueSpec
+    data: ComponentSpec | LogsSpec | WorldSpec
     simulation: dict[str, Any]
     experiment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
@@ -229,9 +229,9 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
     check_keys(raw, sections, file, "", "the config")
     if "data" not in raw:
         raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
-    on_logs, world = is_logs_table(raw["data"]), catalogue.is_catalogue_table(raw["data"])
+    on_logs, world = is_logs_table(raw["data"]), world_table.is_world_table(raw["data"])
     if world:
-        data, simulation = catalogue.parse_catalogue(raw["data"], file), {}
+        data, simulation = world_table.parse_world(raw["data"], file), {}
     elif on_logs:
         data = parse_logs(raw["data"], file)
         if "simulation" in raw:
@@ -276,7 +276,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
         )
     specs = tuple(parse_algorithm(table, i, file) for i, table in enumerate(algorithms))
     if on_logs or world:
-        (check_logs_algorithms if on_logs else catalogue.check_catalogue_study)(raw, specs, file)
+        (check_logs_algorithms if on_logs else world_table.check_world_study)(raw, specs, file)
         simulation = {"valid_fraction": 0.0}  # for the checks below; not part of the config
     for algo in specs:
         if algo.search is not None and simulation["valid_fraction"] == 0:

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from opboost.compose.trial.catalogue_data import CatalogueTrialData
 from opboost.compose.trial.result import (
     TrialResult,
     best_constant,
@@ -38,9 +37,11 @@ from opboost.compose.trial.result import (
     start_of,
 )
 from opboost.compose.trial.trial_data import TrialData, dense
+from opboost.compose.trial.world_data import CatalogueTrialData, SlateTrialData
 from opboost.core.registry import get_registry, make
 from opboost.simulation.catalogue_stream import catalogue_stream
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
+from opboost.simulation.slate_stream import run_slates, slate_stream
 
 __all__ = ["STREAM_STAGE", "run_deployment_trial"]
 
@@ -119,6 +120,8 @@ def run_deployment_trial(config: Any, algo: Any, data: Any, result: TrialResult)
     """Play the stream of ``data.seed`` with ``algo``; fill ``result`` (module docstring)."""
     seed, study = data.seed, config.deployment
     settings = {**study, **algo.deployment}
+    if isinstance(data, SlateTrialData):
+        return _run_slate_trial(algo, data, settings, result)
     stream, on_catalogue = _stream(data, study), isinstance(data, CatalogueTrialData)
     info: dict[str, Any] = {"n_interactions": len(stream), "n_batches": study["n_batches"]}
     if algo.family == "online":
@@ -162,14 +165,48 @@ def run_deployment_trial(config: Any, algo: Any, data: Any, result: TrialResult)
         result.timings.update(
             fit_seconds=float(sum(run.fit_seconds)), batch_fit_seconds=list(run.fit_seconds)
         )
+    _record_curves(run, stream, result)
+    if not on_catalogue:
+        score_policy(probs_fn, data, result)
+    elif "test_reward" not in result.metrics:  # the final policy, greedy
+        result.metrics["test_reward"] = data.test_reward(run.policy)
+    result.timings["deployment_seconds"] = run.seconds
+    result.info.update(info)
+
+
+def _record_curves(run: Any, stream: Any, result: TrialResult) -> None:
+    """The cumulative reward and regret at the stream's batch ends, and their end values."""
     at = stream.batch_ends()
     reward, regret = run.cumulative_reward(at), run.cumulative_regret(at)
     result.curves.update(interactions=at, cumulative_reward=reward, cumulative_regret=regret)
     result.metrics.update(cumulative_reward=reward[-1], cumulative_regret=regret[-1])
     result.metrics["stream_reward"] = reward[-1] / len(stream)
-    if not on_catalogue:
-        score_policy(probs_fn, data, result)
-    elif "test_reward" not in result.metrics:  # the final policy, greedy
-        result.metrics["test_reward"] = data.test_reward(run.policy)
+
+
+def _run_slate_trial(algo: Any, data: SlateTrialData, settings: dict, result: TrialResult) -> None:
+    """A slate world's stream played by ``slate_boost`` refitted in batches (Plackett–Luce
+    exploration at the temperature) or by the world's logger (the ``logging`` baseline)."""
+    sizes = {"batch_size": settings["batch_size"], "n_batches": settings["n_batches"]}
+    rng = np.random.default_rng(np.random.SeedSequence([data.seed, STREAM_STAGE]))
+    stream = slate_stream(data.world, **sizes, random_state=rng)
+    info: dict[str, Any] = {"n_interactions": len(stream), **sizes}
+    if algo.family == "baseline":  # the logger
+        run = run_slates(stream, None)
+        info["deployment"] = "fixed"
+    else:
+        run = run_slates(
+            stream,
+            _refit(algo, data, data.seed),
+            temperature=settings["temperature"],
+            batch_size=settings["batch_size"],
+        )
+        info.update(
+            deployment="batched", temperature=settings["temperature"], n_refits=len(run.fit_seconds)
+        )
+        result.timings.update(
+            fit_seconds=float(sum(run.fit_seconds)), batch_fit_seconds=list(run.fit_seconds)
+        )
+    _record_curves(run, stream, result)
+    result.metrics["test_reward"] = data.test_reward(run.policy)
     result.timings["deployment_seconds"] = run.seconds
     result.info.update(info)
