@@ -1,6 +1,7 @@
-"""Deployment on a catalogue stream: rows with their own candidates, policies served with
-candidates and item features, exact propensities, batched refits on their own logs; the
-``[data] world = "catalogue"`` config and its errors."""
+"""Deployment on a catalogue stream (rows with their own candidates, policies served with
+candidates and item features) and on a slate stream (Plackett–Luce slates): exact
+propensities, batched refits on their own logs; the ``[data] world = ...`` configs and their
+errors."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import numpy as np
 import pytest
 
 import opboost
-from opboost.api.exceptions import ConfigError
+from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.api.serving.exploration import draw
 from opboost.compose.config import dumps_resolved, parse_config, resolved_config
-from opboost.compose.trial.world_data import prepare_world_trial
 from opboost.compose.trial.plan import TrialKey, fingerprint
+from opboost.compose.trial.world_data import prepare_world_trial
+from opboost.core.registry import make
 from opboost.simulation.catalogue_stream import catalogue_stream
 from opboost.simulation.deployment import run_batched
 from opboost.simulation.items import simulate_catalogue
+from opboost.simulation.slate_stream import run_slates, slate_stream
+from opboost.simulation.slate_world import make_slate_world
 
 
 @pytest.fixture(scope="module")
@@ -165,8 +169,9 @@ def test_a_catalogue_world_config_has_defaults_round_trips_and_fingerprints():
     ("changes", "message"),
     [
         (
-            {"data__world": "slates"},
-            "cat.toml [data.world]: the only simulated world is \"catalogue\". Got 'slates'.",
+            {"data__world": "bandits"},
+            "cat.toml [data.world]: the simulated worlds are \"catalogue\" and \"slates\". Got "
+            "'bandits'.",
         ),
         (
             {"data__n_itmes": 5},
@@ -213,4 +218,124 @@ def test_a_catalogue_world_config_has_defaults_round_trips_and_fingerprints():
 def test_catalogue_config_errors_name_the_key(changes, message):
     with pytest.raises(ConfigError) as err:
         parse_config(_raw(**changes), file="cat.toml")
+    assert str(err.value) == message
+
+
+def test_slate_play_logs_plackett_luce_slates_with_exact_propensities():
+    """Batch 0 is the world's logger; later batches are the previous refit's sample_slate
+    draws (with each batch's generator); the logs concatenate every batch; the curves are
+    the true expected clicks, the regret against the attractiveness ranking is >= 0."""
+    world = make_slate_world(click_model="cascade", n_items=10, n_candidates=5, seed=0)
+    stream = slate_stream(world, batch_size=40, n_batches=3, random_state=3)
+    fitted = []
+
+    def fit(logs):
+        fitted.append(
+            make(
+                "policy_learner", "slate_boost", n_rounds=2, start_estimators=5, random_state=0
+            ).fit(logs)
+        )
+        return fitted[-1]
+
+    run = run_slates(stream, fit, temperature=0.5)
+    logs = run.logs
+    assert len(fitted) == 3 and len(logs) == 120 and run.batch_ends == [40, 80, 120]
+    first = world.log(
+        stream.contexts[:40], stream.candidates[:40], np.random.default_rng([stream.seed, 0])
+    )
+    assert np.array_equal(logs.slates[:40], first.slates)
+    assert np.array_equal(logs.cascade_propensities[:40], first.cascade_propensities)
+    for batch, (start, stop) in enumerate(((40, 80), (80, 120))):
+        rng = np.random.default_rng([stream.seed, batch + 1])
+        slates, marginal, cascade = fitted[batch].sample_slate(
+            stream.contexts[start:stop],
+            3,
+            temperature=0.5,
+            random_state=rng,
+            candidates=stream.mask(start, stop),
+        )
+        assert np.array_equal(logs.slates[start:stop], slates)
+        assert np.array_equal(logs.marginal_propensities[start:stop], marginal)
+        assert np.array_equal(logs.cascade_propensities[start:stop], cascade)
+        assert np.array_equal(
+            logs.rewards[start:stop], world.draw_clicks(stream.contexts[start:stop], slates, rng)
+        )
+    assert stream.mask()[np.arange(120)[:, None], logs.slates].all()
+    assert np.allclose(run.rewards, world.expected_clicks(stream.contexts, logs.slates))
+    assert (run.best - run.rewards >= -1e-12).all()
+    reward = run.cumulative_reward(run.batch_ends)
+    assert reward == sorted(reward)
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"run_slates: temperature must be a finite "
+        r"number > 0 \(Plackett–Luce exploration\); got 0",
+    ):
+        run_slates(stream, fit, temperature=0)
+
+
+def _slate_raw(**changes):
+    raw = _raw(**changes)
+    raw["data"] = {"world": "slates", "n_test": 50, **changes.get("data", {})}
+    raw["deployment"] = changes.get(
+        "deployment", {"batch_size": 20, "n_batches": 2, "temperature": 0.5}
+    )
+    raw["algorithms"] = changes.get(
+        "algorithms",
+        [
+            {"label": "L", "baseline": "logging"},
+            {"label": "S", "policy_learner": {"name": "slate_boost", "n_rounds": 2}},
+        ],
+    )
+    return raw
+
+
+def test_a_slate_world_config_has_defaults_and_makes_the_trial_world():
+    config = parse_config(_slate_raw(), file="sl.toml")
+    assert resolved_config(config)["data"] == {
+        "world": "slates",
+        "n_items": 20,
+        "n_candidates": 8,
+        "slate_size": 3,
+        "context_dim": 5,
+        "item_dim": 4,
+        "eta": 1.0,
+        "click_model": "pbm",
+        "logging_temperature": 2.0,
+        "intercept": -1.0,
+        "n_test": 50,
+    }
+    data = prepare_world_trial(config.data, 1)
+    assert data.sizes() == {"n_items": 20, "n_candidates": 8, "slate_size": 3, "n_test": 50}
+    assert 0.0 < data.test_reward(None) < 3.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"algorithms": [{"label": "B", "booster": {"n_rounds": 3}}]},
+            "sl.toml [algorithms[0]]: algorithm 'B' learns one action per context, so it "
+            'cannot play a slate stream; use policy_learner = { name = "slate_boost" } (or '
+            'the "logging" baseline, the world\'s logger).',
+        ),
+        (
+            {"deployment": {"batch_size": 20, "epsilon": 0.1, "temperature": 0.5}},
+            "sl.toml [deployment.epsilon]: a slate stream explores with Plackett–Luce at the "
+            "temperature; remove epsilon.",
+        ),
+        (
+            {"deployment": {"batch_size": 20}},
+            "sl.toml [deployment.temperature]: a slate stream explores with Plackett–Luce: set "
+            "[deployment] temperature > 0 (e.g. 0.5; lower is greedier).",
+        ),
+        (
+            {"data": {"click_model": "dbn"}},
+            "sl.toml [data.click_model]: make_slate_world: click_model='dbn' is not one of "
+            "('cascade', 'pbm').",
+        ),
+    ],
+)
+def test_slate_config_errors_name_the_key(changes, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(_slate_raw(**changes), file="sl.toml")
     assert str(err.value) == message
