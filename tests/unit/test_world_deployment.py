@@ -170,7 +170,7 @@ def test_a_catalogue_world_config_has_defaults_round_trips_and_fingerprints():
     [
         (
             {"data__world": "bandits"},
-            "cat.toml [data.world]: the simulated worlds are \"catalogue\" and \"slates\". Got "
+            'cat.toml [data.world]: the simulated worlds are "catalogue" and "slates". Got '
             "'bandits'.",
         ),
         (
