@@ -2,7 +2,8 @@
 features and candidate sets (``simulate_catalogue``), random user-like tables
 (``tabular_world``), label-hiding environments, the online
 runners, deployments retrained in batches (``run_batched``, ``run_online``; fixed actions or
-a catalogue's candidates, ``catalogue_stream``) and the data set
+a catalogue's candidates, ``catalogue_stream``; slates, ``slate_stream`` and
+``run_slates``) and the data set
 loaders. Algorithms never import it.
 
 Submodules load lazily, so ``import opboost.simulation`` stays light.
@@ -23,6 +24,7 @@ __all__ = [
     "LossRunResult",
     "SimulatedBandit",
     "SimulatedCatalogue",
+    "SlateStream",
     "SlateWorld",
     "SoftmaxLoggingPolicy",
     "TabularWorld",
@@ -35,7 +37,9 @@ __all__ = [
     "run_batched",
     "run_loss_feedback",
     "run_online",
+    "run_slates",
     "simulate_catalogue",
+    "slate_stream",
     "supervised_to_bandit",
     "tabular_world",
 ]
@@ -51,6 +55,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "LossRunResult": ("opboost.simulation.loss_runner", "LossRunResult"),
     "SimulatedBandit": ("opboost.simulation.supervised", "SimulatedBandit"),
     "SimulatedCatalogue": ("opboost.simulation.items", "SimulatedCatalogue"),
+    "SlateStream": ("opboost.simulation.slate_stream", "SlateStream"),
     "SlateWorld": ("opboost.simulation.slate_world", "SlateWorld"),
     "SoftmaxLoggingPolicy": ("opboost.simulation.supervised", "SoftmaxLoggingPolicy"),
     "TabularWorld": ("opboost.simulation.tabular_worlds", "TabularWorld"),
@@ -63,7 +68,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_batched": ("opboost.simulation.deployment", "run_batched"),
     "run_loss_feedback": ("opboost.simulation.loss_runner", "run_loss_feedback"),
     "run_online": ("opboost.simulation.deployment", "run_online"),
+    "run_slates": ("opboost.simulation.slate_stream", "run_slates"),
     "simulate_catalogue": ("opboost.simulation.items", "simulate_catalogue"),
+    "slate_stream": ("opboost.simulation.slate_stream", "slate_stream"),
     "supervised_to_bandit": ("opboost.simulation.supervised", "supervised_to_bandit"),
     "tabular_world": ("opboost.simulation.tabular_worlds", "tabular_world"),
 }
