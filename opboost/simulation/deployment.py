@@ -167,7 +167,7 @@ def run_batched(
     """Play ``stream`` in batches of ``batch_size`` (default: the stream's).
 
     ``stream`` is a [`DeploymentStream`][opboost.simulation.deployment.DeploymentStream] or a
-    [`CatalogueStream`][opboost.simulation.catalogue_stream.CatalogueStream] (its policies are
+    [`CatalogueStream`][opboost.simulation.catalogue_deployment.CatalogueStream] (its policies are
     served with each row's ``candidates`` and the catalogue's ``action_features``).
     ``logging_policy(X) -> (m, K)`` distributions logs batch 0 (on a catalogue stream it is
     also given the rows' ``candidates`` and ``action_features``; None: the stream's own

@@ -18,10 +18,10 @@ from opboost.compose.config import dumps_resolved, parse_config, resolved_config
 from opboost.compose.trial.plan import TrialKey, fingerprint
 from opboost.compose.trial.world_data import prepare_world_trial
 from opboost.core.registry import make
-from opboost.simulation.catalogue_stream import catalogue_stream
+from opboost.simulation.catalogue_deployment import catalogue_stream
 from opboost.simulation.deployment import run_batched
 from opboost.simulation.items import simulate_catalogue
-from opboost.simulation.slate_stream import run_slates, slate_stream
+from opboost.simulation.slate_deployment import run_slates, slate_stream
 from opboost.simulation.slate_world import make_slate_world
 
 

@@ -3,7 +3,7 @@
 The stream (:func:`opboost.simulation.deployment.deployment_stream`) is the seed's logged
 training rows, labels hidden, in an order and with draws seeded by
 ``SeedSequence([seed, 4])``: identical for every algorithm of the seed. On a catalogue world
-(:func:`opboost.simulation.catalogue_stream.catalogue_stream`) it is fresh rows of the seed's
+(:func:`opboost.simulation.catalogue_deployment.catalogue_stream`) it is fresh rows of the seed's
 world, each with its candidates, served with them and the items' features; its logger logs
 batch 0 and is the ``logging`` baseline, ``uniform`` is uniform over each row's candidates,
 and ``test_reward`` is a policy's true value on the world's held-out rows. By family:
@@ -39,9 +39,9 @@ from opboost.compose.trial.result import (
 from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.compose.trial.world_data import CatalogueTrialData, SlateTrialData
 from opboost.core.registry import get_registry, make
-from opboost.simulation.catalogue_stream import catalogue_stream
+from opboost.simulation.catalogue_deployment import catalogue_stream
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
-from opboost.simulation.slate_stream import run_slates, slate_stream
+from opboost.simulation.slate_deployment import run_slates, slate_stream
 
 __all__ = ["STREAM_STAGE", "run_deployment_trial"]
 

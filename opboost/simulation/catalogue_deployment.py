@@ -1,7 +1,7 @@
 """A deployment stream over a simulated catalogue: contexts arrive with their own candidate
 items, and a policy is served with ``candidates=`` and the catalogue's ``action_features=``.
 
-[`catalogue_stream`][opboost.simulation.catalogue_stream.catalogue_stream] draws the stream's
+[`catalogue_stream`][opboost.simulation.catalogue_deployment.catalogue_stream] draws the stream's
 rows from a catalogue world
 ([`SimulatedCatalogue.test_rows`][opboost.simulation.items.SimulatedCatalogue.test_rows], from
 the training catalogue): fresh contexts, each row's candidate items, the world's logger over

@@ -2,9 +2,9 @@
 logs its impressions with their exact per-position and prefix propensities, and is refitted in
 batches on its own logs.
 
-[`slate_stream`][opboost.simulation.slate_stream.slate_stream] draws the stream's impressions
+[`slate_stream`][opboost.simulation.slate_deployment.slate_stream] draws the stream's impressions
 from a [`SlateWorld`][opboost.simulation.slate_world.SlateWorld] (contexts and each one's
-candidates); [`run_slates`][opboost.simulation.slate_stream.run_slates] plays it: batch 0 is
+candidates); [`run_slates`][opboost.simulation.slate_deployment.run_slates] plays it: batch 0 is
 the world's logger, then the policy refitted on all the logs so far (e.g. ``slate_boost``)
 draws each batch's slates with its ``sample_slate`` at a temperature, and the world clicks
 (one seeded generator per batch draws the slates and the clicks, the same for every policy).
