@@ -11,7 +11,9 @@ distribution play the same action).
 learner: batch 0 is logged by the logging policy; after each batch the learner is refitted on ALL
 the logs so far (each row with the propensity of the policy that logged it) and deployed, with its
 exploration, for the next batch; after the last batch it is refitted once more (its final policy).
-Without a learner the logging policy plays every batch.
+Without a learner the logging policy plays every batch. A catalogue stream
+([`catalogue_stream`][opboost.simulation.catalogue_deployment.catalogue_stream]) is played the
+same way, its policies served with each row's candidates and the items' features.
 [`run_online`][opboost.simulation.deployment.run_online] plays the same rows, in the same order,
 with an online bandit learner through a
 [`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment]. Learners see only the
@@ -178,6 +180,11 @@ def run_batched(
     plays the next batch with ``epsilon``/``temperature`` exploration. ``fit=None``: the logging
     policy plays every batch."""
     epsilon, temperature = check_exploration(epsilon, temperature, "run_batched")
+    if logging_policy is None and not hasattr(stream, "logging_distribution"):
+        raise InvalidParameterError(
+            "run_batched: this stream has no logger of its own; pass logging_policy, an "
+            "X -> (m, K) distribution (e.g. the simulation's logging_policy.predict_proba)."
+        )
     size = stream.batch_size if batch_size is None else batch_size
     check_scalar(size, "batch_size", "run_batched", kind=int, low=1)
     table, ends = stream.table(), stream.batch_ends(size)

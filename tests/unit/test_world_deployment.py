@@ -339,3 +339,13 @@ def test_slate_config_errors_name_the_key(changes, message):
     with pytest.raises(ConfigError) as err:
         parse_config(_slate_raw(**changes), file="sl.toml")
     assert str(err.value) == message
+
+
+def test_a_fixed_action_stream_needs_a_logging_policy():
+    from opboost.simulation.deployment import deployment_stream
+
+    X, y = np.zeros((10, 2)), np.zeros(10, dtype=np.int64)
+    stream = deployment_stream(X, y, n_actions=2, batch_size=5, n_batches=2, random_state=0)
+    with pytest.raises(InvalidParameterError, match=r"run_batched: this stream has no logger "
+                       r"of its own; pass logging_policy"):  # fmt: skip
+        run_batched(stream, None)
