@@ -3,7 +3,7 @@ slate logs (issue 51, deliverable 4), by the TRUE expected clicks on simulated s
 
     python examples/benchmarks/bench_slates.py [--rows 3000] [--test-rows 3000] [--seeds 5]
         [--first-seed 0] [--worlds pbm_skewed pbm_flat cascade_skewed cascade_flat]
-        [--methods ...]
+        [--methods ...] [--open-bandit DIR]
 
 Worlds (``make_slate_world``, 20 items, 8 candidates, 3 positions, examination 1/k): the
 position-based and cascade click models, each logged by a skewed (Plackett–Luce temperature
@@ -25,6 +25,17 @@ each fitted on the same logs and scored on the same fresh test contexts (true va
 Every ranker reads [x; phi(a)] and ranks the top 3 of each test row's candidates. Printed: each
 seed's values, then per world each method's mean and slate_boost's paired difference with
 a Student-t 95% interval over seeds.
+
+    python examples/benchmarks/bench_slates.py --open-bandit DIR [--methods ...]
+
+reads the Open Bandit sample as slates from DIR (the data directory holding
+``open_bandit/{random,bts}/all/all.csv``, as ``$OPBOOST_DATA``), fits every method on one
+logging policy's slates and ranks the other's contexts among all items (``slate_boost``
+with the position-based click model: the files hold no cascade propensities); printed, for
+random -> bts and bts -> random, each method's estimated clicks per impression by
+``slate_iips`` and ``slate_idr`` with 95% intervals (``logger``: the evaluated logs' own
+logger, on-policy, by ``slate_iips`` only: the files hold only the logged item's propensity,
+not the logger's whole distribution that the DR baseline needs).
 """
 
 from __future__ import annotations
@@ -58,6 +69,7 @@ METHODS = (
     "logger",
 )
 ROUNDS = 100
+OPEN_BANDIT_ESTIMATORS = ("slate_iips", "slate_idr")
 
 
 def _pairs(contexts: np.ndarray, mask: np.ndarray, features: np.ndarray):
@@ -117,32 +129,119 @@ def xgb_unbiased_scores(logs, contexts, mask, *, seed: int = 0) -> np.ndarray:
     return out
 
 
+def method_rankings(logs, contexts, mask, methods, seed: int, click_model: str) -> dict:
+    """Each learned method's (m, L) ranking of the test ``contexts`` over ``mask``, fitted on
+    ``logs`` (``slate_boost`` with ``click_model``); the logger is not a ranking."""
+    length = logs.slate_size
+    rankings = {}
+    for method in methods:
+        if method in ("slate_boost", "slate_start"):
+            rounds = {"n_rounds": 0} if method == "slate_start" else {}
+            model = SlateBooster(click_model=click_model, random_state=seed, **rounds)
+            rankings[method] = model.fit(logs).rank(contexts, candidates=mask)
+            continue
+        if method == "reward_model":
+            rows, _ = logs.per_position_rows()
+            model = RewardRegression(n_estimators=ROUNDS, random_state=seed).fit(rows)
+            scores = model.decision_function(contexts, action_features=logs.item_features)
+        elif method.startswith("lambdarank"):
+            position = method == "lambdarank_position"
+            scores = lambdarank_scores(logs, contexts, mask, position=position, seed=seed)
+        elif method == "xgb_unbiased":
+            scores = xgb_unbiased_scores(logs, contexts, mask, seed=seed)
+        else:
+            continue
+        rankings[method] = _top(scores, mask, length)
+    return rankings
+
+
 def method_values(world, logs, contexts, mask, methods, seed: int) -> dict[str, np.ndarray]:
     """Each method's true expected clicks per test impression, (m,)."""
-    length = world.slate_size
+    rankings = method_rankings(logs, contexts, mask, methods, seed, world.click_model)
     values = {}
     for method in methods:
         if method == "logger":
             scores = np.where(mask, world.logits(contexts), -np.inf)
             values[method] = world.plackett_luce_value(contexts, scores, world.logging_temperature)
-            continue
-        if method in ("slate_boost", "slate_start"):
-            rounds = {"n_rounds": 0} if method == "slate_start" else {}
-            model = SlateBooster(click_model=world.click_model, random_state=seed, **rounds)
-            ranking = model.fit(logs).rank(contexts, candidates=mask)
-        elif method == "reward_model":
-            rows, _ = logs.per_position_rows()
-            model = RewardRegression(n_estimators=ROUNDS, random_state=seed).fit(rows)
-            scores = model.decision_function(contexts, action_features=logs.item_features)
-            ranking = _top(scores, mask, length)
-        elif method.startswith("lambdarank"):
-            position = method == "lambdarank_position"
-            scores = lambdarank_scores(logs, contexts, mask, position=position, seed=seed)
-            ranking = _top(scores, mask, length)
         else:
-            ranking = _top(xgb_unbiased_scores(logs, contexts, mask, seed=seed), mask, length)
-        values[method] = world.expected_clicks(contexts, ranking)
+            values[method] = world.expected_clicks(contexts, rankings[method])
     return values
+
+
+def open_bandit_values(data_dir, methods, seed: int = 0) -> dict:
+    """``{(trained on, evaluated on): {method: {estimator: interval}}}`` on the Open Bandit
+    sample (``data_dir/open_bandit/{random,bts}/all``): each method fitted on one logger's
+    slates ranks the other's contexts among every item, valued by ``slate_iips`` and
+    ``slate_idr`` (95%) with the other's propensities; ``logger`` is that logger itself
+    (``slate_iips`` only)."""
+    from opboost.api.slates import SlatePolicy
+    from opboost.core.registry import make
+    from opboost.simulation.datasets.open_bandit_slates import open_bandit_slates
+
+    logs = {name: open_bandit_slates(name, data_dir=data_dir) for name in ("random", "bts")}
+    logs = _common_contexts(logs, data_dir)
+    out = {}
+    for train, target in (("random", "bts"), ("bts", "random")):
+        test = logs[target]
+        mask = np.ones((len(test), test.n_items), dtype=bool)
+        policies = method_rankings(logs[train], test.contexts, mask, methods, seed, "pbm")
+        if "logger" in methods:
+            policies["logger"] = SlatePolicy(test.marginal_propensities, test.marginal_propensities)
+        out[train, target] = {
+            method: {
+                name: make("estimator", name).estimate_interval(test, policies[method])
+                for name in OPEN_BANDIT_ESTIMATORS
+                if method != "logger" or name == "slate_iips"  # DR needs its full distribution
+            }
+            for method in methods
+        }
+    return out
+
+
+def _common_contexts(logs: dict, data_dir) -> dict:
+    """``logs`` with their contexts re-encoded over the union of both files' user-feature
+    categories: each file's one-hot (first category dropped, ``OpenBandit``'s encoding)
+    covers the categories that file holds, so the two can differ in width."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from opboost.simulation.datasets.open_bandit import OpenBandit
+
+    seen = {}
+    for name in logs:
+        path = OpenBandit(behavior_policy=name).folder(data_dir) / "all.csv"
+        users = pd.read_csv(path, usecols=lambda c: c.startswith("user_feature"), dtype=str)
+        seen[name] = {c: sorted(users[c].unique()) for c in users.columns}
+    columns = list(next(iter(seen.values())))
+    union = {c: sorted(set().union(*(seen[n][c] for n in seen))) for c in columns}
+    out = {}
+    for name, slates in logs.items():
+        blocks, start = [], 0
+        for c in columns:
+            own = seen[name][c]
+            block = slates.contexts[:, start : start + len(own) - 1]
+            start += len(own) - 1
+            code = np.argmax(np.column_stack([1 - block.sum(axis=1), block]), axis=1)
+            position = np.searchsorted(union[c], np.asarray(own)[code])
+            blocks.append(np.eye(len(union[c]))[position][:, 1:])
+        out[name] = replace(slates, contexts=np.hstack([*blocks, slates.contexts[:, start:]]))
+    return out
+
+
+def print_open_bandit(values: dict, data_dir) -> None:
+    """The Open Bandit table: per direction, each method's estimates and 95% intervals."""
+    print(f"Open Bandit sample ({data_dir}), campaign all: estimated clicks per impression")
+    for (train, target), per_method in values.items():
+        print(f"trained on {train}, evaluated on {target}:")
+        print("| method | " + " | ".join(f"{e} [95%]" for e in OPEN_BANDIT_ESTIMATORS) + " |")
+        print("|---" * (1 + len(OPEN_BANDIT_ESTIMATORS)) + "|")
+        for method, intervals in per_method.items():
+            cells = [
+                f"{ci.value:.5f} [{ci.low:.5f}, {ci.high:.5f}]" if ci else "—"
+                for ci in (intervals.get(e) for e in OPEN_BANDIT_ESTIMATORS)
+            ]
+            print(f"| {method} | " + " | ".join(cells) + " |")
 
 
 def _available(methods: list[str]) -> list[str]:
@@ -163,8 +262,13 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, list[np.ndarray]]
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--worlds", nargs="+", choices=list(WORLDS), default=list(WORLDS))
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--open-bandit", metavar="DIR", default=None)
     args = parser.parse_args(argv)
     methods = _available(list(dict.fromkeys(["slate_boost", *args.methods])))
+    if args.open_bandit is not None:
+        values = open_bandit_values(args.open_bandit, methods, args.first_seed)
+        print_open_bandit(values, args.open_bandit)
+        return values
     results: dict[str, dict[str, list[np.ndarray]]] = {}
     for name in args.worlds:
         per_method: dict[str, list[np.ndarray]] = {m: [] for m in methods}

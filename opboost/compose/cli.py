@@ -83,7 +83,7 @@ def _duration(seconds: float) -> str:
 
 
 def _data_line(config: Any) -> str:
-    if config.on_logs:
+    if hasattr(config.data, "describe"):  # the user's own logs or a catalogue world
         return config.data.describe()
     params = ", ".join(f"{k}={v!r}" for k, v in config.data.params.items())
     sim = ", ".join(f"{k}={v}" for k, v in config.simulation.items())

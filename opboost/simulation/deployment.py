@@ -11,7 +11,9 @@ distribution play the same action).
 learner: batch 0 is logged by the logging policy; after each batch the learner is refitted on ALL
 the logs so far (each row with the propensity of the policy that logged it) and deployed, with its
 exploration, for the next batch; after the last batch it is refitted once more (its final policy).
-Without a learner the logging policy plays every batch.
+Without a learner the logging policy plays every batch. A catalogue stream
+([`catalogue_stream`][opboost.simulation.catalogue_deployment.catalogue_stream]) is played the
+same way, its policies served with each row's candidates and the items' features.
 [`run_online`][opboost.simulation.deployment.run_online] plays the same rows, in the same order,
 with an online bandit learner through a
 [`BanditEnvironment`][opboost.simulation.environment.BanditEnvironment]. Learners see only the
@@ -75,6 +77,20 @@ class DeploymentStream:
     def table(self) -> np.ndarray:
         """(L, K) expected reward of every action at every interaction (the labels')."""
         return reward_table(self.labels, self.reward, self.n_actions)
+
+    def serving(self, start: int, end: int) -> dict[str, Any]:
+        """Keyword arguments serving interactions ``start .. end - 1``: none (every action
+        is eligible)."""
+        return {}
+
+    def logged_rewards(self, steps: np.ndarray, means: np.ndarray) -> np.ndarray:
+        """The logged rewards of the played actions: their (deterministic) rewards."""
+        return means
+
+    def log_fields(self, end: int, probs: np.ndarray) -> dict[str, Any]:
+        """Extra columns of the logs of the first ``end`` interactions: the full
+        distributions they were drawn from."""
+        return {"logging_probs": probs[:end]}
 
 
 def deployment_stream(
@@ -142,23 +158,33 @@ class DeploymentResult:
 
 
 def run_batched(
-    stream: DeploymentStream,
+    stream: Any,
     fit: Callable[[LoggedBandit], Any] | None,
     *,
-    logging_policy: Callable[[Any], np.ndarray],
+    logging_policy: Callable[[Any], np.ndarray] | None = None,
     epsilon: float = 0.0,
     temperature: float | None = None,
     batch_size: int | None = None,
 ) -> DeploymentResult:
     """Play ``stream`` in batches of ``batch_size`` (default: the stream's).
 
-    ``logging_policy(X) -> (m, K)`` distributions logs batch 0. ``fit(logs)`` returns a fitted
+    ``stream`` is a [`DeploymentStream`][opboost.simulation.deployment.DeploymentStream] or a
+    [`CatalogueStream`][opboost.simulation.catalogue_deployment.CatalogueStream] (its policies are
+    served with each row's ``candidates`` and the catalogue's ``action_features``).
+    ``logging_policy(X) -> (m, K)`` distributions logs batch 0 (on a catalogue stream it is
+    also given the rows' ``candidates`` and ``action_features``; None: the stream's own
+    ``logging_distribution``, a catalogue world's logger). ``fit(logs)`` returns a fitted
     policy with ``action_distribution``
     ([`ExplorationMixin`][opboost.api.serving.exploration.ExplorationMixin]: a Booster, a Policy, a
     PolicyLearner); it is called after every batch on all the logs so far, and each fitted policy
     plays the next batch with ``epsilon``/``temperature`` exploration. ``fit=None``: the logging
     policy plays every batch."""
     epsilon, temperature = check_exploration(epsilon, temperature, "run_batched")
+    if logging_policy is None and not hasattr(stream, "logging_distribution"):
+        raise InvalidParameterError(
+            "run_batched: this stream has no logger of its own; pass logging_policy, an "
+            "X -> (m, K) distribution (e.g. the simulation's logging_policy.predict_proba)."
+        )
     size = stream.batch_size if batch_size is None else batch_size
     check_scalar(size, "batch_size", "run_batched", kind=int, low=1)
     table, ends = stream.table(), stream.batch_ends(size)
@@ -166,38 +192,49 @@ def run_batched(
     k = stream.n_actions
     actions = np.zeros(len(stream), dtype=np.int64)
     probs = np.zeros((len(stream), k))
+    logged_rewards = np.zeros(len(stream))
     result = DeploymentResult(np.zeros(len(stream)), table.max(axis=1), ends)
     policy, start, began = None, 0, time.perf_counter()
     for end in ends:
-        X = stream.contexts[start:end]
-        if policy is None:
-            dist = np.asarray(logging_policy(X), dtype=np.float64)
+        X, served = stream.contexts[start:end], stream.serving(start, end)
+        if policy is not None:
+            dist = policy.action_distribution(X, epsilon=epsilon, temperature=temperature, **served)
+        elif logging_policy is None:
+            dist = stream.logging_distribution(start, end)
         else:
-            dist = policy.action_distribution(X, epsilon=epsilon, temperature=temperature)
+            dist = np.asarray(logging_policy(X, **served), dtype=np.float64)
         probs[start:end] = dist
-        actions[start:end] = draw(dist, stream.uniforms[start:end])[0]
-        result.rewards[start:end] = table[steps[start:end], actions[start:end]]
+        played, batch = actions[start:end], steps[start:end]
+        played[:] = draw(dist, stream.uniforms[start:end])[0]
+        result.rewards[start:end] = table[batch, played]
+        logged_rewards[start:end] = stream.logged_rewards(batch, result.rewards[start:end])
         start = end
         if fit is None:
             continue
-        logs = LoggedBandit(
-            stream.contexts[:end],
-            actions[:end],
-            probs[steps[:end], actions[:end]],
-            result.rewards[:end],
-            k,
-            logging_probs=probs[:end],
-        )
+        logs = _logs(stream, end, actions, probs, logged_rewards)
         fitted = time.perf_counter()
         policy = fit(logs)
         result.fit_seconds.append(time.perf_counter() - fitted)
         result.logs = logs
     result.seconds, result.policy = time.perf_counter() - began, policy
     if fit is None:
-        result.logs = LoggedBandit(
-            stream.contexts, actions, probs[steps, actions], result.rewards, k, logging_probs=probs
-        )
+        result.logs = _logs(stream, len(stream), actions, probs, logged_rewards)
     return result
+
+
+def _logs(
+    stream: Any, end: int, actions: np.ndarray, probs: np.ndarray, rewards: np.ndarray
+) -> LoggedBandit:
+    """The logs of the first ``end`` interactions, each with its exact propensity."""
+    rows = np.arange(end)
+    return LoggedBandit(
+        stream.contexts[:end],
+        actions[:end],
+        probs[rows, actions[:end]],
+        rewards[:end],
+        stream.n_actions,
+        **stream.log_fields(end, probs),
+    )
 
 
 def run_online(stream: DeploymentStream, learner: BanditLearner) -> DeploymentResult:

@@ -147,7 +147,14 @@ class SlateWorld:
         logger's exact marginal and cascade propensities; ``candidates`` (n, K) and
         ``item_features`` set."""
         rng = check_random_state(seed)
-        contexts, candidates = self.sample_contexts(n, rng)
+        return self.log(*self.sample_contexts(n, rng), rng)
+
+    def log(
+        self, contexts: np.ndarray, candidates: np.ndarray, rng: np.random.Generator
+    ) -> SlateLogs:
+        """The logger's impressions of ``contexts`` (n, d) with their (n, C) ``candidates``:
+        its Plackett–Luce rankings, their clicks and exact propensities (``simulate``)."""
+        n = len(contexts)
         rows = np.arange(n)[:, None]
         local = self.logits(contexts)[rows, candidates]  # (n, C) candidate coordinates
         t = self.logging_temperature

@@ -1,11 +1,16 @@
 """examples/benchmarks/bench_slates.py (issue 51): every method's true value per seed and
-slate_boost's paired differences per world, on a tiny size."""
+slate_boost's paired differences per world, on a tiny size; the Open Bandit table on a tiny
+sample in the real files' format."""
 
 from __future__ import annotations
 
 import re
 import runpy
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "benchmarks" / "bench_slates.py"
 
@@ -36,3 +41,65 @@ def test_the_methods_can_be_chosen_and_slate_boost_is_always_run(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^\[pbm_skewed seed 0\] slate_boost \d\.\d{4} logger \d\.\d{4}$", out, re.M)
     assert re.search(r"^  logger: \d\.\d{4}; difference [+-]\d\.\d{4} ± nan$", out, re.M)
+
+
+def _open_bandit_sample(root: Path, policy: str, seed: int, letters: str) -> None:
+    """A tiny log in obp's layout: 60 impressions of 3 positions over 4 items (a row per
+    position, each impression's rows sharing its timestamp and user features, whose
+    categories are ``letters``)."""
+    rng = np.random.default_rng(seed)
+    n, k = 60, 4
+    slates = np.argsort(rng.random((n, k)), axis=1)[:, :3]
+    rows = np.repeat(np.arange(n), 3)
+    log = pd.DataFrame(
+        {
+            "timestamp": [f"2019-11-24 00:{i // 60:02d}:{i % 60:02d}+00:00" for i in rows],
+            "item_id": slates.ravel(),
+            "position": np.tile([1, 2, 3], n),
+            "click": (rng.random(3 * n) < 0.3).astype(int),
+            "propensity_score": np.full(3 * n, 0.25),
+            **{f"user_feature_{j}": rng.choice(list(letters), n)[rows] for j in range(4)},
+        }
+    )
+    items = pd.DataFrame(
+        {
+            "item_id": np.arange(k),
+            "item_feature_0": rng.normal(size=k),
+            **{f"item_feature_{j}": rng.choice(["u", "v"], k) for j in (1, 2, 3)},
+        }
+    )
+    folder = root / "open_bandit" / policy / "all"
+    folder.mkdir(parents=True)
+    log.to_csv(folder / "all.csv")
+    items.to_csv(folder / "item_context.csv")
+
+
+def test_open_bandit_values_each_method_across_the_two_loggers(tmp_path, capsys):
+    """--open-bandit DIR on a tiny sample in the real files' format: every method's
+    slate_iips and slate_idr estimates with intervals, random -> bts and bts -> random; the
+    two files' user features have different categories (one-hot contexts of other widths,
+    re-encoded over their union)."""
+    _open_bandit_sample(tmp_path, "random", 0, "abc")
+    _open_bandit_sample(tmp_path, "bts", 1, "bd")
+    main = runpy.run_path(str(SCRIPT), run_name="bench_slates")["main"]
+    values = main(["--open-bandit", str(tmp_path)])
+    out = capsys.readouterr().out
+    methods = ["slate_boost", "slate_start", "reward_model", "lambdarank_clicks",
+               "lambdarank_position", "xgb_unbiased", "logger"]  # fmt: skip
+    assert list(values) == [("random", "bts"), ("bts", "random")]
+    number = r"\d\.\d{5}"
+    cell = rf"{number} \[-?{number}, {number}\]"
+    for train, target in values:
+        head = out.index(f"trained on {train}, evaluated on {target}:")
+        table = out[head:].split("\n")[1 : 3 + len(methods)]
+        assert table[0] == "| method | slate_iips [95%] | slate_idr [95%] |"
+        shown = [re.fullmatch(rf"\| (\w+) \| {cell} \| {cell} \|", line) for line in table[2:-1]]
+        assert [m.group(1) for m in shown] == methods[:-1]
+        assert re.fullmatch(rf"\| logger \| {cell} \| — \|", table[-1])
+        for method, intervals in values[train, target].items():
+            shown = ["slate_iips"] if method == "logger" else ["slate_iips", "slate_idr"]
+            assert list(intervals) == shown
+            for ci in intervals.values():
+                assert ci.low <= ci.value <= ci.high
+    logger = values["random", "bts"]["logger"]["slate_iips"]  # on-policy: the mean clicks
+    assert logger.value == pytest.approx(3 * 0.3, abs=0.2)

@@ -20,17 +20,17 @@ A config has four parts::
     callbacks = [{ name = "early_stopping", patience = 10 }]
 
 An optional ``[deployment]`` section (batch_size, n_batches, epsilon, temperature) makes the
-config a deployment study (:mod:`opboost.compose.config.deployment_table`).
+config a deployment study (:mod:`opboost.compose.config.deployment_table`), which may stream a
+catalogue world (``[data] world = "catalogue"``, :mod:`opboost.compose.config.catalogue_table`).
 
 An algorithm is offline (booster/objective/estimator/base_learner/callbacks), online
 (``online_learner = { name = ..., ... }``, contextual-bandit feedback) or a reference policy
 (``baseline = "logging"``, "uniform", "best_constant" or "reward_regression", with optional
 ``params``). Any algorithm may add ``search = { method = "random", n_iter = 8, space = {...} }``
 (see :mod:`opboost.compose.config.search`). Keys are exactly the constructor parameters; a component
-is a name or a table with ``name`` plus parameters. Every unknown key, wrong type,
-out-of-range value or unknown plugin is a :class:`ConfigError` naming the file, the key path
-and the valid names.
-The full reference is ``docs/config.md``.
+is a name or a table with ``name`` plus parameters. Every unknown key, wrong type, out-of-range
+value or unknown plugin is a :class:`ConfigError` naming the file, the key path and the valid
+names. The full reference is ``docs/config.md``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from opboost.api.exceptions import ConfigError
+from opboost.compose.config import world_table
 from opboost.compose.config.algorithms import (
     parse_algorithm,
     parse_component,
@@ -56,7 +57,7 @@ from opboost.compose.config.logs_table import (
     parse_logs,
 )
 from opboost.compose.config.overrides import apply_overrides, blame_override
-from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec, WorldSpec
 from opboost.compose.config.validate import check_keys, check_type, suggest
 
 __all__ = ["ExperimentConfig", "dumps_resolved", "load_config", "parse_config", "resolved_config"]
@@ -102,8 +103,8 @@ class ExperimentConfig:
     """A parsed, validated config."""
 
     file: str
-    #: A registered data set, or the user's own logs (``[data] path = ...``).
-    data: ComponentSpec | LogsSpec
+    #: A registered data set, the user's own logs (``[data] path = ...``) or a catalogue world.
+    data: ComponentSpec | LogsSpec | WorldSpec
     simulation: dict[str, Any]
     experiment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
@@ -224,17 +225,14 @@ def _section(raw: dict, name: str, defaults: dict[str, Any], file: str) -> dict[
 
 def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentConfig:
     """Validate a config already read into a dict (``file`` is used in messages)."""
-    check_keys(
-        raw,
-        ("data", "simulation", "experiment", "deployment", "algorithms"),
-        file,
-        "",
-        "the config",
-    )
+    sections = ("data", "simulation", "experiment", "deployment", "algorithms")
+    check_keys(raw, sections, file, "", "the config")
     if "data" not in raw:
         raise ConfigError('has no [data] table; add e.g. [data] name = "digits".', file=file)
-    on_logs = is_logs_table(raw["data"])
-    if on_logs:
+    on_logs, world = is_logs_table(raw["data"]), world_table.is_world_table(raw["data"])
+    if world:
+        data, simulation = world_table.parse_world(raw["data"], file), {}
+    elif on_logs:
         data = parse_logs(raw["data"], file)
         if "simulation" in raw:
             raise ConfigError(
@@ -249,7 +247,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
         _check_task(data, file)
         simulation = _section(raw, "simulation", SIMULATION_DEFAULTS, file)
     experiment = _section(raw, "experiment", EXPERIMENT_DEFAULTS, file)
-    if not on_logs and simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:
+    if not (on_logs or world) and simulation["test_fraction"] + simulation["valid_fraction"] >= 1.0:
         raise ConfigError(
             f"test_fraction ({simulation['test_fraction']}) plus valid_fraction "
             f"({simulation['valid_fraction']}) leave no training rows; keep their sum below 1.",
@@ -277,8 +275,8 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
             key="algorithms",
         )
     specs = tuple(parse_algorithm(table, i, file) for i, table in enumerate(algorithms))
-    if on_logs:
-        check_logs_algorithms(raw, specs, file)
+    if on_logs or world:
+        (check_logs_algorithms if on_logs else world_table.check_world_study)(raw, specs, file)
         simulation = {"valid_fraction": 0.0}  # for the checks below; not part of the config
     for algo in specs:
         if algo.search is not None and simulation["valid_fraction"] == 0:
@@ -298,8 +296,7 @@ def parse_config(raw: dict[str, Any], *, file: str = "<config>") -> ExperimentCo
                 file=file,
                 key="algorithms",
             )
-    if on_logs:
-        simulation = {}
+    simulation = {} if on_logs or world else simulation
     return ExperimentConfig(
         file, data, simulation, experiment, specs, raw=raw, deployment=deployment
     )
@@ -358,7 +355,7 @@ def resolved_config(config: ExperimentConfig) -> dict[str, Any]:
     """The config with every default filled in (None values omitted: TOML has no null)."""
     data = config.data
     out = {
-        "data": data.resolved() if isinstance(data, LogsSpec) else resolved_component(data),
+        "data": resolved_component(data) if isinstance(data, ComponentSpec) else data.resolved(),
         "simulation": dict(config.simulation),
         "experiment": {**config.experiment, "seeds": list(config.experiment["seeds"])},
     }

@@ -9,7 +9,7 @@ from typing import Any
 
 from opboost.core.registry import get_registry
 
-__all__ = ["AlgorithmSpec", "ComponentSpec", "LogsSpec"]
+__all__ = ["AlgorithmSpec", "ComponentSpec", "LogsSpec", "WorldSpec"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,37 @@ class ComponentSpec:
     def build(self, **extra: Any) -> Any:
         """A new instance with ``params`` and ``extra``."""
         return get_registry().get(self.kind, self.name)(**{**self.params, **extra})
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """A simulated world (``[data] world = "catalogue"`` or ``"slates"``): the parameters of
+    ``simulate_catalogue`` (without ``n``) or ``make_slate_world`` (without ``seed``), and
+    ``n_test``, with their defaults."""
+
+    params: dict[str, Any]
+    name: str = "catalogue"
+
+    def describe(self) -> str:
+        """One line for the command line: the world's parameters."""
+        return f"{self.name} world: " + ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``[data]`` table with its defaults."""
+        return {"world": self.name, **self.params}
+
+    def build(self, n: int | None = None, random_state: Any = 0) -> Any:
+        """The world of ``random_state``: a catalogue's ``n`` rows (default ``n_test``; a
+        ``SimulatedCatalogue``) or a ``SlateWorld``."""
+        params = {k: v for k, v in self.params.items() if k != "n_test"}
+        if self.name == "slates":
+            from opboost.simulation.slate_world import make_slate_world
+
+            return make_slate_world(**params, seed=random_state)
+        from opboost.simulation.items import simulate_catalogue
+
+        n = self.params["n_test"] if n is None else n
+        return simulate_catalogue(n, **params, random_state=random_state)
 
 
 @dataclass(frozen=True)

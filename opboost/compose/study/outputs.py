@@ -163,7 +163,11 @@ def _markdown(results: dict[str, Any], reported: dict[str, list[dict]]) -> str:
         starts=trial_starts(reported),
     )
     data = results["config"]["data"]
-    source = f"Logs: {data['path']}" if "path" in data else f"Data set: {data['name']}"
+    if "world" in data:  # a simulated world: its parameters
+        params = ", ".join(f"{k}={v}" for k, v in data.items() if k != "world")
+        source = f"World: {data['world']} ({params})"
+    else:
+        source = f"Logs: {data['path']}" if "path" in data else f"Data set: {data['name']}"
     header = f"# Study: {results['config_file']}\n\n{source}"
     header += f"; seeds: {results['seeds']}.\n\n"
     if results.get("partial"):

@@ -2,7 +2,11 @@
 
 The stream (:func:`opboost.simulation.deployment.deployment_stream`) is the seed's logged
 training rows, labels hidden, in an order and with draws seeded by
-``SeedSequence([seed, 4])``: identical for every algorithm of the seed. By family:
+``SeedSequence([seed, 4])``: identical for every algorithm of the seed. On a catalogue world
+(:func:`opboost.simulation.catalogue_deployment.catalogue_stream`) it is fresh rows of the seed's
+world, each with its candidates, served with them and the items' features; its logger logs
+batch 0 and is the ``logging`` baseline, ``uniform`` is uniform over each row's candidates,
+and ``test_reward`` is a policy's true value on the world's held-out rows. By family:
 
 batched (offline boosters, policy learners, the ``best_constant`` and ``reward_regression``
     baselines): batch 0 logged by the logging policy, then refitted on all the logs after
@@ -33,8 +37,11 @@ from opboost.compose.trial.result import (
     start_of,
 )
 from opboost.compose.trial.trial_data import TrialData, dense
+from opboost.compose.trial.world_data import CatalogueTrialData, SlateTrialData
 from opboost.core.registry import get_registry, make
+from opboost.simulation.catalogue_deployment import catalogue_stream
 from opboost.simulation.deployment import deployment_stream, run_batched, run_online
+from opboost.simulation.slate_deployment import run_slates, slate_stream
 
 __all__ = ["STREAM_STAGE", "run_deployment_trial"]
 
@@ -49,7 +56,8 @@ def _refit(algo: Any, data: TrialData, seed: int) -> Any:
 
         def fit(logs: Any) -> Any:
             booster = algo.make_booster(random_state=seed)
-            return booster.fit(logs, eval_data=data.valid_logged, callbacks=algo.make_callbacks())
+            valid = getattr(data, "valid_logged", None)  # none on a catalogue world
+            return booster.fit(logs, eval_data=valid, callbacks=algo.make_callbacks())
 
     elif algo.family == "policy":
         spec = algo.policy_learner
@@ -75,27 +83,46 @@ def _refit(algo: Any, data: TrialData, seed: int) -> Any:
     return fit
 
 
-def _fixed_policy(algo: Any, data: TrialData) -> Any:
-    """``X -> (m, K)`` distribution of a fixed baseline (the logging or uniform policy)."""
+def _fixed_policy(algo: Any, data: Any) -> Any:
+    """``X -> (m, K)`` distribution of a fixed baseline (the logging or uniform policy); on a
+    catalogue world, None for its logger and ``(X, candidates, action_features) -> (m, K)``
+    uniform over each row's candidates."""
     if algo.baseline == "logging":
-        return data.logging_policy.predict_proba
+        return None if isinstance(data, CatalogueTrialData) else data.logging_policy.predict_proba
+    if isinstance(data, CatalogueTrialData):
+        return _uniform_on_candidates
     k = data.n_actions
     return lambda X: np.full((X.shape[0], k), 1.0 / k)
 
 
-def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialResult) -> None:
-    """Play the stream of ``data.seed`` with ``algo``; fill ``result`` (module docstring)."""
-    seed, study = data.seed, config.deployment
-    settings = {**study, **algo.deployment}
-    stream = deployment_stream(
+def _uniform_on_candidates(X: Any, candidates: Any, action_features: Any) -> np.ndarray:
+    mask = np.asarray(candidates.toarray(), dtype=np.float64)
+    return mask / mask.sum(axis=1, keepdims=True)
+
+
+def _stream(data: Any, study: dict[str, Any]) -> Any:
+    """The seed's stream: its logged training rows, or fresh rows of its catalogue world."""
+    sizes = {"batch_size": study["batch_size"], "n_batches": study["n_batches"]}
+    rng = np.random.default_rng(np.random.SeedSequence([data.seed, STREAM_STAGE]))
+    if isinstance(data, CatalogueTrialData):
+        return catalogue_stream(data.world, **sizes, random_state=rng)
+    return deployment_stream(
         data.logged.contexts,
         data.y_logged,
         n_actions=data.n_actions,
-        batch_size=study["batch_size"],
-        n_batches=study["n_batches"],
         reward=data.reward,
-        random_state=np.random.default_rng(np.random.SeedSequence([seed, STREAM_STAGE])),
+        random_state=rng,
+        **sizes,
     )
+
+
+def run_deployment_trial(config: Any, algo: Any, data: Any, result: TrialResult) -> None:
+    """Play the stream of ``data.seed`` with ``algo``; fill ``result`` (module docstring)."""
+    seed, study = data.seed, config.deployment
+    settings = {**study, **algo.deployment}
+    if isinstance(data, SlateTrialData):
+        return _run_slate_trial(algo, data, settings, result)
+    stream, on_catalogue = _stream(data, study), isinstance(data, CatalogueTrialData)
     info: dict[str, Any] = {"n_interactions": len(stream), "n_batches": study["n_batches"]}
     if algo.family == "online":
         learner = algo.make_online_learner(data.n_actions, random_state=seed)
@@ -109,12 +136,16 @@ def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialR
         probs_fn = _fixed_policy(algo, data)
         run = run_batched(stream, None, logging_policy=probs_fn)
         info.update(deployment="fixed", batch_size=study["batch_size"])
+        if on_catalogue:  # the true values of the logger and of uniform over the candidates
+            test = data.world
+            value = test.candidate_means.mean() if probs_fn else test.logging_value
+            result.metrics["test_reward"] = float(value)
     else:
         temperature = settings["temperature"] or None  # 0: epsilon-greedy
         run = run_batched(
             stream,
             _refit(algo, data, seed),
-            logging_policy=data.logging_policy.predict_proba,
+            logging_policy=None if on_catalogue else data.logging_policy.predict_proba,
             epsilon=settings["epsilon"],
             temperature=temperature,
             batch_size=settings["batch_size"],
@@ -134,11 +165,48 @@ def run_deployment_trial(config: Any, algo: Any, data: TrialData, result: TrialR
         result.timings.update(
             fit_seconds=float(sum(run.fit_seconds)), batch_fit_seconds=list(run.fit_seconds)
         )
+    _record_curves(run, stream, result)
+    if not on_catalogue:
+        score_policy(probs_fn, data, result)
+    elif "test_reward" not in result.metrics:  # the final policy, greedy
+        result.metrics["test_reward"] = data.test_reward(run.policy)
+    result.timings["deployment_seconds"] = run.seconds
+    result.info.update(info)
+
+
+def _record_curves(run: Any, stream: Any, result: TrialResult) -> None:
+    """The cumulative reward and regret at the stream's batch ends, and their end values."""
     at = stream.batch_ends()
     reward, regret = run.cumulative_reward(at), run.cumulative_regret(at)
     result.curves.update(interactions=at, cumulative_reward=reward, cumulative_regret=regret)
     result.metrics.update(cumulative_reward=reward[-1], cumulative_regret=regret[-1])
     result.metrics["stream_reward"] = reward[-1] / len(stream)
-    score_policy(probs_fn, data, result)
+
+
+def _run_slate_trial(algo: Any, data: SlateTrialData, settings: dict, result: TrialResult) -> None:
+    """A slate world's stream played by ``slate_boost`` refitted in batches (Plackett–Luce
+    exploration at the temperature) or by the world's logger (the ``logging`` baseline)."""
+    sizes = {"batch_size": settings["batch_size"], "n_batches": settings["n_batches"]}
+    rng = np.random.default_rng(np.random.SeedSequence([data.seed, STREAM_STAGE]))
+    stream = slate_stream(data.world, **sizes, random_state=rng)
+    info: dict[str, Any] = {"n_interactions": len(stream), **sizes}
+    if algo.family == "baseline":  # the logger
+        run = run_slates(stream, None)
+        info["deployment"] = "fixed"
+    else:
+        run = run_slates(
+            stream,
+            _refit(algo, data, data.seed),
+            temperature=settings["temperature"],
+            batch_size=settings["batch_size"],
+        )
+        info.update(
+            deployment="batched", temperature=settings["temperature"], n_refits=len(run.fit_seconds)
+        )
+        result.timings.update(
+            fit_seconds=float(sum(run.fit_seconds)), batch_fit_seconds=list(run.fit_seconds)
+        )
+    _record_curves(run, stream, result)
+    result.metrics["test_reward"] = data.test_reward(run.policy)
     result.timings["deployment_seconds"] = run.seconds
     result.info.update(info)

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from opboost.api.data.logged import LoggedBandit
-from opboost.compose.config.specs import LogsSpec
+from opboost.compose.config.specs import LogsSpec, WorldSpec
 from opboost.simulation.supervised import SoftmaxLoggingPolicy, reward_table, supervised_to_bandit
 
 __all__ = ["TrialData", "data_digest", "data_hash", "load_dataset", "prepare_trial"]
@@ -144,6 +144,10 @@ def data_digest(spec: Any, data_dir: str | None = None) -> str:
         from opboost.compose.trial.logs_data import logs_hash
 
         return logs_hash(spec)
+    if isinstance(spec, WorldSpec):
+        from opboost.compose.trial.world_data import world_hash
+
+        return world_hash(spec)
     return data_hash(load_dataset(spec, data_dir))
 
 
@@ -223,11 +227,16 @@ def prepare_trial(
 ) -> Any:
     """Split and simulate the logs of trial ``seed`` (see the module docstring); with the
     user's own logs (a :class:`LogsSpec`), split off the held-out logs instead
-    (:func:`~opboost.compose.trial.logs_data.prepare_logs_trial`)."""
+    (:func:`~opboost.compose.trial.logs_data.prepare_logs_trial`); for a catalogue world, draw
+    it (:func:`~opboost.compose.trial.world_data.prepare_world_trial`)."""
     if isinstance(data_spec, LogsSpec):
         from opboost.compose.trial.logs_data import prepare_logs_trial
 
         return prepare_logs_trial(data_spec, seed)
+    if isinstance(data_spec, WorldSpec):
+        from opboost.compose.trial.world_data import prepare_world_trial
+
+        return prepare_world_trial(data_spec, seed)
     data = load_dataset(data_spec, data_dir)
     if data.task == "regression":
         raise ValueError(
