@@ -49,6 +49,8 @@ fits = {
         .fit(huge).policy_,
     "RewardRegression": lambda: RewardRegression(random_state=0).fit(huge),
     "DRReduction": lambda: DRReduction(random_state=0).fit(huge),
+    "SlateBooster": lambda: opboost.make("policy_learner", "slate_boost", random_state=0)
+        .fit(huge),
     "PolicyChoice[dr_reduction]": lambda: PolicyChoice(
         candidates=["constant", "dr_reduction"], random_state=0).fit(huge),
     "VWOfflinePolicy": lambda: vw(huge),
@@ -157,7 +159,7 @@ def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit(
     predicting its doubly robust reward model one action at a time) and RewardRegression
     by the reward regression's dense rows, VWOfflinePolicy by its action lines, DRReduction
     (alone and as a PolicyChoice candidate) by its (n, K) pseudo-rewards (numpy's bare
-    "Unable to allocate" before)."""
+    "Unable to allocate" before), SlateBooster by its dense (context, item) pairs."""
     lines = run_child(
         2,
         "PolicyChoice[constant,reward_regression]",
@@ -165,6 +167,7 @@ def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit(
         "VWOfflinePolicy",
         "DRReduction",
         "PolicyChoice[dr_reduction]",
+        "SlateBooster",
         timeout=60,
     )
     assert_lines(
@@ -183,6 +186,10 @@ def test_every_policy_learner_on_a_million_actions_answers_under_a_memory_limit(
             rf"{LIMIT}{DR_FIX}",
             r"^PolicyChoice\[dr_reduction\]: InsufficientMemoryError: \d+\.\d s: "
             rf"PolicyChoice\.fit: {DR_NEED}{LIMIT}{DR_FIX}",
+            r"^SlateBooster: InsufficientMemoryError: \d+\.\d s: SlateBooster\.fit: "
+            r"300,000,000 \(context, item\) pairs of 1,000,003 columns and four 300 x "
+            rf"1,000,000 arrays \(float64\): at least [\d,.]+ GiB needed, {LIMIT}Give each "
+            r"impression its candidate set or the items their features, or use fewer items\.$",
         ],
     )
 

@@ -38,6 +38,7 @@ from opboost.algorithms.policy_learners.slate_rows import one_slot_logs, pair_ro
 from opboost.api.constraints import Interval, Options, Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.numerics.plackett_luce import (
     marginal_distributions,
     prefix_probabilities,
@@ -124,6 +125,7 @@ class SlateBooster(PolicyLearner):
 
         self.validate_params()
         logs = self._check_logs(data)
+        self.check_fit_memory(logs, "SlateBooster.fit")
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         self.n_items_, self.n_features_ = logs.n_items, logs.contexts.shape[1]
         self.slate_size_ = logs.slate_size
@@ -169,6 +171,29 @@ class SlateBooster(PolicyLearner):
             train = lgb.Dataset(pairs, np.zeros(len(pairs)), init_score=init)
             self.correction_model_ = lgb.train(params, train, num_boost_round=self.n_rounds)
         return self
+
+    def check_fit_memory(self, data: SlateLogs | LoggedBandit, owner: str) -> None:
+        """Refuse, as ``owner``, a fit on ``data`` whose dense (context, item) pair rows (8
+        bytes a value: [x; onehot(a) or phi(a); position]) and the rounds' four (n, K) float64
+        arrays (scores, probabilities, gradients, Hessians) cannot fit in memory."""
+        logs = data if isinstance(data, SlateLogs) else self._check_logs(data)
+        n, k = len(logs), logs.n_items
+        candidates = logs.candidates
+        if candidates is None:
+            n_pairs = n * k
+        else:
+            n_pairs = int(getattr(candidates, "nnz", None) or np.count_nonzero(candidates))
+        items = k if logs.item_features is None else logs.item_features.shape[1]
+        width = logs.contexts.shape[1] + items + 1
+        what = (
+            f"{n_pairs:,} (context, item) pairs of {width:,} columns and four {n:,} x {k:,} "
+            "arrays (float64)"
+        )
+        fix = (
+            "Give each impression its candidate set or the items their features, or use fewer "
+            "items."
+        )
+        check_memory(8 * (n_pairs * width + 4 * n * k), owner, what, fix)
 
     def _check_logs(self, data: Any) -> SlateLogs:
         owner = f"{type(self).__name__}.fit"
