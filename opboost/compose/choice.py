@@ -216,6 +216,15 @@ class PolicyChoice(PolicyLearner):
         from opboost.core.selection import action_probs, logs_scorer
 
         check_data(data, "data")
+        if data.action_features is not None:
+            # its candidates are scored, compared and served as fixed action indices
+            raise InvalidParameterError(
+                "PolicyChoice.fit: these logs give the items features (action_features), but "
+                "PolicyChoice chooses among policies of fixed actions and serves no "
+                "action_features=; fit Booster() on them, whose default is a cross-fitted reward "
+                "model of the (context, item) pairs (docs/catalogue.md), or drop the item "
+                "features to choose among fixed actions."
+            )
         record_features(self, data.n_features, feature_names_of(data, feature_names))
         self.validate_params()
         learners = self._learners()

@@ -4,6 +4,8 @@ chosen policy that saves and loads with every candidate's scores."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from action_only_data import action_only_log
@@ -98,3 +100,19 @@ def test_user_candidates_are_challenged_in_order(digits_logs):
 def test_bad_parameters_name_the_parameter(params, match):
     with pytest.raises(InvalidParameterError, match=match):
         PolicyChoice(**params).fit(action_only_log(n=100))
+
+
+def test_logs_with_item_features_are_refused_up_front_with_the_fix():
+    """Item features (action_features) were accepted, then the held-out scoring died on
+    "pass the catalogue action_features=" from the Booster candidate; PolicyChoice serves
+    fixed action indices, so it refuses such logs by name and points at Booster()."""
+    from opboost.simulation import simulate_catalogue
+
+    logs = simulate_catalogue(600, 12, 4, 3, 2, random_state=0).logged
+    message = (
+        "PolicyChoice.fit: these logs give the items features (action_features), but "
+        "PolicyChoice chooses among policies of fixed actions and serves no action_features=; "
+        "fit Booster() on them"
+    )
+    with pytest.raises(InvalidParameterError, match=re.escape(message)):
+        PolicyChoice(random_state=0).fit(logs)
