@@ -1,13 +1,28 @@
 """The boosted slate policy (``slate_boost``) against the rankers users fit on position-biased
 slate logs (issue 51, deliverable 4), by the TRUE expected clicks on simulated slate worlds.
 
-    python examples/benchmarks/bench_slates.py [--rows 3000] [--test-rows 3000] [--seeds 5]
-        [--first-seed 0] [--worlds pbm_skewed pbm_flat cascade_skewed cascade_flat]
+    python examples/benchmarks/bench_slates.py [--rows 3000] [--test-rows 3000]
+        [--seeds reporting|tuning] [--n-seeds 5] [--worlds default|variations|all|NAME ...]
         [--methods ...] [--open-bandit DIR]
 
-Worlds (``make_slate_world``, 20 items, 8 candidates, 3 positions, examination 1/k): the
-position-based and cascade click models, each logged by a skewed (Plackett–Luce temperature
-0.5) and a flat (2.0) logger; seed s builds world s and logs it with seed 1000 + s. Methods,
+Seeds: ``TUNING_SEEDS`` (0-4) are the only ones any default of ``slate_boost`` may be chosen
+on; ``REPORTING_SEEDS`` (100-104, the default) are the ones reported; ``--n-seeds`` takes the
+first n of the chosen set. Seed s builds world s, logs it with seed 1000 + s and draws the
+test contexts with seed 2000 + s.
+
+Worlds (``make_slate_world``; ``--worlds`` takes suite names or world names):
+
+* ``default`` (``DEFAULT_WORLDS``, the worlds ``slate_boost``'s defaults were tuned on, with
+  the tuning seeds): 20 items, 8 candidates, 3 positions, examination 1/k; the
+  position-based and cascade click models, each logged by a skewed (Plackett–Luce
+  temperature 0.5) and a flat (2.0) logger; ``--rows`` logged impressions;
+* ``variations`` (``VARIATION_WORLDS``, never tuned on): one change each from a default world
+  (temperature 1 unless the change is the logger): 5 positions; a catalogue of 100 items with
+  20 candidates; stronger (eta = 2) and weaker (eta = 0.5) position bias; a third and
+  ten-thirds of ``--rows`` (1,000 and 10,000 by default); a nearly uniform (temperature 10)
+  and a very skewed (0.2) logger; every one with position bias.
+
+Methods,
 each fitted on the same logs and scored on the same fresh test contexts (true values from
 ``world.expected_clicks``, so the comparisons are paired):
 
@@ -22,7 +37,7 @@ each fitted on the same logs and scored on the same fresh test contexts (true va
   in position order; skipped with a note when xgboost is not installed);
 * ``logger``: the logging policy's exact value.
 
-Every ranker reads [x; phi(a)] and ranks the top 3 of each test row's candidates. Printed: each
+Every ranker reads [x; phi(a)] and ranks the top L of each test row's candidates. Printed: each
 seed's values, then per world each method's mean and slate_boost's paired difference with
 a Student-t 95% interval over seeds.
 
@@ -53,11 +68,34 @@ from opboost.algorithms.policy_learners.reward_regression import RewardRegressio
 from opboost.algorithms.policy_learners.slate_boost import SlateBooster
 from opboost.simulation import make_slate_world
 
-WORLDS = {
+TUNING_SEEDS = range(0, 5)
+REPORTING_SEEDS = range(100, 105)
+SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
+
+DEFAULT_WORLDS = {
     "pbm_skewed": {"click_model": "pbm", "logging_temperature": 0.5},
     "pbm_flat": {"click_model": "pbm", "logging_temperature": 2.0},
     "cascade_skewed": {"click_model": "cascade", "logging_temperature": 0.5},
     "cascade_flat": {"click_model": "cascade", "logging_temperature": 2.0},
+}
+# One change each from a default world; "rows_factor" scales --rows. Never tuned on.
+VARIATION_WORLDS = {
+    "pbm_long": {"click_model": "pbm", "slate_size": 5},
+    "cascade_long": {"click_model": "cascade", "slate_size": 5},
+    "pbm_catalogue": {"click_model": "pbm", "n_items": 100, "n_candidates": 20},
+    "cascade_catalogue": {"click_model": "cascade", "n_items": 100, "n_candidates": 20},
+    "pbm_strong_bias": {"click_model": "pbm", "eta": 2.0},
+    "cascade_weak_bias": {"click_model": "cascade", "eta": 0.5},
+    "pbm_few_logs": {"click_model": "pbm", "rows_factor": 1 / 3},
+    "cascade_many_logs": {"click_model": "cascade", "rows_factor": 10 / 3},
+    "pbm_uniform_logger": {"click_model": "pbm", "logging_temperature": 10.0},
+    "cascade_very_skewed": {"click_model": "cascade", "logging_temperature": 0.2},
+}
+WORLDS = {**DEFAULT_WORLDS, **VARIATION_WORLDS}
+SUITES = {
+    "default": list(DEFAULT_WORLDS),
+    "variations": list(VARIATION_WORLDS),
+    "all": list(WORLDS),
 }
 METHODS = (
     "slate_boost",
@@ -254,27 +292,43 @@ def _available(methods: list[str]) -> list[str]:
     return methods
 
 
+def world_names(chosen: list[str]) -> list[str]:
+    """The worlds of ``--worlds``: suite names expanded, duplicates dropped, in order."""
+    return list(dict.fromkeys(w for c in chosen for w in SUITES.get(c, [c])))
+
+
+def world_and_logs(name: str, seed: int, rows: int):
+    """World ``name`` built with ``seed`` (eta 1 and temperature 1 unless it says otherwise)
+    and its logs (``rows`` impressions, times its ``rows_factor``), logged with 1000 + seed."""
+    spec = {"eta": 1.0, "logging_temperature": 1.0, **WORLDS[name]}
+    n = round(rows * spec.pop("rows_factor", 1.0))
+    world = make_slate_world(seed=seed, **spec)
+    return world, world.simulate(n, seed=1000 + seed)
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict[str, list[np.ndarray]]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=3000)
     parser.add_argument("--test-rows", type=int, default=3000)
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--worlds", nargs="+", choices=list(WORLDS), default=list(WORLDS))
+    parser.add_argument("--seeds", choices=list(SEED_SETS), default="reporting")
+    parser.add_argument("--n-seeds", type=int, default=5)
+    parser.add_argument(
+        "--worlds", nargs="+", choices=[*SUITES, *WORLDS], default=["default"], metavar="WORLD"
+    )
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--open-bandit", metavar="DIR", default=None)
     args = parser.parse_args(argv)
     methods = _available(list(dict.fromkeys(["slate_boost", *args.methods])))
+    seeds = list(SEED_SETS[args.seeds])[: args.n_seeds]
     if args.open_bandit is not None:
-        values = open_bandit_values(args.open_bandit, methods, args.first_seed)
+        values = open_bandit_values(args.open_bandit, methods, seeds[0])
         print_open_bandit(values, args.open_bandit)
         return values
     results: dict[str, dict[str, list[np.ndarray]]] = {}
-    for name in args.worlds:
+    for name in world_names(args.worlds):
         per_method: dict[str, list[np.ndarray]] = {m: [] for m in methods}
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
-            world = make_slate_world(eta=1.0, seed=seed, **WORLDS[name])
-            logs = world.simulate(args.rows, seed=1000 + seed)
+        for seed in seeds:
+            world, logs = world_and_logs(name, seed, args.rows)
             rng = np.random.default_rng(2000 + seed)
             contexts, candidates = world.sample_contexts(args.test_rows, rng)
             mask = np.zeros((args.test_rows, world.n_items), dtype=bool)
@@ -285,7 +339,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, list[np.ndarray]]
             shown = " ".join(f"{m} {values[m].mean():.4f}" for m in methods)
             print(f"[{name} seed {seed}] {shown}")
         results[name] = per_method
-        print(f"{name}: slate_boost minus each method, paired over {args.seeds} seeds (95%)")
+        print(f"{name}: slate_boost minus each method, paired over {len(seeds)} seeds (95%)")
         boost = np.array([v.mean() for v in per_method["slate_boost"]])
         for method in methods:
             means = np.array([v.mean() for v in per_method[method]])

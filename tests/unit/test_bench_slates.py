@@ -18,12 +18,12 @@ SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "benchmarks" / "benc
 def test_each_seed_and_the_paired_differences_are_printed(capsys):
     main = runpy.run_path(str(SCRIPT), run_name="bench_slates")["main"]
     results = main(["--worlds", "pbm_flat", "cascade_skewed", "--rows", "300",
-                    "--test-rows", "200", "--seeds", "2"])  # fmt: skip
+                    "--test-rows", "200", "--n-seeds", "2"])  # fmt: skip
     out = capsys.readouterr().out
     methods = ["slate_boost", "slate_start", "reward_model", "lambdarank_clicks",
                "lambdarank_position", "xgb_unbiased", "logger"]  # fmt: skip
     for world in ("pbm_flat", "cascade_skewed"):
-        for seed in (0, 1):
+        for seed in (100, 101):  # the first two reporting seeds, the default set
             line = re.search(rf"^\[{world} seed {seed}\] (.*)$", out, re.M).group(1)
             assert re.findall(r"(\w+) \d\.\d{4}", line) == methods
         assert set(results[world]) == set(methods)
@@ -36,11 +36,61 @@ def test_each_seed_and_the_paired_differences_are_printed(capsys):
 
 def test_the_methods_can_be_chosen_and_slate_boost_is_always_run(capsys):
     main = runpy.run_path(str(SCRIPT), run_name="bench_slates")["main"]
-    main(["--worlds", "pbm_skewed", "--rows", "300", "--test-rows", "100", "--seeds", "1",
-          "--methods", "logger"])  # fmt: skip
+    main(["--worlds", "pbm_skewed", "--rows", "300", "--test-rows", "100", "--n-seeds", "1",
+          "--seeds", "tuning", "--methods", "logger"])  # fmt: skip
     out = capsys.readouterr().out
     assert re.search(r"^\[pbm_skewed seed 0\] slate_boost \d\.\d{4} logger \d\.\d{4}$", out, re.M)
     assert re.search(r"^  logger: \d\.\d{4}; difference [+-]\d\.\d{4} ± nan$", out, re.M)
+
+
+def test_tuning_and_reporting_seeds_are_disjoint():
+    """Defaults are tuned on TUNING_SEEDS only; the reported numbers come from other seeds
+    (and their logs and test contexts, seeded 1000 + s and 2000 + s, from other draws)."""
+    bench = runpy.run_path(str(SCRIPT), run_name="bench_slates")
+    tuning, reporting = set(bench["TUNING_SEEDS"]), set(bench["REPORTING_SEEDS"])
+    assert len(tuning) >= 3 and len(reporting) >= 5
+    assert not tuning & reporting
+    assert not {1000 + s for s in tuning} & {2000 + s for s in reporting}
+    assert bench["SEED_SETS"] == {"tuning": bench["TUNING_SEEDS"],
+                                  "reporting": bench["REPORTING_SEEDS"]}  # fmt: skip
+
+
+def test_the_variation_suite_changes_one_setting_of_the_default_worlds():
+    """The variations are other worlds than the tuned ones (longer slates, a larger
+    catalogue, other position bias, fewer and more logs, other loggers), all with position
+    bias; the suites expand in order and the rows factor scales --rows."""
+    bench = runpy.run_path(str(SCRIPT), run_name="bench_slates")
+    default, variations = bench["DEFAULT_WORLDS"], bench["VARIATION_WORLDS"]
+    assert len(default) >= 4 and len(variations) >= 8 and not set(default) & set(variations)
+    assert bench["world_names"](["variations", "pbm_flat", "default"]) == [
+        *variations, "pbm_flat", "pbm_skewed", "cascade_skewed", "cascade_flat"
+    ]  # fmt: skip
+    shapes = {}
+    for name in variations:
+        world, logs = bench["world_and_logs"](name, 100, 300)
+        assert world.examination[0] > world.examination[-1]  # position bias
+        shapes[name] = (len(logs), world.slate_size, world.n_items, world.n_candidates)
+        assert name.split("_")[0] == world.click_model
+    assert shapes["pbm_long"] == (300, 5, 20, 8)
+    assert shapes["cascade_catalogue"] == (300, 3, 100, 20)
+    assert shapes["pbm_few_logs"][0] == 100 and shapes["cascade_many_logs"][0] == 1000
+    temperatures = {n: bench["world_and_logs"](n, 100, 30)[0].logging_temperature
+                    for n in ("pbm_long", "pbm_uniform_logger", "cascade_very_skewed")}  # fmt: skip
+    assert temperatures == {"pbm_long": 1.0, "pbm_uniform_logger": 10.0,
+                            "cascade_very_skewed": 0.2}  # fmt: skip
+
+
+def test_a_variation_world_runs_end_to_end(capsys):
+    """Five positions: every method ranks the top 5 and is valued on the same test rows."""
+    main = runpy.run_path(str(SCRIPT), run_name="bench_slates")["main"]
+    results = main(["--worlds", "cascade_long", "--rows", "300", "--test-rows", "100",
+                    "--n-seeds", "2", "--methods", "reward_model", "lambdarank_position",
+                    "logger"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert list(results) == ["cascade_long"]
+    assert all(len(v) == 2 and v[0].shape == (100,) for v in results["cascade_long"].values())
+    assert re.search(r"^\[cascade_long seed 101\] slate_boost \d\.\d{4} reward_model", out, re.M)
+    assert "cascade_long: slate_boost minus each method, paired over 2 seeds (95%)" in out
 
 
 def _open_bandit_sample(root: Path, policy: str, seed: int, letters: str) -> None:

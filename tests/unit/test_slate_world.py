@@ -58,6 +58,24 @@ def test_plackett_luce_probabilities_equal_the_formula():
     assert marg[2, :, 1].max() == 0.0
 
 
+def test_plackett_luce_probabilities_hold_with_a_dominant_item():
+    """A low temperature makes one weight dominate (1 against e^-100): once it is placed,
+    the next position's probabilities come from the small weights left, not from a total
+    less the placed weight, which cancels to 0 (inf prefixes, zero marginals before)."""
+    scores = np.array([[0.0, -20.0, -20.5, -np.inf]])
+    temperature = 0.2
+    prefix = prefix_probabilities(scores, np.array([[0, 1, 2]]), temperature)
+    w = np.exp(scores[0] / temperature)
+    second = w[1] / (w[1] + w[2])  # the 1 of the top item placed; e^-100 vanishes beside it
+    np.testing.assert_allclose(prefix[0], [1.0, second, second], rtol=1e-12)
+    marg = marginal_distributions(scores, 3, temperature)[0]
+    np.testing.assert_allclose(marg.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(marg[1, :3], [0.0, second, 1 - second], atol=1e-12)
+    world = make_slate_world(click_model="cascade", logging_temperature=0.2, seed=100)
+    logs = world.simulate(300, seed=1100)  # raised on an inf cascade propensity before
+    assert np.isfinite(logs.cascade_propensities).all()
+
+
 def test_sampled_rankings_follow_the_marginals():
     scores = np.tile(np.array([[1.0, 0.0, -0.5, 0.5]]), (40_000, 1))
     draws = sample_plackett_luce(scores, 3, np.random.default_rng(1), temperature=1.0)

@@ -60,9 +60,17 @@ def prefix_probabilities(
 def _chosen_conditionals(scores: np.ndarray, rankings: np.ndarray, temperature: float):
     """pi(a_{i,k} | x_i, a_{i,1..k-1}), shape (n, L)."""
     w = plackett_luce_weights(scores, temperature)
-    chosen = np.take_along_axis(w, np.asarray(rankings), axis=1)
-    placed = np.cumsum(chosen, axis=1) - chosen
-    return chosen / (w.sum(axis=1, keepdims=True) - placed)
+    rankings = np.asarray(rankings)
+    chosen = np.take_along_axis(w, rankings, axis=1)
+    # Each denominator sums the weights still free, not total - placed: with a dominant item
+    # (a low temperature) that difference cancels to 0 once the item is placed.
+    free = np.empty_like(chosen)
+    remaining = w.copy()
+    rows = np.arange(len(w))
+    for k in range(rankings.shape[1]):
+        free[:, k] = remaining.sum(axis=1)
+        remaining[rows, rankings[:, k]] = 0.0
+    return chosen / free
 
 
 def conditional_distributions(
@@ -94,25 +102,22 @@ def marginal_distributions(scores: np.ndarray, length: int, temperature: float =
 
 
 def _block_marginals(w: np.ndarray, length: int) -> np.ndarray:
-    """Marginals of one block of rows; prefixes are kept as (rows, P) probabilities with
-    their placed weight and a (rows, P, m) mask of placed items, P = m^(k-1) ordered
+    """Marginals of one block of rows; prefixes are kept as (rows, P) probabilities and a
+    (rows, P, m) mask of placed items, P = m^(k-1) ordered
     tuples (tuples that repeat an item carry probability 0)."""
     n, m = w.shape
-    total = w.sum(axis=1)
     out = np.empty((n, length, m))
     prob = np.ones((n, 1))
-    placed_weight = np.zeros((n, 1))
     placed = np.zeros((n, 1, m), dtype=bool)
     for k in range(length):
         free = np.where(placed, 0.0, w[:, None, :])  # (n, P, m)
-        denom = (total[:, None] - placed_weight)[:, :, None]
+        denom = free.sum(axis=2, keepdims=True)  # not total - placed: that cancels to 0
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(denom > 0, free / denom, 0.0)
         nxt = prob[:, :, None] * step  # (n, P, m): prefix then item a at position k
         out[:, k] = nxt.sum(axis=1)
         if k + 1 < length:
             prob = nxt.reshape(n, -1)
-            placed_weight = (placed_weight[:, :, None] + w[:, None, :]).reshape(n, -1)
             grown = placed[:, :, None, :] | np.eye(m, dtype=bool)[None, None]
             placed = grown.reshape(n, -1, m)
     return out
