@@ -9,7 +9,9 @@ Parameters are validated from one declaration, ``_parameter_constraints`` (see
 [`opboost.api.constraints`][opboost.api.constraints]):
 [`Component.validate_params`][opboost.api.component.Component.validate_params] checks an instance
 (at first use), [`Component.check_params`][opboost.api.component.Component.check_params] a dict of
-would-be constructor parameters (a config, at parse time).
+would-be constructor parameters (a config, at parse time). Checks the declaration cannot express
+go in [`Component.validate`][opboost.api.component.Component.validate], which a config check calls
+too.
 """
 
 from __future__ import annotations
@@ -81,6 +83,17 @@ class Component(BaseEstimator):
 
     # scikit-learn's name for the same check (its own runs on sklearn's constraint objects)
     _validate_params = validate_params
+
+    def validate(self) -> None:
+        """Check what ``_parameter_constraints`` cannot express; by default nothing.
+
+        Override it to raise
+        [`InvalidParameterError`][opboost.api.exceptions.InvalidParameterError] naming the
+        parameter and the fix. A config is checked at parse time by the declared constraints
+        and then, for a class that overrides this method, by building the component from the
+        config's parameters and calling ``validate()``: it must work without data and without
+        fitting. Any other exception it raises is reported as a config error naming the plugin.
+        """
 
     def seeded(self, seed: int) -> Component:
         """Set ``random_state`` to ``seed`` when this component has that parameter and left

@@ -73,8 +73,9 @@ _BOOSTER_MANAGED = {
 }
 _ONLINE_MANAGED = {"n_actions", "random_state"}
 _POLICY_MANAGED = {"random_state"}
-#: Managed values a component gets at parse-time validation (the data and the seed are unknown).
-_PROBE_EXTRA: dict[str, dict[str, Any]] = {
+#: Stand-ins for the managed values when a component is built to run its validate() at parse
+#: time (the data and the seed are unknown then).
+_PARSE_TIME_VALUES: dict[str, dict[str, Any]] = {
     "online_learner": {"n_actions": 2, "random_state": 0},
     "policy_learner": {"random_state": 0},
 }
@@ -129,7 +130,7 @@ def parse_component(
         key,
     )
     spec = ComponentSpec(kind, name, params)
-    validate_component(spec, file, key, _PROBE_EXTRA.get(kind))
+    validate_component(spec, file, key, _PARSE_TIME_VALUES.get(kind))
     return spec
 
 

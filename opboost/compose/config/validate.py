@@ -1,6 +1,7 @@
 """The checks of config values: known keys (with "did you mean" suggestions), types like the
-constructor's defaults, constructor parameters, and each component's own parameter checks run
-without data at parse time. A failure is a :class:`ConfigError` naming the file and the key."""
+constructor's defaults, constructor parameters, and each component's declared constraints and
+``validate()``, run without data at parse time. A failure is a :class:`ConfigError` naming the
+file and the key."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from opboost.api.component import Component
 from opboost.api.exceptions import ConfigError, InvalidParameterError
 from opboost.compose.config.specs import ComponentSpec
 from opboost.core.registry import get_registry
@@ -21,7 +23,7 @@ __all__ = [
     "check_params",
     "check_type",
     "parameter_error",
-    "run_component_checks",
+    "overrides_validate",
     "suggest",
     "validate_component",
 ]
@@ -127,96 +129,50 @@ def check_param(
         check_type(value, defaults[param], file, f"{key}.{param}")
 
 
-#: Methods a component validates its parameters with, called without data at parse time
-#: (those taking a seed get 0). Plugins may define ``_check_params()`` to take part.
-_CHECK_METHODS: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("_check_params", ()),
-    ("_check", ()),
-    ("_check_label_params", ()),
-    ("_lgb_params", (0,)),
-    ("lgb_params", (0,)),
-)
 _PARAM_IN_MESSAGE = re.compile(r"The '(\w+)' parameter")
 
 
-class _ProbeStop(Exception):
-    """A probed callback asked for fit state: its parameter checks are behind it."""
-
-
-class _ProbeEnv:
-    """The fit environment a callback's ``on_fit_start`` sees at parse time: empty history,
-    and any other attribute stops the probe."""
-
-    history: dict[str, Any] = {}  # noqa: RUF012 - read-only probe
-
-    def __getattr__(self, name: str) -> Any:
-        raise _ProbeStop(name)
-
-
-def _takes(method: Any, n_args: int) -> bool:
-    """Whether the bound ``method`` can be called with ``n_args`` positional arguments."""
-    try:
-        inspect.signature(method).bind(*range(n_args))
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def run_component_checks(obj: Any, kind: str) -> None:
-    """Run ``obj``'s own parameter checks without data; raises InvalidParameterError.
-
-    Calls the validation methods of :data:`_CHECK_METHODS` that ``obj`` has (only the first
-    of ``_check_params``/``_lgb_params``/``lgb_params``, which overlap), then probes the
-    checks that run at first use: a callback's ``on_fit_start`` (stopped as soon as it needs
-    fit state) and an online learner's ``predict_one`` on one zero context.
-    """
-    calls: list[Callable[[], Any]] = []
-    done_lgb = False
-    for name, args in _CHECK_METHODS:
-        method = getattr(obj, name, None)
-        if not callable(method) or not _takes(method, len(args)):
-            continue
-        if name in ("_check_params", "_lgb_params", "lgb_params"):
-            if done_lgb:
-                continue
-            done_lgb = True
-        calls.append(lambda method=method, args=args: method(*args))
-    if kind == "callback" and hasattr(obj, "on_fit_start"):
-        calls.append(lambda: obj.on_fit_start(_ProbeEnv()))
-    elif kind == "online_learner" and hasattr(obj, "predict_one"):
-        import numpy as np
-
-        calls.append(lambda: obj.predict_one(np.zeros(2)))
-    for call in calls:
-        try:
-            call()
-        except InvalidParameterError:
-            raise
-        except Exception:  # only parameter errors are reported at parse time;
-            pass  # anything else (a check that needs data) is left to the trial
+def overrides_validate(cls: type) -> bool:
+    """Whether ``cls`` defines its own ``validate()`` (the base's does nothing)."""
+    own = getattr(cls, "validate", None)
+    return callable(own) and own is not Component.validate
 
 
 def parameter_error(exc: InvalidParameterError, params: dict[str, Any], file: str, key: str):
     """``exc`` as a ConfigError at the key of the parameter it names (when set in the file)."""
-    found = _PARAM_IN_MESSAGE.search(str(exc))
-    param = found.group(1) if found else None
+    param = exc.param
+    if param is None:
+        found = _PARAM_IN_MESSAGE.search(str(exc))
+        param = found.group(1) if found else None
     where = f"{key}.{param}" if param in params else key
     return ConfigError(str(exc), file=file, key=where)
 
 
 def validate_component(
-    spec: ComponentSpec, file: str, key: str, extra: dict[str, Any] | None = None
+    spec: ComponentSpec, file: str, key: str, managed: dict[str, Any] | None = None
 ) -> None:
-    """Build ``spec`` (with ``extra`` managed values) and run its own checks; a failure is a
-    ConfigError naming ``file`` and the key of the bad parameter."""
-    cls = get_registry().get(spec.kind, spec.name)
-    if getattr(cls, "_parameter_constraints", None):  # declared: checked without building it
-        cls.check_params(spec.params, f"{file} [{key}]", managed=tuple(extra or ()))
+    """Check ``spec``'s parameters against its class's declared constraints, then, if the
+    class overrides ``validate()``, build it (with the ``managed`` values it accepts) and
+    call it. A failure is a ConfigError naming ``file`` and the key of the bad parameter;
+    any other exception from the plugin's code, one naming the plugin."""
+    registry = get_registry()
+    cls = registry.get(spec.kind, spec.name)
+    if getattr(cls, "_parameter_constraints", None):
+        cls.check_params(spec.params, f"{file} [{key}]", managed=tuple(managed or ()))
+    if not overrides_validate(cls):
         return
-    accepted = _signature_defaults(cls)  # a plugin that declares no constraints: probe it
-    extra = {k: v for k, v in (extra or {}).items() if k in accepted and k not in spec.params}
+    accepted = _signature_defaults(cls)
+    extra = {k: v for k, v in (managed or {}).items() if k in accepted and k not in spec.params}
     try:
-        obj = spec.build(**extra)
-        run_component_checks(obj, spec.kind)
+        spec.build(**extra).validate()
     except InvalidParameterError as exc:
         raise parameter_error(exc, spec.params, file, key) from exc
+    except Exception as exc:
+        plugin = registry.provider(spec.kind, spec.name)
+        raise ConfigError(
+            f"{cls.describe()} of plugin {plugin.name!r} ({plugin.source}) failed to check its "
+            f"parameters: validate() raised {type(exc).__name__}: {exc}. validate() must raise "
+            f"InvalidParameterError for a bad parameter; report this to the plugin's authors.",
+            file=file,
+            key=key,
+        ) from exc
