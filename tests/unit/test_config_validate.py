@@ -10,6 +10,7 @@ import sys
 import types
 from numbers import Real
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -52,7 +53,7 @@ class CappedIPS(_Rewards):
     """Declared constraints plus a cross-parameter check in ``validate()``."""
 
     name = "capped_ips"
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "tau": [Interval(Real, 0.0, None)],
         "cap": [Interval(Real, 0.0, None)],
     }

@@ -22,8 +22,8 @@ __all__ = [
     "check_param",
     "check_params",
     "check_type",
-    "parameter_error",
     "overrides_validate",
+    "parameter_error",
     "suggest",
     "validate_component",
 ]
