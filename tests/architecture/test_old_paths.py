@@ -26,13 +26,15 @@ RENAMED, MOVED_NAMES = (
         next(c for c in CHANGES if c.startswith("Removed: names re-exported")),
     )
 )
-#: Public names of cf3ad7d removed on purpose (issue 38), and what replaces each.
+#: Public names of cf3ad7d removed on purpose (issues 38 and 50), and what replaces each.
 REMOVED = {
     "opboost.dask.boosting": {
         "SUPPORTED_OBJECTIVES",  # Objective.row_local: any per-row objective runs on Dask
         "SUPPORTED_ESTIMATORS",  # Estimator.row_local
     },
     "opboost.selection": {"HoldoutScorer"},  # Estimator.on_logs; opboost.core.selection.logs_scorer
+    # issue 50: config validation no longer probes components; Component.validate() instead
+    "opboost.compose.config_checks": {"run_component_checks"},
 }
 
 
