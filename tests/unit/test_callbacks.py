@@ -186,7 +186,7 @@ def test_progress_reports_the_start_once_ready(synthetic_log, monkeypatch, capsy
 
 
 def test_progress_starts_without_a_preparation(capsys):
-    """on_fit_start without on_prepare (a config check probes it, maybe twice) starts the
+    """on_fit_start without on_prepare (a fit outside Booster.fit; here called twice) starts the
     display; its rounds are counted from there."""
     progress = Progress(force=True, desc="probe")
     env = RoundEnv(None, 0, 3, float("nan"), {}, {})
