@@ -82,9 +82,21 @@ class BuggyIPS(_Rewards):
         raise RuntimeError("tau table not loaded")
 
 
+class TableIPS(_Rewards):
+    """A required parameter, so building it from a table without it fails."""
+
+    name = "table_ips"
+
+    def __init__(self, *, table: str):
+        self.table = table
+
+    def validate(self):
+        pass
+
+
 @pytest.fixture
 def plugin(tmp_path, monkeypatch):
-    """The three estimators above, registered by an installed plugin 'validating'."""
+    """The estimators above, registered by an installed plugin 'validating'."""
     for var in ("OPBOOST_DISABLE_PLUGIN_AUTOLOAD", "OPBOOST_DISABLED_PLUGINS"):
         monkeypatch.delenv(var, raising=False)
     info = tmp_path / "opboost_validating-1.0.dist-info"
@@ -95,7 +107,9 @@ def plugin(tmp_path, monkeypatch):
     (info / "entry_points.txt").write_text(f"[opboost]\nvalidating = {MODULE}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     module = types.ModuleType(MODULE)
-    module.opboost_register_estimators = hookimpl(lambda: [ProbedIPS, CappedIPS, BuggyIPS])
+    module.opboost_register_estimators = hookimpl(
+        lambda: [ProbedIPS, CappedIPS, BuggyIPS, TableIPS]
+    )
     module.opboost_register_estimators.__name__ = "opboost_register_estimators"
     monkeypatch.setitem(sys.modules, MODULE, module)
     CALLS.clear()
@@ -149,3 +163,13 @@ def test_config_validation_swallows_no_exception():
     swallow = re.compile(r"except(\s+(Base)?Exception)?\s*:[^\n]*\n\s*pass\b")
     offenders = [p.name for p in sorted(package.glob("*.py")) if swallow.search(p.read_text())]
     assert offenders == []
+
+
+def test_a_constructor_failing_at_parse_time_is_reported_naming_the_plugin(plugin):
+    with pytest.raises(
+        ConfigError,
+        match=r"^study\.toml \[algorithms\[0\]\.estimator\]: estimator 'table_ips' \(TableIPS\) "
+        r"of plugin 'validating' \(opboost-validating 1\.0\) failed to check its parameters: "
+        r"its constructor raised TypeError: .*missing 1 required keyword-only argument: 'table'\. ",
+    ):
+        _with_estimator(name="table_ips")

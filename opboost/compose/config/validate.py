@@ -163,15 +163,18 @@ def validate_component(
         return
     accepted = _signature_defaults(cls)
     extra = {k: v for k, v in (managed or {}).items() if k in accepted and k not in spec.params}
+    step = "its constructor"
     try:
-        spec.build(**extra).validate()
+        component = spec.build(**extra)
+        step = "validate()"
+        component.validate()
     except InvalidParameterError as exc:
         raise parameter_error(exc, spec.params, file, key) from exc
-    except Exception as exc:
+    except Exception as exc:  # a bug in the plugin: reported, with the plugin named
         plugin = registry.provider(spec.kind, spec.name)
         raise ConfigError(
             f"{cls.describe()} of plugin {plugin.name!r} ({plugin.source}) failed to check its "
-            f"parameters: validate() raised {type(exc).__name__}: {exc}. validate() must raise "
+            f"parameters: {step} raised {type(exc).__name__}: {exc}. validate() must raise "
             f"InvalidParameterError for a bad parameter; report this to the plugin's authors.",
             file=file,
             key=key,
