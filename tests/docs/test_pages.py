@@ -66,3 +66,19 @@ def test_the_offline_vs_online_trial_count_is_the_plans(tmp_path: Path) -> None:
     studies = " ".join((DOCS / "studies.md").read_text(encoding="utf-8").split())
     assert re.findall(r"a (\d+)-trial study", readme) == [str(n_trials)]
     assert re.findall(r"(\d+) trials;", studies) == [str(n_trials)]
+
+
+def test_catalogue_md_says_where_a_catalogue_fit_starts() -> None:
+    """Issue 49 item 8: catalogue.md's last paragraph said the default starts catalogue fits
+    from F0 = 0 while its top (and the code) start them from the reward model of the pairs.
+    The page's sentence about the default must name the start the code resolves."""
+    from opboost import Booster
+    from opboost.simulation import simulate_catalogue
+
+    logs = simulate_catalogue(300, 8, 3, 2, 2, random_state=0).logged
+    booster = Booster(random_state=0, base_learner_params={"num_threads": 1}).fit(logs)
+    assert booster.reward_start_ is not None  # the code: a reward-model start on pairs
+    text = " ".join((DOCS / "catalogue.md").read_text(encoding="utf-8").split())
+    assert "starts such fits from F₀ = 0" not in text
+    assert "Such fits start from the reward model of" in text
+    assert 'the default `warm_start="auto"`' in text
