@@ -74,15 +74,27 @@ def reference(studies):
     return studies("digits")
 
 
+def _non_decreasing_curves(trial: dict) -> tuple[dict, dict]:
+    """``trial``'s (curves, metrics) after checking its curves: read at 40, 80 and 120
+    interactions, cumulative reward and regret never decreasing from 0."""
+    curves = trial["curves"]
+    assert curves["interactions"] == [40, 80, 120]
+    for key in ("cumulative_reward", "cumulative_regret"):
+        assert np.all(np.diff([0.0, *curves[key]]) >= 0), (trial["label"], key)
+    return curves, trial["metrics"]
+
+
+def _has_deployment_plots(out) -> None:
+    names = {p.name for p in out.iterdir()}
+    assert {"deployment_cumulative_reward.png", "deployment_cumulative_regret.png"} <= names
+
+
 def test_every_trial_writes_a_non_decreasing_cumulative_reward(reference):
     out, results = reference
     assert len(results["trials"]) == 8 and not results["failed"]
     modes = {}
     for trial in results["trials"]:
-        curves, metrics = trial["curves"], trial["metrics"]
-        assert curves["interactions"] == [40, 80, 120]
-        for key in ("cumulative_reward", "cumulative_regret"):
-            assert np.all(np.diff([0.0, *curves[key]]) >= 0), (trial["label"], key)
+        curves, metrics = _non_decreasing_curves(trial)
         assert metrics["cumulative_reward"] == curves["cumulative_reward"][-1]
         assert metrics["cumulative_reward"] + metrics["cumulative_regret"] == 120.0  # 0/1 reward
         assert 0.0 <= metrics["test_reward"] <= 1.0
@@ -101,9 +113,7 @@ def test_every_trial_writes_a_non_decreasing_cumulative_reward(reference):
     md = (out / "results.md").read_text()
     assert "## Deployment: reward collected on the stream" in md
     assert "| Booster (batches of 100) | offline, batched |" in md
-    assert {"deployment_cumulative_reward.png", "deployment_cumulative_regret.png"} <= {
-        p.name for p in out.iterdir()
-    }
+    _has_deployment_plots(out)
 
 
 def test_every_catalogue_trial_writes_a_non_decreasing_cumulative_reward(studies):
@@ -113,10 +123,7 @@ def test_every_catalogue_trial_writes_a_non_decreasing_cumulative_reward(studies
     assert len(results["trials"]) == 8 and not results["failed"]
     modes = {}
     for trial in results["trials"]:
-        curves, metrics = trial["curves"], trial["metrics"]
-        assert curves["interactions"] == [40, 80, 120]
-        for key in ("cumulative_reward", "cumulative_regret"):
-            assert np.all(np.diff([0.0, *curves[key]]) >= 0), (trial["label"], key)
+        curves, metrics = _non_decreasing_curves(trial)
         assert metrics["cumulative_reward"] == curves["cumulative_reward"][-1]
         assert 0.0 < metrics["cumulative_reward"] < 120.0
         assert 0.0 < metrics["test_reward"] < 1.0
@@ -144,9 +151,7 @@ def test_every_catalogue_trial_writes_a_non_decreasing_cumulative_reward(studies
     md = (out / "results.md").read_text()
     assert "World: catalogue (n_items=30, n_candidates=10, d_x=5, d_item=5" in md
     assert "| Booster (batches of 200) | offline, batched |" in md
-    assert {"deployment_cumulative_reward.png", "deployment_cumulative_regret.png"} <= {
-        p.name for p in out.iterdir()
-    }
+    _has_deployment_plots(out)
 
 
 def test_every_slate_trial_writes_a_non_decreasing_cumulative_reward(studies):
@@ -155,10 +160,7 @@ def test_every_slate_trial_writes_a_non_decreasing_cumulative_reward(studies):
     out, results = studies("slates")
     assert len(results["trials"]) == 4 and not results["failed"]
     for trial in results["trials"]:
-        curves, metrics = trial["curves"], trial["metrics"]
-        assert curves["interactions"] == [40, 80, 120]
-        for key in ("cumulative_reward", "cumulative_regret"):
-            assert np.all(np.diff([0.0, *curves[key]]) >= 0), (trial["label"], key)
+        _, metrics = _non_decreasing_curves(trial)
         assert 0.0 < metrics["test_reward"] < 3.0  # expected clicks of 3 positions
         assert trial["info"]["slate_size"] == 3
     learned = [t for t in results["trials"] if t["label"].startswith("slate_boost")]

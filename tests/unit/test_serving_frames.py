@@ -4,7 +4,9 @@ row's time; ``sample(..., return_ids=True)``; a duplicated column and a short X 
 
 from __future__ import annotations
 
+import importlib.util
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,29 +19,21 @@ from opboost.api.data.tabular import TabularSchema
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.lgbm.rows import design_rows
 
+_SPEC = importlib.util.spec_from_file_location(
+    "bench_serving_frames",
+    Path(__file__).resolve().parents[2] / "examples" / "benchmarks" / "bench_serving_frames.py",
+)
+_BENCH = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_BENCH)
+
 ADS = ["ad-a", "ad-b", "ad-c", "ad-d"]
-CONTEXTS = ["city", "device", "age"]
 ROW = {"city": "paris", "device": "ios", "age": 30.0}
 
 
 def _logs(n: int = 600, seed: int = 0) -> LoggedBandit:
-    rng = np.random.default_rng(seed)
-    city = rng.choice(["paris", "lyon", "nice"], n)
-    shown = rng.choice(ADS[:3], n)
-    best = {"paris": "ad-a", "lyon": "ad-b", "nice": "ad-c"}
-    df = pd.DataFrame(
-        {
-            "city": pd.Categorical(city),
-            "device": rng.choice(["ios", "android"], n),
-            "age": rng.uniform(18, 80, n),
-            "ad": shown,
-            "p": 1 / 3,
-            "click": (shown == pd.Series(city).map(best)).astype(float),
-        }
-    )
-    return LoggedBandit.from_dataframe(
-        df, contexts=CONTEXTS, action="ad", propensity="p", reward="click", actions=ADS
-    )
+    """The benchmark's promotions table (examples/benchmarks/bench_serving_frames.py): ads a-c
+    logged uniformly, a click when the ad is the city's best."""
+    return _BENCH.logs(n, seed)
 
 
 @pytest.fixture(scope="module")

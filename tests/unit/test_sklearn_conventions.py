@@ -329,21 +329,6 @@ def test_a_fold_without_an_action_scores(promo_frame):
         r"policy's catalogue of 4 ids; score on logs of the actions it was fitted on\.$",
     ):
         booster.score(stranger)
-    fold_logs = LoggedBandit.from_dataframe(  # its catalogue: the 3 ids seen, sorted
-        fold, contexts=["x0", "x1", "x2"], action="action", propensity="propensity",
-        reward="reward", actions=["promo_A", "promo_C", "promo_D"],
-    )  # fmt: skip
-    assert booster.score(fold_logs) == pytest.approx(by_hand, rel=1e-12)
-    stranger = LoggedBandit.from_dataframe(
-        fold, contexts=["x0", "x1", "x2"], action="action", propensity="propensity",
-        reward="reward", actions=["promo_A", "promo_C", "promo_D", "promo_E"],
-    )  # fmt: skip
-    with pytest.raises(
-        InvalidParameterError,
-        match=r"^off_policy_scorer: the logs' action id\(s\) \['promo_E'\] are not in the "
-        r"policy's catalogue of 4 ids; score on logs of the actions it was fitted on\.$",
-    ):
-        booster.score(stranger)
     scores = cross_val_score(
         _fast(), X, y, cv=[(np.flatnonzero(X.index >= 0), fold.index.to_numpy())],
         params={"actions": PROMOS},
