@@ -20,6 +20,7 @@ over positions 1..k) and per-impression intervals need no impression ids.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,23 @@ from opboost.api.numerics.plackett_luce import (
 )
 
 __all__ = ["SlateLogs", "SlatePolicy", "slate_inputs"]
+
+
+def check_ranking(ranking: Any, shape: tuple[int, int], n_items: int, owner: str) -> np.ndarray:
+    """``ranking`` as an (n, L) = ``shape`` integer array of item ids in [0, ``n_items``);
+    anything else is an InvalidParameterError naming ``owner``, the shape and the ids."""
+    ranking = np.asarray(ranking)
+    if ranking.shape != tuple(shape) or ranking.dtype.kind not in "iu":
+        raise InvalidParameterError(
+            f"{owner}: a ranking must be an (n, L) = {tuple(shape)} integer array of item ids; "
+            f"got shape {ranking.shape} and dtype {ranking.dtype}."
+        )
+    if ranking.size and (ranking.min() < 0 or ranking.max() >= n_items):
+        raise InvalidParameterError(
+            f"{owner}: a ranking's item ids must lie in [0, n_items={n_items}); got "
+            f"{int(ranking.min())}..{int(ranking.max())}."
+        )
+    return ranking
 
 
 def position_weights_ok(value: object) -> bool:
@@ -194,17 +212,7 @@ class SlatePolicy:
     @classmethod
     def from_ranking(cls, logs: SlateLogs, ranking: np.ndarray) -> SlatePolicy:
         """The deterministic policy showing ``ranking`` (n, L) item ids on ``logs``."""
-        ranking = np.asarray(ranking)
-        if ranking.shape != logs.slates.shape or ranking.dtype.kind not in "iu":
-            raise InvalidParameterError(
-                f"A ranking policy must be an (n, L) = {logs.slates.shape} integer array of "
-                f"item ids; got shape {ranking.shape} and dtype {ranking.dtype}."
-            )
-        if ranking.min() < 0 or ranking.max() >= logs.n_items:
-            raise InvalidParameterError(
-                f"A ranking's item ids must lie in [0, n_items={logs.n_items}); got "
-                f"{int(ranking.min())}..{int(ranking.max())}."
-            )
+        ranking = check_ranking(ranking, logs.slates.shape, logs.n_items, "SlatePolicy")
         match = (ranking == logs.slates).astype(np.float64)
         dist = np.zeros((*ranking.shape, logs.n_items))
         np.put_along_axis(dist, ranking[:, :, None], 1.0, axis=2)

@@ -31,7 +31,7 @@ from opboost.api.numerics.plackett_luce import (
     prefix_probabilities,
     sample_plackett_luce,
 )
-from opboost.api.slates import SlateLogs
+from opboost.api.slates import SlateLogs, check_ranking
 from opboost.api.validation import check_random_state
 
 __all__ = ["CLICK_MODELS", "SlateWorld", "make_slate_world"]
@@ -199,19 +199,8 @@ class SlateWorld:
         return clicks
 
     def _check_ranking(self, contexts: np.ndarray, ranking: np.ndarray) -> np.ndarray:
-        ranking = np.asarray(ranking)
-        expected = (len(contexts), self.slate_size)
-        if ranking.shape != expected or ranking.dtype.kind not in "iu":
-            raise InvalidParameterError(
-                f"SlateWorld: a ranking must be an (n, L) = {expected} integer array of item "
-                f"ids; got shape {ranking.shape} and dtype {ranking.dtype}."
-            )
-        if ranking.min() < 0 or ranking.max() >= self.n_items:
-            raise InvalidParameterError(
-                f"SlateWorld: ranking item ids must lie in [0, {self.n_items}); got "
-                f"{int(ranking.min())}..{int(ranking.max())}."
-            )
-        return ranking
+        shape = (len(contexts), self.slate_size)
+        return check_ranking(ranking, shape, self.n_items, "SlateWorld")
 
 
 def make_slate_world(
