@@ -235,3 +235,24 @@ def test_per_position_rows_are_obps_convention():
     per_row = IPS().round_values(rows, dist)
     iips = SlateIndependentIPS().round_values(logs, policy)
     np.testing.assert_allclose(np.bincount(impression, per_row), iips, rtol=0, atol=1e-12)
+
+
+def test_a_bad_ranking_is_refused_naming_its_owner_shape_and_ids():
+    """One check serves the world's truth and the deterministic slate policy."""
+    import re
+
+    from opboost.api.exceptions import InvalidParameterError
+    from opboost.api.slates import check_ranking
+
+    message = (
+        "SlateWorld: a ranking must be an (n, L) = (2, 3) integer array of item ids; got "
+        "shape (2, 2) and dtype int64."
+    )
+    with pytest.raises(InvalidParameterError, match=re.escape(message)):
+        check_ranking(np.zeros((2, 2), dtype=np.int64), (2, 3), 5, "SlateWorld")
+    with pytest.raises(
+        InvalidParameterError,
+        match=re.escape("SlatePolicy: a ranking's item ids must lie in [0, n_items=5); got 0..5."),
+    ):
+        check_ranking(np.array([[0, 5, 1]]), (1, 3), 5, "SlatePolicy")
+    assert check_ranking([[4, 0, 1]], (1, 3), 5, "SlatePolicy").tolist() == [[4, 0, 1]]
