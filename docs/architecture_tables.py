@@ -31,15 +31,21 @@ COMMAND = "python docs/architecture_tables.py --write"
 LAYERS: dict[str, tuple[str, str, str]] = {
     "api": (
         "SDK",
-        "every interface a plugin implements or uses, and every public name of the SDK "
-        "(`from opboost.api import ...`): `Component` and the kinds, the hook specs, "
-        "exceptions, validation and the declared constraints, `Objective`/`RoundState`, "
-        "`Estimator`/`LogsScorer`, `BaseLearner`/`BaseProblem`/`Ensemble`, the online learners, "
-        "`PolicyLearner`, `Callback`/`RoundEnv`, `Dataset`, `Policy`, and the engine extension "
-        "point (`Engine`, `RemoteLogs`, `FitSettings`, `Components`, what a fit records). Below "
-        "them, importing none of them: `data/`, `numerics/`, `serving/`, `files/`; `lgbm/` is "
-        "the LightGBM toolkit the LightGBM learners and the Dask engine share",
+        "the plugin contract, `opboost.api.__all__` (`from opboost.api import ...`): the "
+        "interfaces a plugin implements (`Component` and the kinds' base classes, `hookimpl`, "
+        "the engine extension point), the data it receives (`LoggedBandit`, `RoundState`, "
+        "`BaseProblem`, `RoundEnv`, `FitSettings`, ...) and the helpers it may call (declared "
+        "constraints, checks, the learner toolkit, the errors). Below the interfaces, importing "
+        "none of them, the kit imported by its module paths: `data/`, `numerics/`, `serving/`, "
+        "`files/`",
         "nothing else of opboost",
+    ),
+    "lgbm": (
+        "LightGBM toolkit",
+        "what the LightGBM learners and the Dask engine share: the saved ensemble and its "
+        "model text, the designed rows and their binned Dataset, a round's trees read and "
+        "scaled in place, the tree parameters, row sampling, thread counts",
+        "the SDK",
     ),
     "core": (
         "core",
@@ -51,7 +57,7 @@ LAYERS: dict[str, tuple[str, str, str]] = {
         "algorithms",
         "one module per algorithm (`objectives/`, `estimators/`, `learners/`, `online/`, "
         "`policy_learners/`), registered through entry points like a third party's",
-        "the SDK",
+        "the SDK and the LightGBM toolkit",
     ),
     "simulation": (
         "simulation",
@@ -62,7 +68,7 @@ LAYERS: dict[str, tuple[str, str, str]] = {
     "dask": (
         "dask",
         "a remote engine: logs on a Dask cluster, trees grown where the rows are",
-        "the SDK",
+        "the SDK and the LightGBM toolkit",
     ),
     "testing": (
         "testing",
@@ -80,12 +86,12 @@ LAYERS: dict[str, tuple[str, str, str]] = {
 #: What each package (its own modules, not its sub-packages) holds.
 PACKAGES: dict[str, str] = {
     "opboost": "the facade (`opboost.Booster`, `load_policy`, ...)",
-    "opboost/api": "the SDK's interfaces and its public names",
+    "opboost/api": "the SDK's interfaces and its contract (`__all__`)",
     "opboost/api/data": "the data model: logs, checks, candidates, tables, slots, pairs",
     "opboost/api/numerics": "row arithmetic, softmax, design, contexts, memory",
     "opboost/api/serving": "masks, top-k, catalogues, exploration",
     "opboost/api/files": "crash-safe writes, the policy save protocol",
-    "opboost/api/lgbm": "the LightGBM toolkit: ensemble, rows, layout, threads",
+    "opboost/lgbm": "the LightGBM toolkit: ensemble, rows, layout, threads",
     "opboost/core": "Booster, resolve, loop, selection, registry, callbacks, scorers, loading",
     "opboost/core/fit": "the in-memory engine, slots, warm start, checkpoints",
     "opboost/algorithms": "(the families below)",

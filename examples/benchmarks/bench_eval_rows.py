@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from opboost import Booster, LoggedBandit
-from opboost.api.lgbm.rows import DesignedRowsCache
+from opboost.lgbm.rows import DesignedRowsCache
 
 
 def logs(n: int, d: int, k: int, seed: int) -> LoggedBandit:

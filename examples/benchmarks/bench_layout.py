@@ -7,7 +7,7 @@ Fashion-MNIST contexts (784 pixels, K = 10, uniform logging, reward 1 for the la
 stacked design has n*10 rows and about 160,000 histogram bins: the bin-count rule alone
 (``histogram_layout``) picks column-wise there. Each repeat fits ``Booster(warm_start="none")``
 three times in one process, in a rotating order: forced column-wise, forced row-wise, and the
-default (the layout timed on the fit's own Dataset, ``opboost.api.lgbm.layout``).
+default (the layout timed on the fit's own Dataset, ``opboost.lgbm.layout``).
 Prints the median seconds of each, their ratios to column-wise, and the layout the default
 chose. All three grow the same trees.
 """

@@ -55,7 +55,7 @@ import numpy as np
 
 from opboost import Booster
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows
 from opboost.simulation.datasets.bundled import SyntheticMulticlass
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
@@ -213,7 +213,7 @@ def peak_rss_mb() -> float:
 
 def stacked_dataset_only(data: dict[str, Any], args: argparse.Namespace):
     """LightGBM's binned Dataset of the stacked rows alone, built as ``lightgbm_tree`` builds it."""
-    from opboost.api.lgbm.rows import stacked_dataset
+    from opboost.lgbm.rows import stacked_dataset
 
     learner = LightGBMTree(num_leaves=args.num_leaves, num_threads=args.threads)
     logged = data["logged"]

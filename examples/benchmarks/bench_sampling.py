@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
-from opboost.api.lgbm.sampling import (
+from opboost.lgbm.sampling import (
     GOSS_MIN_CELLS,
     GOSS_MIN_COLUMNS,
     designed_shape,

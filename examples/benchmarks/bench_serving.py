@@ -25,9 +25,9 @@ import numpy as np
 
 import opboost
 from opboost.api.learner_toolkit import as_contexts
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.rows import design_rows
 from opboost.api.numerics.design import stacked_design
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.rows import design_rows
 from opboost.simulation.datasets.bundled import Digits
 from opboost.simulation.supervised import supervised_to_bandit
 
@@ -88,7 +88,7 @@ def main() -> None:
     booster, K, design = ensemble.booster, ensemble.n_actions, ensemble.action_design
     print(
         f"policy: {booster.num_trees()} trees, design {design}, K={K}, d={X.shape[1]}; "
-        f"lightgbm {opboost.api.lgbm.ensemble.lgb.__version__}"
+        f"lightgbm {opboost.lgbm.ensemble.lgb.__version__}"
     )
 
     # 1. one context per call, interleaved (the order within a call rotates)

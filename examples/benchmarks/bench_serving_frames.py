@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 import opboost
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows
 
 
 def logs(n: int, seed: int = 0) -> opboost.LoggedBandit:

@@ -24,7 +24,7 @@ import numpy as np
 
 from opboost import Booster
 from opboost.api.learner_toolkit import as_contexts
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import t_interval

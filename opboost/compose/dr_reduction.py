@@ -43,12 +43,12 @@ from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
+from opboost.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = ["DRReduction", "dr_pseudo_rewards"]
 
@@ -305,9 +305,9 @@ class DRReduction(PolicyLearner):
         one ``num_class=K`` LightGBM model (design ``"per_action"``, class a = regressor a),
         the stacked one on [x; onehot(a)] (``"stacked_onehot"``), the one on item features on
         pairs (``"pairs"``)."""
-        from opboost.api.lgbm.action_trees import class_model
-        from opboost.api.lgbm.ensemble import LightGBMEnsemble
         from opboost.api.policy import Policy
+        from opboost.lgbm.action_trees import class_model
+        from opboost.lgbm.ensemble import LightGBMEnsemble
 
         check_fitted(self, "models_")
         schema, n_extra, meta = self.action_schema_, 0, {}

@@ -38,14 +38,14 @@ from opboost.api.engine import Components, FitSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.sampling import designed_shape, leaves_from_sums, row_sampling_params
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
 from opboost.dask.supported import check_components, check_options
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.sampling import designed_shape, leaves_from_sums, row_sampling_params
 
 __all__ = ["DistributedFit", "make_engine"]
 

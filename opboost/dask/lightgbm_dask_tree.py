@@ -18,15 +18,15 @@ import numpy as np
 from opboost.api.constraints import Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.params import (
+from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.params import (
     LIGHTGBM_PARAMS,
     LIGHTGBM_TREE_CONSTRAINTS,
     TREE_ONLY_DEFAULTS,
     tree_params,
 )
-from opboost.api.lgbm.sampling import ROW_SAMPLINGS
-from opboost.dask.network import NetworkSettings, network_params_problem, split_network_params
+from opboost.lgbm.sampling import ROW_SAMPLINGS
 
 __all__ = ["DASK_ACTION_DESIGNS", "LightGBMDaskTree"]
 

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from opboost.api.exceptions import OpboostError
-from opboost.api.lgbm.params import lightgbm_aliases
+from opboost.lgbm.params import lightgbm_aliases
 
 __all__ = [
     "DistributedFitError",

@@ -17,7 +17,7 @@ import numpy as np
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm.rows import action_tilt, design_rows
+from opboost.lgbm.rows import action_tilt, design_rows
 
 __all__ = [
     "Partition",

@@ -28,22 +28,22 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost.api.lgbm.layout import (
+from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
+from opboost.lgbm.layout import (
     LAYOUTS,
     fetch_scores,
     score_change,
     set_round_leaves,
     update_one_iter,
 )
-from opboost.api.lgbm.rows import histogram_layout, stacked_dataset
-from opboost.api.lgbm.sampling import (
+from opboost.lgbm.rows import histogram_layout, stacked_dataset
+from opboost.lgbm.sampling import (
     booster_without_sampling,
     last_leaf_values,
     leaf_sums,
     set_last_leaves,
     splits_on_actions,
 )
-from opboost.dask.partitions import Partition, regression_terms, state_stats, step_terms
 
 __all__ = ["Shard", "strip_parameters"]
 
@@ -120,7 +120,7 @@ class Shard:
         ``port``, socket ``time_out`` in minutes; one machine: no network), build the Dataset
         with ``params`` (``lightgbm_tree``'s) and the Booster with them and ``sampling``
         (LightGBM's row sampling of the rounds, from
-        :func:`opboost.api.lgbm.sampling.row_sampling_params`); the statistics at F = 0 (5,)."""
+        :func:`opboost.lgbm.sampling.row_sampling_params`); the statistics at F = 0 (5,)."""
         if self._socket is not None:
             self._socket.close()  # never connected: LightGBM can bind the port at once
             self._socket = None

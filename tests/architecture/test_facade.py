@@ -1,26 +1,80 @@
-"""The facades export every public name: ``opboost.api`` every name in the ``__all__`` of
-every SDK module (the same object), and ``opboost`` every public name of the modules a user
-of the Booster meets."""
+"""The facades. ``opboost.api`` exports the plugin contract and nothing else: at most 90 names
+in three groups (the interfaces a plugin implements, the data it receives, the helpers it may
+call), each the object its defining module under ``opboost.api`` exports, none from the
+LightGBM toolkit (``opboost.lgbm``), and every component kind's base class among the
+interfaces; the rest of the SDK (the kit: data, numerics, serving, files, exceptions, ...) is
+imported by its module path. ``opboost`` exports every public name of the modules a user of
+the Booster meets."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 
 import pytest
 
 import opboost
 import opboost.api
+from opboost.api.component import Component
 
 SDK_MODULES = sorted(m.name for m in pkgutil.walk_packages(opboost.api.__path__, "opboost.api."))
+#: The contract's groups: name -> (group, the module under opboost.api that defines it).
+CONTRACT = {
+    name: (group, module)
+    for group, names in opboost.api._GROUPS.items()
+    for name, module in names.items()
+}
 
 
-@pytest.mark.parametrize("name", SDK_MODULES)
-def test_the_sdk_exports_every_public_name(name):
-    module = importlib.import_module(name)
-    missing = [n for n in module.__all__ if n not in opboost.api.__all__]
-    assert missing == []
-    assert [n for n in module.__all__ if getattr(opboost.api, n) is not getattr(module, n)] == []
+def test_the_contract_is_at_most_90_names_in_three_groups():
+    assert list(opboost.api._GROUPS) == ["interfaces", "data", "helpers"]
+    assert sum(len(names) for names in opboost.api._GROUPS.values()) == len(CONTRACT)
+    assert sorted(CONTRACT) == opboost.api.__all__
+    assert len(opboost.api.__all__) <= 90
+    assert [n for n in opboost.api.__all__ if not hasattr(opboost.api, n)] == []
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACT))
+def test_each_contract_name_is_its_modules_public_name(name):
+    _, home = CONTRACT[name]
+    module = importlib.import_module(f"opboost.api.{home}")
+    assert name in module.__all__
+    assert getattr(opboost.api, name) is getattr(module, name)
+
+
+def test_no_contract_name_comes_from_the_lightgbm_toolkit():
+    defined_in = {n: getattr(getattr(opboost.api, n), "__module__", "") for n in CONTRACT}
+    assert [n for n, m in defined_in.items() if m and m.startswith("opboost.lgbm")] == []
+    assert [n for n, (_, home) in CONTRACT.items() if "lgbm" in home] == []
+
+
+def test_every_component_kinds_base_class_is_an_interface():
+    """A class of an SDK module deriving from Component (a kind's base class) is on the
+    contract, among the interfaces."""
+    bases = {
+        n
+        for name in SDK_MODULES
+        for n in importlib.import_module(name).__all__
+        if inspect.isclass(cls := getattr(importlib.import_module(name), n))
+        and issubclass(cls, Component)
+    }
+    assert len(bases) >= 10
+    assert {n: CONTRACT.get(n, ("missing",))[0] for n in bases} == dict.fromkeys(
+        bases, "interfaces"
+    )
+
+
+def test_the_kit_is_not_all_reexported():
+    """Below the contract, e.g. the softmax's log-normaliser and the file writes, by path."""
+    from opboost.api.files.atomic import write_atomic
+    from opboost.api.numerics.softmax import softmax, softmax_and_log_norm
+
+    assert opboost.api.softmax is softmax
+    assert "softmax_and_log_norm" not in opboost.api.__all__ and callable(softmax_and_log_norm)
+    assert "write_atomic" not in opboost.api.__all__ and callable(write_atomic)
+    with pytest.raises(AttributeError, match="write_atomic"):
+        _ = opboost.api.write_atomic
 
 
 def test_each_sdk_name_means_one_thing():

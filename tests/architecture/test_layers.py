@@ -99,6 +99,47 @@ def test_plugins_import_only_the_sdk(source):
     assert offences == []
 
 
+def _plugin_uses_of_the_sdk(path: Path) -> list[tuple[int, str]]:
+    """(line, what) for each use of the SDK in ``path`` that is not a name of the contract:
+    an import of a module under opboost.api, or of a name outside ``opboost.api.__all__``."""
+    import opboost.api
+
+    found = []
+    for line, module, names in _imports(path):
+        if module == "opboost.api" and names:
+            found += [(line, f"opboost.api.{n}") for n in names if n not in opboost.api.__all__]
+        elif module == "opboost.api" or module.startswith("opboost.api."):
+            found.append((line, module))
+    return found
+
+
+@pytest.mark.parametrize("source", [p.parent for p in PLUGIN_SOURCES], ids=lambda p: p.name)
+def test_plugins_use_only_the_contracts_names(source):
+    """Sources and tests of the plugins in plugins/ import from the SDK only names of
+    ``opboost.api.__all__`` (``from opboost.api import X``), never a module below it."""
+    offences = [
+        f"{path.relative_to(ROOT)}:{line} uses {what} (not in opboost.api.__all__)"
+        for path in sorted(source.rglob("*.py"))
+        if "build" not in path.relative_to(source).parts
+        for line, what in _plugin_uses_of_the_sdk(path)
+    ]
+    assert offences == []
+
+
+def test_a_module_path_or_a_name_off_the_contract_is_an_offence(tmp_path):
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "from opboost.api import BaseLearner, lightgbm_threads\n"
+        "from opboost.api.exceptions import InvalidParameterError\n"
+        "import opboost.api.numerics.softmax\n"
+    )
+    assert _plugin_uses_of_the_sdk(plugin) == [
+        (1, "opboost.api.lightgbm_threads"),
+        (2, "opboost.api.exceptions"),
+        (3, "opboost.api.numerics.softmax"),
+    ]
+
+
 def _functions(path: Path):
     return [
         node

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).parents[2]
 OLD_NAMES = json.loads((Path(__file__).parent / "public_names_cf3ad7d.json").read_text())
 CHANGES = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("\n### ")
-#: CHANGELOG.md's two lists: old module -> new module, and old name -> where it is defined.
+#: CHANGELOG.md's lists: old module -> new module, and old name -> where it is defined.
 RENAMED, MOVED_NAMES = (
     dict(re.findall(r"^- `(opboost[\w.]*)` → `(opboost[\w.]*)`", section, re.M))
     for section in (
@@ -26,6 +26,15 @@ RENAMED, MOVED_NAMES = (
         next(c for c in CHANGES if c.startswith("Removed: names re-exported")),
     )
 )
+#: The names ``opboost.api`` no longer exports (issue 50), each module's listed once:
+#: ``- `module`: `NAME`, `NAME`, ...`` (continuation lines indented).
+CONTRACT_SECTION = next(c for c in CHANGES if c.startswith("Changed: `opboost.api` exports"))
+for _module, _names in re.findall(
+    r"^- `(opboost[\w.]*)`: ((?:`\w+`,?\s*)+)", CONTRACT_SECTION, re.M
+):
+    MOVED_NAMES.update(
+        {f"opboost.api.{n}": f"{_module}.{n}" for n in re.findall(r"`(\w+)`", _names)}
+    )
 #: Public names of cf3ad7d removed on purpose (issues 38 and 50), and what replaces each.
 REMOVED = {
     "opboost.dask.boosting": {
@@ -47,7 +56,8 @@ def new_path(name: str) -> str:
 
 
 def test_the_changelog_lists_the_renames():
-    assert len(RENAMED) == 64
+    assert len(RENAMED) == 65
+    assert RENAMED["opboost.api.lgbm"] == "opboost.lgbm"
     assert RENAMED["opboost.booster"] == "opboost.core.booster"
 
 
@@ -84,6 +94,17 @@ def test_a_name_gone_from_its_old_home_is_where_the_changelog_says(old, new):
     module, name = new.rsplit(".", 1)
     assert hasattr(importlib.import_module(module), name)
     assert old_name not in importlib.import_module(old_module).__all__
+
+
+def test_the_changelog_lists_each_name_the_sdk_no_longer_exports():
+    """Issue 50: every name ``opboost.api`` exported at cf3ad7d and no longer does is listed
+    with the module that defines it (the test above imports each from there)."""
+    import opboost.api
+
+    dropped = sorted(set(OLD_NAMES["opboost.api"]) - set(opboost.api.__all__))
+    assert [n for n in dropped if f"opboost.api.{n}" not in MOVED_NAMES] == []
+    assert MOVED_NAMES["opboost.api.lightgbm_threads"] == "opboost.lgbm.threads.lightgbm_threads"
+    assert MOVED_NAMES["opboost.api.one_hot"] == "opboost.api.numerics.arrays.one_hot"
 
 
 def test_a_module_under_a_renamed_package_moves_with_it():

@@ -53,6 +53,7 @@ def test_write_brings_a_stale_page_back_to_the_code(tmp_path: Path) -> None:
     layers = tables.layers_table().splitlines()
     assert [row.split(" | ")[2] for row in layers[2:]] == [
         "`opboost.api`",
+        "`opboost.lgbm`",
         "`opboost.core`",
         "`opboost.algorithms`",
         "`opboost.simulation`",

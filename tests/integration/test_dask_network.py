@@ -317,8 +317,8 @@ def test_a_sampled_shard_sets_each_leaf_from_all_its_rows():
     gradients and hessians of ALL its rows (each row's leaf as LightGBM itself finds it); the
     leaves the client makes of them, -G / (H + lambda_l2), become the tree's and f's, and the
     step terms are those of that f."""
-    from opboost.api.lgbm.rows import design_rows
-    from opboost.api.lgbm.sampling import GOSS_PARAMS, leaves_from_sums
+    from opboost.lgbm.rows import design_rows
+    from opboost.lgbm.sampling import GOSS_PARAMS, leaves_from_sums
 
     shard = _shard({**GOSS_PARAMS, "force_col_wise": True})
     contexts = np.concatenate([p.data.contexts for p in shard.parts])

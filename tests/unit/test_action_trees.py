@@ -1,4 +1,4 @@
-"""Stacked trees read per action (``opboost.api.lgbm.action_trees``): the reward-model start of
+"""Stacked trees read per action (``opboost.lgbm.action_trees``): the reward-model start of
 per-action trees is the stacked reward model, bit for bit."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from opboost import Booster, LoggedBandit
 from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
-from opboost.api.lgbm.action_trees import per_action_model
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.action_trees import per_action_model
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.rows import design_rows
 from opboost.simulation.datasets.bundled import SyntheticMulticlass
 from opboost.simulation.supervised import supervised_to_bandit
 

@@ -15,7 +15,6 @@ from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
 from opboost.algorithms.objectives import softmax
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.rows import design_rows
 from opboost.api.validation import check_random_state
 from opboost.core.fit.warm_start import (
     LOGGING_WARM_MEMBERS,
@@ -23,6 +22,7 @@ from opboost.core.fit.warm_start import (
     reward_temperature,
 )
 from opboost.core.selection import constant_action_values
+from opboost.lgbm.rows import design_rows
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}

@@ -286,7 +286,7 @@ def test_saved_policy_predicts_identically_and_records_the_schema(sim, fitted, t
 def test_a_pairs_ensemble_with_a_wrong_header_is_refused(fitted):
     import json
 
-    from opboost.api.lgbm.ensemble import LightGBMEnsemble
+    from opboost.lgbm.ensemble import LightGBMEnsemble
 
     header, body = fitted.policy_.ensemble.dumps().split("\n", 1)
     meta = json.loads(header)

@@ -10,7 +10,7 @@ from opboost import Booster, load_policy
 from opboost.algorithms.learners.lightgbm_classifier import LightGBMTreeClassifier
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows
 
 N, D, K = 500, 4, 3
 

@@ -12,9 +12,9 @@ import scipy.sparse as sp
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
 from opboost.api.numerics.design import action_rows
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.rows import ROW_WISE_MAX_BINS, design_rows, histogram_layout
 
 N, D, K = 400, 4, 3
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]
@@ -284,7 +284,7 @@ def test_large_fits_time_both_layouts_on_their_dataset(contexts, monkeypatch):
     timed on the fit's own Dataset (both layouts, seeded gradients): whichever wins, the fit
     grows the same trees as with either layout forced, and the probe boosters leave the fit's
     Booster at round 0."""
-    import opboost.api.lgbm.layout as layout
+    import opboost.lgbm.layout as layout
 
     timed = []
     real = layout.update_one_iter
@@ -433,7 +433,7 @@ def test_init_does_not_validate():
 def test_predict_round_designs_read_only_contexts_once(monkeypatch):
     """Evaluation contexts (read-only, as a LoggedBandit's) are designed once, not every round;
     writable contexts are designed on every call, so an in-place edit is never served stale."""
-    import opboost.api.lgbm.rows as module
+    import opboost.lgbm.rows as module
 
     rng = np.random.default_rng(0)
     X, K = rng.normal(size=(80, 3)), 3

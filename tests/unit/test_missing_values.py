@@ -140,7 +140,7 @@ def test_model_text_check_reads_an_infinite_threshold_but_not_nan():
     """LightGBM writes ``x <= inf`` (threshold "inf") to split the missing values from every
     number; the structural check before parsing accepts it and still refuses "nan"."""
     from opboost.api.learner_toolkit import loads_checked
-    from opboost.api.lgbm.model_text import check_model_text
+    from opboost.lgbm.model_text import check_model_text
 
     booster = opboost.Booster(
         n_rounds=2, warm_start="none", base_learner_params=LGB, random_state=0

@@ -12,8 +12,8 @@ import scipy.sparse as sp
 from opboost.algorithms.estimators.direct import DoublyRobust, action_features
 from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.data.logged import LoggedBandit
-from opboost.api.lgbm.onehot_scores import onehot_action_scores, split_actions
 from opboost.api.numerics.design import stacked_design
+from opboost.lgbm.onehot_scores import onehot_action_scores, split_actions
 
 
 def _logs(n: int, k: int, seed: int = 0) -> LoggedBandit:

@@ -17,10 +17,10 @@ from opboost.algorithms.learners.lightgbm_reward_start import (
     fit_reward_model,
 )
 from opboost.algorithms.learners.linear_reward import ALPHAS, fit_linear_rewards, ridge_loo
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.model_text import check_model_text
-from opboost.api.lgbm.rows import design_rows
 from opboost.api.numerics.design import action_rows
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.model_text import check_model_text
+from opboost.lgbm.rows import design_rows
 
 # --- ridge with the leave-one-out penalty ---------------------------------------------------
 

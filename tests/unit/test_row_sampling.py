@@ -15,8 +15,8 @@ from opboost import Booster
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm.model_text import leaf_values
-from opboost.api.lgbm.sampling import (
+from opboost.lgbm.model_text import leaf_values
+from opboost.lgbm.sampling import (
     GOSS_MIN_CELLS,
     GOSS_MIN_COLUMNS,
     GOSS_PARAMS,
@@ -202,7 +202,7 @@ def test_a_sampled_tree_that_splits_on_no_action_hands_the_fit_to_every_row():
     and the rest are grown on every row: all 8 rounds run, the risk falling."""
     from sklearn.datasets import make_classification
 
-    from opboost.api.lgbm.sampling import splits_on_actions
+    from opboost.lgbm.sampling import splits_on_actions
 
     X, y = make_classification(n_samples=1200, n_features=8, n_informative=5, n_classes=4,
                                random_state=1)  # fmt: skip
@@ -227,7 +227,7 @@ def test_each_row_finds_its_leaf_from_its_output(monkeypatch, table):
     round it): read off a table of cells (or, for leaf values too unevenly spaced for a
     table of MAX_LEAF_TABLE cells, by bisection), the same leaf either way, with G and H the
     sums of each leaf's rows."""
-    from opboost.api.lgbm import sampling
+    from opboost.lgbm import sampling
 
     if not table:
         monkeypatch.setattr(sampling, "MAX_LEAF_TABLE", 1)

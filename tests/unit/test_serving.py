@@ -10,13 +10,13 @@ import scipy.sparse as sp
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm import ensemble as lightgbm_ensemble
-from opboost.api.lgbm import process_threads as lightgbm_threads
-from opboost.api.lgbm import threads
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.rows import design_rows
 from opboost.api.numerics.design import stacked_design
 from opboost.api.policy import Policy
+from opboost.lgbm import ensemble as lightgbm_ensemble
+from opboost.lgbm import process_threads as lightgbm_threads
+from opboost.lgbm import threads
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.rows import design_rows
 
 N, D, K = 300, 5, 4
 DESIGNS = ["stacked", "stacked_onehot", "per_action"]

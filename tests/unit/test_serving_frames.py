@@ -17,7 +17,7 @@ from opboost.algorithms.policy_learners.reward_regression import RewardRegressio
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.data.tabular import TabularSchema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows
 
 _SPEC = importlib.util.spec_from_file_location(
     "bench_serving_frames",

@@ -1,5 +1,5 @@
 """The category codes of a LightGBM model's categorical splits, read from its text
-(:func:`opboost.api.lgbm.split_codes.categorical_split_codes`), equal LightGBM's own reading
+(:func:`opboost.lgbm.split_codes.categorical_split_codes`), equal LightGBM's own reading
 of the same model, bitsets of several 32-bit words included."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from opboost import Booster, LoggedBandit
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.split_codes import categorical_split_codes
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.split_codes import categorical_split_codes
 
 
 def _dumped_codes(booster: lgb.Booster) -> dict[int, list[int]]:

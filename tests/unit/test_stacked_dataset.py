@@ -13,8 +13,8 @@ import pytest
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.data.pairs import PairRows
 from opboost.api.data.slots import SlotView
-from opboost.api.lgbm.layout import update_one_iter
-from opboost.api.lgbm.rows import pairs_dataset, stacked_dataset
+from opboost.lgbm.layout import update_one_iter
+from opboost.lgbm.rows import pairs_dataset, stacked_dataset
 
 N, D, K = 500, 5, 4
 

@@ -1,4 +1,4 @@
-"""LightGBM's thread count chosen by the work and the free cores (opboost.api.lgbm.threads), and
+"""LightGBM's thread count chosen by the work and the free cores (opboost.lgbm.threads), and
 the LightGBM fits that use it."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
-from opboost.api.lgbm import threads
-from opboost.api.lgbm.process_threads import default_threads, keeping_threads, use_threads
+from opboost.lgbm import threads
+from opboost.lgbm.process_threads import default_threads, keeping_threads, use_threads
 from opboost.simulation.supervised import supervised_to_bandit
 
 

@@ -43,8 +43,8 @@ from opboost.api.estimator import (
     normal_interval,
 )
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.onehot_scores import onehot_action_scores
 from opboost.api.validation import check_random_state
+from opboost.lgbm.onehot_scores import onehot_action_scores
 
 __all__ = [
     "DirectMethod",
@@ -231,7 +231,7 @@ class _RewardModelEstimator(Estimator):
     @staticmethod
     def _predict_all_actions(model: Any, contexts: Any, n_actions: int) -> np.ndarray:
         """(m, K) predictions; a LightGBM model predicts only the actions its trees split on
-        (:func:`opboost.api.lgbm.onehot_scores.onehot_action_scores`), another model one call
+        (:func:`opboost.lgbm.onehot_scores.onehot_action_scores`), another model one call
         per action, which keeps memory at (m, d + K)."""
         if _reads_split_columns_only(model):
             return onehot_action_scores(model, contexts, n_actions)

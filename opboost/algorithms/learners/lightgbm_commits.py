@@ -14,14 +14,14 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 
-from opboost.api.lgbm.layout import (
+from opboost.lgbm.layout import (
     fetch_scores,
     score_change,
     set_round_leaves,
     stored_leaves,
     update_one_iter,
 )
-from opboost.api.lgbm.sampling import booster_without_sampling, splits_on_actions
+from opboost.lgbm.sampling import booster_without_sampling, splits_on_actions
 
 __all__ = ["FEATURE_REDRAWS", "CommittedRounds"]
 
@@ -80,7 +80,7 @@ class CommittedRounds:
     def _sampled_without_actions(self) -> bool:
         """Whether the round's tree was grown on sampled rows and splits on no action column
         (it would change no policy once its leaves are every row's:
-        :func:`opboost.api.lgbm.sampling.splits_on_actions`)."""
+        :func:`opboost.lgbm.sampling.splits_on_actions`)."""
         if self.row_sampling_ != "goss" or self._per_iter != 1:
             return False
         return not splits_on_actions(self.booster_, self.n_features_)
@@ -88,7 +88,7 @@ class CommittedRounds:
     def _grow_with_actions(self, grad: np.ndarray, hess: np.ndarray) -> None:
         """Grow the round's stacked tree again, at most :data:`FEATURE_REDRAWS` times, while it
         splits on no action column and ``feature_fraction`` < 1 drew its columns: such a tree
-        changes no policy (:func:`opboost.api.lgbm.sampling.splits_on_actions`), so its round
+        changes no policy (:func:`opboost.lgbm.sampling.splits_on_actions`), so its round
         would get alpha 0 and end the fit (feature_fraction=0.5 stopped one at round 1),
         and LightGBM draws other columns for the next tree."""
         if self._per_iter != 1 or self.feature_fraction >= 1.0:

@@ -3,7 +3,7 @@ of each row's candidates (boosting on a catalogue, :mod:`opboost.api.data.pairs`
 
 :class:`PairRounds` is the part of :class:`~opboost.algorithms.learners.lightgbm_tree.LightGBMTree`
 that ``prepare_pairs`` switches on: the Dataset holds the P = sum_i C_i candidate pairs (built by
-:func:`~opboost.api.lgbm.rows.pairs_dataset`, never n * K rows), each round gathers
+:func:`~opboost.lgbm.rows.pairs_dataset`, never n * K rows), each round gathers
 the valid slots' targets and weights from the (n, C) problem, grows one tree and scatters its
 change of LightGBM's cached scores back to an (n, C) slot matrix (0 in the padded slots).
 The ensemble is a :class:`LightGBMEnsemble` of design ``"pairs"``, which scores pairs.
@@ -23,17 +23,17 @@ from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.api.learner_toolkit import learner_seed, wls_terms
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.layout import fit_layout, update_one_iter
-from opboost.api.lgbm.rows import (
+from opboost.api.numerics.contexts import as_contexts
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.layout import fit_layout, update_one_iter
+from opboost.lgbm.rows import (
     PAIRS_DESIGN,
     DesignedRowsCache,
     action_tilt,
     categorical_columns,
     pairs_dataset,
 )
-from opboost.api.lgbm.threads import lightgbm_threads
-from opboost.api.numerics.contexts import as_contexts
+from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = ["PairRounds"]
 

@@ -38,11 +38,11 @@ from threadpoolctl import threadpool_limits
 
 from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.linear_reward import LinearRewards, fit_linear_rewards
-from opboost.api.lgbm.action_trees import per_action_model
-from opboost.api.lgbm.layout import fetch_scores, merge_in_front
-from opboost.api.lgbm.rows import design_rows
-from opboost.api.lgbm.threads import lightgbm_threads
 from opboost.api.numerics.design import action_rows
+from opboost.lgbm.action_trees import per_action_model
+from opboost.lgbm.layout import fetch_scores, merge_in_front
+from opboost.lgbm.rows import design_rows
+from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = [
     "REWARD_MODEL_PARAMS",
@@ -110,7 +110,7 @@ class RewardModel:
         """The model of ``factor`` q: the trees with their leaves scaled, the scaled linear
         tree (if any) in front of them. With ``per_action_header`` (the model text of an empty
         ``num_class=K`` booster on the contexts) the same q as per-action trees, each stacked
-        tree read once per action (:func:`opboost.api.lgbm.action_trees.per_action_model`)."""
+        tree read once per action (:func:`opboost.lgbm.action_trees.per_action_model`)."""
         model = scale_leaves(self.trees, factor)
         design, header = self.report["design"], per_action_header
         if header is not None:
@@ -290,7 +290,7 @@ def fit_reward_model(
     ``rewards`` (n,). ``design`` is the policy's "stacked" (action as one categorical column)
     or "stacked_onehot"; ``categorical`` the context columns LightGBM treats as categorical
     (a list, or "auto" for none). ``num_threads``: "auto" (chosen by the logged rows' size,
-    :func:`opboost.api.lgbm.threads.lightgbm_threads`) or a count, 0 meaning LightGBM's (and BLAS's)
+    :func:`opboost.lgbm.threads.lightgbm_threads`) or a count, 0 meaning LightGBM's (and BLAS's)
     default.
     ``pairs``: the policy's constructed Dataset of the n*K designed rows of ``X``
     (example-major), whose bins the reward model then uses; q on the pairs comes from it.

@@ -1,7 +1,7 @@
 """``lightgbm_tree``'s reward-model start over fixed actions: the reward model that
 :mod:`opboost.algorithms.learners.lightgbm_reward_start` fits, scaled and put in front of the
 ensemble as its first trees (stacked designs), or read once per action (per-action trees,
-:func:`opboost.api.lgbm.action_trees.per_action_model`).
+:func:`opboost.lgbm.action_trees.per_action_model`).
 
 :class:`RewardStartHooks` is the part of
 :class:`~opboost.algorithms.learners.lightgbm_tree.LightGBMTree` behind
@@ -19,7 +19,7 @@ import numpy as np
 from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model, merge_in_front
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import as_contexts
-from opboost.api.lgbm.rows import categorical_columns
+from opboost.lgbm.rows import categorical_columns
 
 __all__ = ["RewardStartHooks"]
 

@@ -44,27 +44,27 @@ from opboost.api.learner_toolkit import (
     prepare_inputs,
     wls_gradients,
 )
-from opboost.api.lgbm import sampling as sampling_rules
-from opboost.api.lgbm.ensemble import LightGBMEnsemble
-from opboost.api.lgbm.layout import (
+from opboost.lgbm import sampling as sampling_rules
+from opboost.lgbm.ensemble import LightGBMEnsemble
+from opboost.lgbm.layout import (
     fit_layout,
     update_one_iter,
 )
-from opboost.api.lgbm.params import (
+from opboost.lgbm.params import (
     CATEGORICAL_FEATURES,
     LIGHTGBM_PARAMS,
     LIGHTGBM_TREE_CONSTRAINTS,
     lightgbm_params_problem,
     tree_params,
 )
-from opboost.api.lgbm.rows import (
+from opboost.lgbm.rows import (
     ACTION_DESIGNS,
     action_tilt,
     categorical_columns,
     context_rows_cache,
     stacked_dataset,
 )
-from opboost.api.lgbm.threads import AUTO, lightgbm_threads
+from opboost.lgbm.threads import AUTO, lightgbm_threads
 
 __all__ = [
     "ACTION_DESIGNS",
@@ -91,7 +91,7 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
     num_threads
         LightGBM's threads. "auto" (default): chosen for each fit (rounds and start
         alike) by the designed data's size and the free cores
-        (``opboost.api.lgbm.threads.lightgbm_threads``); an int is used as it is (0: LightGBM's
+        (``opboost.lgbm.threads.lightgbm_threads``); an int is used as it is (0: LightGBM's
         default, every core).
     hessian_units
         "mean" (default, the rescaling above) or "raw": the hessians are the
@@ -110,12 +110,12 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         which rows grow a round's trees. "auto" (default): LightGBM's
         gradient-based one-side sampling (GOSS, a tenth of the rows by gradient and a tenth
         of the rest at random; each tree's leaves then set from every row) on stacked designs
-        of at least ``opboost.api.lgbm.sampling.GOSS_MIN_CELLS`` designed cells (n*K
+        of at least ``opboost.lgbm.sampling.GOSS_MIN_CELLS`` designed cells (n*K
         rows x their columns) and ``GOSS_MIN_COLUMNS`` columns whose ``params`` set no
         sampling, column-wise; "none": every row; "goss": always, also the K trees a round
         of "per_action". The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
-        grow on every row (``opboost.api.lgbm.sampling``).
+        grow on every row (``opboost.lgbm.sampling``).
     params
         extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,

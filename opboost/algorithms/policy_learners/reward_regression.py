@@ -18,14 +18,14 @@ from opboost.api.data.pairs import ACTION_SCHEMA_KEY, ActionSchema, PairRows
 from opboost.api.data.slots import SlotView
 from opboost.api.data.tabular_frames import attach_schema
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.onehot_scores import onehot_action_scores, split_actions
-from opboost.api.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.contexts import as_contexts
 from opboost.api.numerics.design import action_rows
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
+from opboost.lgbm.onehot_scores import onehot_action_scores, split_actions
+from opboost.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = ["RewardRegression"]
 
@@ -53,7 +53,7 @@ class RewardRegression(PolicyLearner):
         LightGBM regressor settings.
     num_threads
         LightGBM's threads: "auto" (default) chooses them for each fit and prediction
-        by its size and the free cores (``opboost.api.lgbm.threads.lightgbm_threads``); an int
+        by its size and the free cores (``opboost.lgbm.threads.lightgbm_threads``); an int
         is used as it is (0: LightGBM's default, every core).
     random_state
         seed.
@@ -199,8 +199,8 @@ class RewardRegression(PolicyLearner):
         """The fitted model as a [`Policy`][opboost.api.policy.Policy] (scores = predicted
         rewards): its LightGBM model reads the rows [x; onehot(a)], the ``"stacked_onehot"`` design
         of ``lightgbm_tree``, so it saves and loads like a boosted policy."""
-        from opboost.api.lgbm.ensemble import LightGBMEnsemble
         from opboost.api.policy import Policy
+        from opboost.lgbm.ensemble import LightGBMEnsemble
 
         check_fitted(self, "model_")
         booster, schema = self.model_.booster_, self.action_schema_

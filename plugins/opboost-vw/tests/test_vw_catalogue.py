@@ -13,7 +13,7 @@ from opboost_vw._text import item_lines
 from opboost_vw.offline import VWOfflinePolicy
 
 from opboost import LoggedBandit
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api import InvalidParameterError
 from opboost.simulation import simulate_catalogue
 
 

@@ -11,7 +11,7 @@ from opboost_vw.explore import VWCBExplore
 from opboost_vw.offline import VWOfflinePolicy
 
 from opboost import get_registry, reset_registry
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api import InvalidParameterError
 from opboost.testing import parametrize_with_checks
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from opboost_vw.offline import VWOfflinePolicy
 
-from opboost.api.exceptions import InvalidParameterError, NotFittedError
+from opboost.api import InvalidParameterError, NotFittedError
 from opboost.simulation.datasets.bundled import Digits
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 

@@ -8,8 +8,7 @@ import scipy.sparse as sp
 import xgboost as xgb
 from opboost_xgboost.tree import FORMAT, XGBoostEnsemble, XGBoostTree, _stacked
 
-from opboost.api.exceptions import InvalidParameterError
-from opboost.api.learner import BaseProblem
+from opboost.api import BaseProblem, InvalidParameterError
 
 N, D, K = 60, 4, 3
 

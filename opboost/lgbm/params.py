@@ -15,8 +15,8 @@ import lightgbm as lgb
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner_toolkit import HESSIAN_UNITS
-from opboost.api.lgbm.rows import ACTION_DESIGNS
-from opboost.api.lgbm.threads import NUM_THREADS
+from opboost.lgbm.rows import ACTION_DESIGNS
+from opboost.lgbm.threads import NUM_THREADS
 
 __all__ = [
     "CATEGORICAL_FEATURES",

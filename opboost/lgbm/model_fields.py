@@ -5,7 +5,7 @@ splits them; :func:`check_tail` what follows ``end of trees``: LightGBM's own se
 ``parameters:`` lines in the ``[name: value]`` form ``GetLoadedParam`` indexes without bounds
 checks: a line without ``:`` was a SIGSEGV) and the Python package's ``pandas_categorical``
 line. Both raise ``ValueError`` naming the problem (used by
-:func:`opboost.api.lgbm.model_text.check_model_text`).
+:func:`opboost.lgbm.model_text.check_model_text`).
 """
 
 from __future__ import annotations

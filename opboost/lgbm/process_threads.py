@@ -6,7 +6,7 @@ and every training round that follows uses it, whichever Booster grows the tree.
 reward-model start or held-out predictions used another count would grow its rounds with that
 one (spinning on a busy machine; docs/performance.md). So a fit sets its own count before each
 tree (:func:`use_threads`), and a prediction puts back the count it found
-(:func:`keeping_threads`). How many threads a call gets is :func:`opboost.api.lgbm.threads.
+(:func:`keeping_threads`). How many threads a call gets is :func:`opboost.lgbm.threads.
 lightgbm_threads`'s rule.
 """
 

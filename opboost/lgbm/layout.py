@@ -23,10 +23,10 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _LIB, _safe_call
 
-from opboost.api.lgbm.model_text import leaf_values
-from opboost.api.lgbm.process_threads import use_threads
-from opboost.api.lgbm.rows import histogram_layout
 from opboost.api.numerics.row_blocks import row_blocks
+from opboost.lgbm.model_text import leaf_values
+from opboost.lgbm.process_threads import use_threads
+from opboost.lgbm.rows import histogram_layout
 
 __all__ = [
     "LAYOUTS",
@@ -55,7 +55,7 @@ def update_one_iter(booster: lgb.Booster, grad: np.ndarray, hess: np.ndarray) ->
     the number of trees added: 0 when no split was possible (LightGBM dropped the round or,
     in its first round, kept a constant-0 tree that it never rolls back; harmless, it
     predicts 0). The tree grows with the Booster's own ``num_threads``, whatever LightGBM call
-    came in between (:mod:`opboost.api.lgbm.process_threads`)."""
+    came in between (:mod:`opboost.lgbm.process_threads`)."""
     use_threads(booster.params.get("num_threads", 0))
     before = booster.num_trees()
     finished = ctypes.c_int(0)

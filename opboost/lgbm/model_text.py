@@ -15,7 +15,7 @@ import itertools
 import math
 import re
 
-from opboost.api.lgbm.model_fields import FLOAT_RE, check_features, check_tail
+from opboost.lgbm.model_fields import FLOAT_RE, check_features, check_tail
 
 __all__ = ["check_model_text", "leaf_values"]
 

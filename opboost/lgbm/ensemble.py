@@ -8,7 +8,7 @@ aborts the process on some malformed model text instead of raising.
 
 A checksum proves only that the text was not damaged by accident: whoever edits a file can
 recompute it, so the text is also validated structurally before LightGBM sees it
-(:func:`opboost.api.lgbm.model_text.check_model_text`).
+(:func:`opboost.lgbm.model_text.check_model_text`).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import numpy as np
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import Ensemble
 from opboost.api.learner_toolkit import dumps_checked, loads_checked
-from opboost.api.lgbm.model_text import check_model_text
-from opboost.api.lgbm.process_threads import keeping_threads
-from opboost.api.lgbm.rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
-from opboost.api.lgbm.split_codes import categorical_split_codes
-from opboost.api.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 from opboost.api.numerics.contexts import as_contexts
+from opboost.lgbm.model_text import check_model_text
+from opboost.lgbm.process_threads import keeping_threads
+from opboost.lgbm.rows import ACTION_DESIGNS, PAIRS_DESIGN, design_rows
+from opboost.lgbm.split_codes import categorical_split_codes
+from opboost.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = ["LIGHTGBM_FORMAT", "LightGBMEnsemble", "check_model_text"]
 
@@ -127,14 +127,14 @@ class LightGBMEnsemble(Ensemble):
     def _raw_scores(self, rows: Any, n_rows: int, n_trees: int) -> np.ndarray:
         """LightGBM's raw scores of designed rows, (n_rows,) float64.
 
-        The threads follow the work (rows x trees, :func:`opboost.api.lgbm.threads.lightgbm_threads`
+        The threads follow the work (rows x trees, :func:`opboost.lgbm.threads.lightgbm_threads`
         with ``PREDICT_WORK_PER_THREAD``): single-context serving runs on ONE thread (with
         ``num_threads`` unset LightGBM opens an OpenMP team on every call, and waking its
         threads costs milliseconds on a busy machine while one thread needs microseconds), large
         batches on the free cores. The result is the same either way: each row's score is a sum
         over its own trees. ``num_threads`` in a predict call also sets LightGBM's process-wide
         thread count, which a model being trained in this process then uses; that count is put
-        back afterwards (:func:`~opboost.api.lgbm.process_threads.keeping_threads`).
+        back afterwards (:func:`~opboost.lgbm.process_threads.keeping_threads`).
         """
         threads = lightgbm_threads(n_rows * n_trees, per_thread=PREDICT_WORK_PER_THREAD)
         with keeping_threads():

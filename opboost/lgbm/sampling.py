@@ -31,10 +31,10 @@ import lightgbm as lgb
 import numpy as np
 
 from opboost.api.exceptions import InvalidParameterError
-from opboost.api.lgbm.layout import merge_in_front, stored_leaves
-from opboost.api.lgbm.model_text import leaf_values
-from opboost.api.lgbm.params import lightgbm_aliases
 from opboost.api.numerics.row_blocks import row_blocks
+from opboost.lgbm.layout import merge_in_front, stored_leaves
+from opboost.lgbm.model_text import leaf_values
+from opboost.lgbm.params import lightgbm_aliases
 
 __all__ = [
     "GOSS_MIN_CELLS",

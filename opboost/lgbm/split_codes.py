@@ -6,7 +6,7 @@ cat_boundaries[t + 1]``, in which code c is bit ``c % 32`` of word ``c // 32``, 
 code's bit is set goes left. :func:`categorical_split_codes` gives, per model column, every code
 any of its categorical splits names, so that a loaded policy can check them against the
 category lists in its metadata (:mod:`opboost.api.files.model_consistency`). It reads text that
-:func:`~opboost.api.lgbm.model_text.check_model_text` accepted.
+:func:`~opboost.lgbm.model_text.check_model_text` accepted.
 """
 
 from __future__ import annotations
