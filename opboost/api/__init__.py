@@ -40,7 +40,7 @@ _INTERFACES: dict[str, str] = {
     "PolicyLearner": "policy_learner",
     "Callback": "callback",
     "Dataset": "dataset",
-    # the engine extension point: logs that live elsewhere
+    # the engine extension point (logs that live elsewhere)
     "RemoteLogs": "engine",
     "Engine": "engine",
     "BoosterEngine": "engine",
@@ -85,7 +85,7 @@ _HELPERS: dict[str, str] = {
     "Satisfies": "constraints",
     "Rule": "constraints",
     "Skip": "constraints",
-    # checks with the project's messages
+    # checks with the project's messages, and an unfitted copy of a component
     "check_scalar": "validation",
     "check_choice": "validation",
     "check_fitted": "validation",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +132,52 @@ def test_a_compat_package_gives_each_name_from_its_one_home(package):
     homes = {n: [m for m in modules if n in getattr(m, "__all__", ())] for n in pkg.__all__}
     assert {n: [m.__name__ for m in ms] for n, ms in homes.items() if len(ms) != 1} == {}
     assert [n for n, (home,) in homes.items() if getattr(pkg, n) is not getattr(home, n)] == []
+
+
+GUIDE = Path(__file__).parents[2] / "docs" / "plugins.md"
+#: The guide's headings of the contract's groups, in order.
+GUIDE_GROUPS = {
+    "interfaces": "**The interfaces a plugin implements**",
+    "data": "**The data it receives (and hands back)**",
+    "helpers": "**The helpers it may call**",
+}
+
+
+def _guide_section(text: str, heading: str) -> str:
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_plugin_guide_lists_the_contract_grouped():
+    """docs/plugins.md's "The contract" names each group's names, and no other."""
+    contract = _guide_section(GUIDE.read_text(encoding="utf-8"), "## The contract")
+    starts = [contract.index(heading) for heading in GUIDE_GROUPS.values()]
+    assert starts == sorted(starts)
+    parts = [contract[a:b] for a, b in zip(starts, [*starts[1:], len(contract)], strict=True)]
+    listed = {
+        group: set(re.findall(r"`(\w+)`", part))
+        for group, part in zip(GUIDE_GROUPS, parts, strict=True)
+    }
+    assert listed == {group: set(names) for group, names in opboost.api._GROUPS.items()}
+
+
+def _guide_sdk_uses(text: str) -> list[str]:
+    """What the guide uses of the SDK off the contract: a module path under ``opboost.api``
+    (``opboost.api.numerics.softmax``) or a name outside ``opboost.api.__all__``, in its prose
+    or its code."""
+    uses = [
+        m.group(1)
+        for m in re.finditer(r"\bopboost\.api((?:\.\w+)+)", text)
+        if m.group(1)[1:] not in opboost.api.__all__ and m.group(1) != ".__all__"
+    ]
+    for names in re.findall(r"from opboost\.api import (\([^)]*\)|[\w ,]+)", text):
+        uses += [n for n in re.findall(r"\w+", names) if n not in opboost.api.__all__]
+    return uses
+
+
+def test_the_plugin_guide_uses_only_the_contracts_names():
+    """Except where it says that the rest of the SDK is no part of the contract."""
+    text = GUIDE.read_text(encoding="utf-8")
+    assert _guide_sdk_uses(text) == [".numerics"]  # "... such as `opboost.api.numerics`"
+    assert _guide_sdk_uses(
+        "from opboost.api import Estimator, one_hot\nuse `opboost.api.constraints.Interval`\n"
+    ) == [".constraints.Interval", "one_hot"]
