@@ -16,7 +16,8 @@ module                 what it holds
 =====================  =======================================================================
 
 The package imports no interface of the SDK (only its foundation: exceptions, validation,
-constraints); ``opboost.api`` exports every public name. Names load lazily.
+constraints); ``opboost.api`` exports the names of its contract among them (``LoggedBandit``,
+``TabularSchema``, ...), the rest is imported by its module path. Names load lazily.
 """
 
 from __future__ import annotations

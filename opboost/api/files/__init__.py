@@ -1,7 +1,7 @@
 """Files: crash-safe writes, bounded reads and JSON-safe values (``atomic``), a policy's save
 protocol (``policy_save``) and the table schema a saved policy carries (``saved_schema``).
-The package imports no interface of the SDK; ``opboost.api`` exports every public name. Names
-load lazily."""
+The package imports no interface of the SDK, and no part of the plugin contract: import its
+names by their module paths. Names load lazily."""
 
 from __future__ import annotations
 

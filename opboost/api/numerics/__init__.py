@@ -4,8 +4,9 @@
 (n, K) arithmetic a block of rows at a time), ``problem`` (:class:`BaseProblem`, a round's
 base-learning problem), ``softmax`` (the policy of the scores), ``design`` (the stacked
 (x, a) design of the regression reduction) and ``memory_limit`` (a fit's memory against the
-process's limits). The package imports no interface of the SDK; ``opboost.api`` exports every
-public name.
+process's limits). The package imports no interface of the SDK; ``opboost.api`` exports the
+names of its contract among them (``softmax``, ``as_contexts``, ``stacked_design``,
+``check_memory``, ``BaseProblem``), the rest is imported by its module path.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Serving a fitted policy: candidate masks and top-k slates (``masks``), scoring a catalogue
 of items by their features (``catalogue``), and exploration with exact propensities
 (``exploration``: :class:`~opboost.api.serving.exploration.ExplorationMixin`). The package
-imports no interface of the SDK; ``opboost.api`` exports every public name. Names load
-lazily."""
+imports no interface of the SDK; ``opboost.api`` exports the names of its contract among them
+(``serving_mask``, ``mask_scores``, ``top_k``), the rest is imported by its module path. Names
+load lazily."""
 
 from __future__ import annotations
 
