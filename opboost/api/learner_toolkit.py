@@ -43,7 +43,7 @@ def prepare_inputs(
     dtype: Any = None,
     missing: bool = False,
 ) -> tuple[Any, int]:
-    """Validate ``prepare``'s arguments; return (contexts as :func:`as_contexts`, K)."""
+    """Validate ``prepare``'s arguments; return (contexts as ``as_contexts``, K)."""
     check_scalar(n_actions, "n_actions", owner, kind=numbers.Integral, low=2)
     X = as_contexts(contexts, dtype=dtype, missing=missing)
     shape = (X.shape[0], int(n_actions))
@@ -97,7 +97,7 @@ def _weight_scale(
     owner: str, total_w: float, n_pos: int, lowest: float, hessian_units: str
 ) -> float | None:
     """The hessian scale of weights of sum ``total_w`` with ``n_pos`` nonzero entries and
-    minimum ``lowest`` (see :func:`wls_terms`); None when every weight is 0. Raises unless
+    minimum ``lowest`` (see ``wls_terms``); None when every weight is 0. Raises unless
     the weights are finite and >= 0."""
     if not np.isfinite(total_w) or lowest < 0:
         raise _bad_values(owner)
@@ -125,7 +125,7 @@ def wls_terms(
     entries (the weighted least-squares solution does not change; the library's
     minimum-hessian rules stay meaningful); with ``"raw"`` it is 1. A custom objective then
     passes gradient ``-scale*w*y`` and hessian ``scale*w``. ``out`` (n, K) receives w*y if
-    given. :func:`wls_gradients` writes those float32 gradients without (n, K) temporaries.
+    given. ``wls_gradients`` writes those float32 gradients without (n, K) temporaries.
     """
     _check_regression(owner, problem, shape, hessian_units)
     w = problem.weights
@@ -148,11 +148,11 @@ def wls_gradients(
 ) -> bool:
     """Write a regression problem's gradient ``-s_a w y`` and hessian ``s_a w`` into the
     float32 (n, K) arrays (or views) ``grad`` and ``hess``, s_a = scale * ``factors[a]``
-    with the scale of :func:`wls_terms`; False when every weight is 0 (nothing to fit).
+    with the scale of ``wls_terms``; False when every weight is 0 (nothing to fit).
 
-    The values are bit for bit those of the same products on :func:`wls_terms`'s output,
+    The values are bit for bit those of the same products on ``wls_terms``'s output,
     but w*y exists only a block of rows at a time. ``scratch`` (n, K) float64 receives the
-    weights of a :class:`~opboost.api.numerics.row_blocks.RowWeightedProblem` (which keeps one per
+    weights of a ``RowWeightedProblem`` (which keeps one per
     row), so that their sum is numpy's sum of the (n, K) weights, as in wls_terms; it is
     read before ``grad`` and ``hess`` are written, so it may share their memory.
     """
@@ -192,7 +192,7 @@ def dumps_checked(format: str, header: dict[str, Any], body: str) -> str:
 
 
 def loads_checked(text: Any, format: str, owner: str) -> tuple[dict[str, Any], str]:
-    """Inverse of :func:`dumps_checked`: (header, body); ValueError on foreign or edited text."""
+    """Inverse of ``dumps_checked``: (header, body); ValueError on foreign or edited text."""
     if not isinstance(text, str):
         raise ValueError(f"{owner}.loads expects str, got {type(text).__name__}.")
     first, _, body = text.partition("\n")

@@ -14,11 +14,11 @@ Every query point is a function of ``x`` and the learner's state (Algorithm 2 qu
 ``y^{i-1} + δv`` where every ``y^{i-1}`` is computed from ``x`` before any update), so the
 whole round's queries can be named at once. ``learn_one`` must follow the ``query_one``
 for the same ``x``. ``information = "full"`` learners (the full-information baselines
-OGD and OGB) instead receive a :class:`FullLoss` (value and gradient at any point):
+OGD and OGB) instead receive a ``FullLoss`` (value and gradient at any point):
 ``learner.learn_one(x, env.reveal(t))``.
 
 The environment that holds the hidden labels is a simulation
-(:class:`opboost.simulation.loss_environment.LossEnvironment`); a learner sees it only through
+(``opboost.simulation.loss_environment.LossEnvironment``); a learner sees it only through
 these calls.
 """
 

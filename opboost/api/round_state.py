@@ -1,9 +1,9 @@
-"""The per-round state an objective computes once per round: :class:`RoundState` (and
-:class:`ActionState` for per-action coefficients).
+"""The per-round state an objective computes once per round: ``RoundState`` (and
+``ActionState`` for per-action coefficients).
 
-A state built by :meth:`opboost.api.objective.Objective.round_state` does not hold the
+A state built by ``opboost.api.objective.Objective.round_state`` does not hold the
 gradient g = e_{a_i} - pi(x_i): the per-round methods read it a block of rows at a time
-from the policy (:mod:`opboost.api.numerics.row_blocks`), and ``state.g`` builds it on first use.
+from the policy (``opboost.api.numerics.row_blocks``), and ``state.g`` builds it on first use.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Argument checks with the project's message template, ``The 'max_weight' parameter of
 TruncatedIPS must be a float > 0.0. Got -1.0 instead; use inf to disable truncation.``
 
-Constructor parameters are declared in ``_parameter_constraints`` (:mod:`opboost.api.
-constraints`); :func:`check_scalar` and :func:`check_choice` are the same checks for one
-argument of a function or method (and for components that do not declare constraints yet).
+Constructor parameters are declared in ``_parameter_constraints`` (``opboost.api.constraints``);
+``check_scalar`` and ``check_choice`` are the same checks for one argument of a function or
+method (and for components that do not declare constraints yet).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def check_scalar(
 
     For arguments of functions and methods; constructor parameters are declared in
     ``_parameter_constraints`` instead. Same messages: this is an
-    :class:`~opboost.api.constraints.Interval` check.
+    ``Interval`` check.
     """
     closed = {
         (True, True): "both",
@@ -52,7 +52,7 @@ def check_scalar(
 
 
 def check_choice(value: Any, name: str, owner: str, choices, *, fix: str | None = None) -> Any:
-    """Validate that ``value`` is one of ``choices`` (an :class:`Options` check)."""
+    """Validate that ``value`` is one of ``choices`` (an ``Options`` check)."""
     if isinstance(value, str) and value in choices:  # the usual case, checked every round
         return value
     validate_params(owner, {name: [Options(tuple(choices), fix=fix)]}, {name: value})

@@ -2,14 +2,14 @@
 
 London et al. (appendix F.5) boost F on joint features (x, a) with a one-hot encoding of the
 action; with item features phi(a) (``LoggedBandit.action_features``, (K, d_a)) the same trees
-score items they never saw. Only the candidate pairs of a :class:`~opboost.api.data.slots.SlotView`
+score items they never saw. Only the candidate pairs of a ``SlotView``
 become rows, so a design costs O(sum_i C_i (d + d_a)), never O(n K).
 
 Logs without action features use phi(a) = [a], the action index as ONE categorical column
 (``kind="index"``): the categorical form of the one-hot block, as the default ``"stacked"``
 design of ``lightgbm_tree`` uses; one-hot columns would cost K floats per pair.
 
-:class:`ActionSchema` is what a fitted policy records of phi (kind, d_a, column names) and
+``ActionSchema`` is what a fitted policy records of phi (kind, d_a, column names) and
 checks a prediction-time catalogue against.
 """
 
@@ -28,7 +28,7 @@ from opboost.api.data.tabular import TabularSchema
 
 __all__ = ["ACTION_SCHEMA_KEY", "ActionSchema", "PairRows", "pair_features"]
 
-#: The policy metadata key holding :meth:`ActionSchema.to_json`.
+#: The policy metadata key holding ``ActionSchema.to_json``.
 ACTION_SCHEMA_KEY = "action_schema"
 _KINDS = ("features", "index")
 
@@ -53,7 +53,7 @@ class ActionSchema:
         cls, action_features: np.ndarray | None, n_actions: int, item_schema: Any = None
     ) -> ActionSchema:
         """The schema of logs with ``action_features`` (K, d_a) and, when they came from a
-        DataFrame, its :class:`~opboost.api.data.tabular.TabularSchema`; or of index actions."""
+        DataFrame, its ``TabularSchema``; or of index actions."""
         if action_features is None:
             return cls("index", 1, int(n_actions))
         d_a = int(action_features.shape[1])
@@ -64,6 +64,7 @@ class ActionSchema:
         return cls("features", d_a, int(n_actions), names, cats)
 
     def to_json(self) -> dict[str, Any]:
+        """The schema as JSON-ready values (a saved policy's manifest); ``from_json`` reads it."""
         cats = self.categories
         return {
             "kind": self.kind,
@@ -76,7 +77,7 @@ class ActionSchema:
 
     @classmethod
     def from_json(cls, obj: Any) -> ActionSchema:
-        """Inverse of :meth:`to_json`; ValueError on a malformed record."""
+        """Inverse of ``to_json``; ValueError on a malformed record."""
         ok = isinstance(obj, dict) and obj.get("kind") in _KINDS
         ints = ok and all(
             isinstance(obj.get(k), int) and obj[k] >= 1 for k in ("n_features", "n_actions")
@@ -163,7 +164,7 @@ class PairRows:
     ``action_features`` (K, d_a): pair p is [contexts[rows[p]]; action_features[items[p]]].
     ``categorical`` lists the phi columns LightGBM splits as categorical (the action index,
     or categorical item features). With an ``interaction``
-    (:class:`~opboost.api.data.pair_interaction.PairInteraction`) each pair has one more column,
+    (``PairInteraction``) each pair has one more column,
     its score s(x, a), or ``interaction_values`` (P,) when given (a fit's cross-fitted s)."""
 
     contexts: Any
