@@ -181,3 +181,17 @@ def test_the_plugin_guide_uses_only_the_contracts_names():
     assert _guide_sdk_uses(
         "from opboost.api import Estimator, one_hot\nuse `opboost.api.constraints.Interval`\n"
     ) == [".constraints.Interval", "one_hot"]
+
+
+def test_each_class_of_the_contract_has_an_example():
+    """Each class of ``opboost.api.__all__`` is used in a Python block of the API reference
+    (docs/api/*.md, whose blocks the docs test runs)."""
+    pages = sorted((Path(__file__).parents[2] / "docs" / "api").glob("*.md"))
+    code = "\n".join(
+        block
+        for page in pages
+        for block in re.findall(r"^```python\n(.*?)^```", page.read_text("utf-8"), re.S | re.M)
+    )
+    classes = [n for n in opboost.api.__all__ if inspect.isclass(getattr(opboost.api, n))]
+    assert len(classes) >= 40
+    assert [n for n in classes if not re.search(rf"\b{n}\b", code)] == []
