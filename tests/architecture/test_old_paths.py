@@ -44,6 +44,8 @@ REMOVED = {
     "opboost.selection": {"HoldoutScorer"},  # Estimator.on_logs; opboost.core.selection.logs_scorer
     # issue 50: config validation no longer probes components; Component.validate() instead
     "opboost.compose.config_checks": {"run_component_checks"},
+    # issue 50: a worker runs the trial the study resolved (workers.run_resolved_trial)
+    "opboost.compose.study_workers": {"run_trial_key"},
 }
 
 

@@ -18,7 +18,7 @@ import opboost
 from opboost import LoggedBandit
 from opboost.api.exceptions import ConfigError
 from opboost.compose.config import load_config, parse_config
-from opboost.compose.study import run_study
+from opboost.compose.study import comparable, run_study
 from opboost.simulation.supervised import supervised_to_bandit
 
 OFFERS = ["promo_D", "promo_B", "promo_A", "promo_C"]  # not sorted: the catalogue's order counts
@@ -143,6 +143,23 @@ def test_relative_path_is_read_from_the_config_directory(logs_dir, tmp_path, mon
     config = load_config(logs_dir / "study.toml")
     assert config.data.file_path == str(logs_dir / "logs.csv")
     assert config.data.holdout_fraction == 0.25
+
+
+def test_a_study_runs_what_was_resolved_when_its_config_was_read(logs_dir, tmp_path, monkeypatch):
+    """A config read by a relative file name (path = "logs.csv" beside it) runs the same study
+    after the working directory changed: the trials run the logs path resolved when the config
+    was read, not the config parsed again from the new directory."""
+    raw = _raw()
+    raw["experiment"]["seeds"] = [0]
+    raw["algorithms"] = raw["algorithms"][:1]
+    here = run_study(parse_config(raw, file=str(logs_dir / "study.toml")), None, progress=False)
+    monkeypatch.chdir(logs_dir)
+    config = parse_config(raw, file="study.toml")
+    monkeypatch.chdir(tmp_path)  # no logs.csv here
+    moved = run_study(config, None, progress=False)
+    assert not moved["failed"]
+    assert comparable(moved["trials"]) == comparable(here["trials"])
+    assert moved["trials"][0]["metrics"]["heldout_ips"] > 0
 
 
 def test_parquet_logs_give_the_csv_numbers(logs_dir, tmp_path):

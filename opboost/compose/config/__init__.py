@@ -4,31 +4,32 @@
 ``[[algorithms]]`` tables), ``specs`` (what a parsed config is made of), ``validate`` (known keys,
 types, each component's own checks), ``overrides`` (``--set PATH=VALUE``), ``search`` (a
 hyper-parameter search inside a study) and ``deployment_table`` (the ``[deployment]`` section).
-The names below are those the old module ``opboost.compose.config`` had; they load lazily.
+The names below are those the old module ``opboost.compose.config`` had.
 """
 
 from __future__ import annotations
 
-from opboost.api.lazy import lazy_attributes
+from opboost.compose.config.algorithms import BASELINES, parse_algorithm
+from opboost.compose.config.experiment import (
+    ExperimentConfig,
+    dumps_resolved,
+    load_config,
+    parse_config,
+    resolved_config,
+)
+from opboost.compose.config.overrides import apply_overrides, parse_set_value
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec
 
-#: The names the old module opboost.compose.config had -> the module of this package that
-#: defines each.
-_HOMES = {
-    "AlgorithmSpec": "specs",
-    "BASELINES": "algorithms",
-    "ComponentSpec": "specs",
-    "ExperimentConfig": "experiment",
-    "apply_overrides": "overrides",
-    "dumps_resolved": "experiment",
-    "load_config": "experiment",
-    "parse_algorithm": "algorithms",
-    "parse_config": "experiment",
-    "parse_set_value": "overrides",
-    "resolved_config": "experiment",
-}
-
-__all__ = sorted(_HOMES)
-
-_LAZY = {name: f"opboost.compose.config.{module}" for name, module in _HOMES.items()}
-
-__getattr__, __dir__ = lazy_attributes("opboost.compose.config", _LAZY, globals())
+__all__ = [
+    "BASELINES",
+    "AlgorithmSpec",
+    "ComponentSpec",
+    "ExperimentConfig",
+    "apply_overrides",
+    "dumps_resolved",
+    "load_config",
+    "parse_algorithm",
+    "parse_config",
+    "parse_set_value",
+    "resolved_config",
+]

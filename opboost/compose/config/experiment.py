@@ -108,7 +108,7 @@ class ExperimentConfig:
     simulation: dict[str, Any]
     experiment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
-    #: The TOML as read (before defaults), for re-parsing in worker processes.
+    #: The TOML as read (before defaults).
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: ``[deployment]`` with its defaults (a deployment study), or None.
     deployment: dict[str, Any] | None = None

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from opboost.compose.config.experiment import ExperimentConfig, resolved_config
+from opboost.compose.config.experiment import ExperimentConfig
 from opboost.compose.study.errors import StudyError, StudyInterrupted, os_error
 from opboost.compose.study.outputs import (
     remove_leftover_temporaries,
@@ -25,7 +25,14 @@ from opboost.compose.study.workers import (
     install_sigterm,
     run_trials,
 )
-from opboost.compose.trial.plan import TrialKey, fingerprint, plan_trials, trial_filenames
+from opboost.compose.trial.plan import (
+    ResolvedTrial,
+    TrialKey,
+    fingerprint,
+    plan_trials,
+    resolve_trial,
+    trial_filenames,
+)
 from opboost.compose.trial.store import load_stored_trials
 
 __all__ = ["StudyRun"]
@@ -90,14 +97,11 @@ class StudyRun:
     def run(self, todo: list[TrialKey], n_jobs: int, progress: bool) -> None:
         """Run ``todo``, recording each trial as it finishes; on SIGTERM say where the
         finished trials are and raise :class:`StudyInterrupted`."""
-        raw = self.config.raw or resolved_config(self.config)
         self.plugin_list = plugins()
         bar = _progress(len(self.keys), len(self.keys) - len(todo), progress)
         restore = install_sigterm()
         try:
-            run_trials(
-                raw, self.config.file, todo, n_jobs, self.data_dir, self.finish, self.fail, bar
-            )
+            run_trials(todo, self.resolve, n_jobs, self.finish, self.fail, bar)
         except StudyInterrupted:
             kept = self.trial_dir
             where = "" if kept is None else f"; the finished trials are kept in {kept}"
@@ -106,6 +110,11 @@ class StudyRun:
         finally:
             restore()
             bar.close()
+
+    def resolve(self, key: TrialKey) -> ResolvedTrial:
+        """The plain data that runs trial ``key``: resolved here, once, so that a worker runs
+        it without reading the config again."""
+        return resolve_trial(self.config, key, self.data_dir)
 
     def finish(self, key: TrialKey, result: dict) -> None:
         """Record a successful trial: its trial file, the partial outputs, ``on_trial``."""

@@ -18,51 +18,49 @@ from multiprocessing import get_context
 from typing import Any
 
 from opboost.api.files.atomic import json_safe
-from opboost.compose.config.experiment import ExperimentConfig, parse_config
+from opboost.compose.config.experiment import ExperimentConfig
+from opboost.compose.config.specs import LogsSpec
 from opboost.compose.study.errors import StudyInterrupted
-from opboost.compose.trial.plan import TrialKey, trial_overrides
+from opboost.compose.trial.plan import ResolvedTrial, TrialKey, trial_overrides
 
 __all__ = [
     "clear_trial_data",
     "failure_entry",
     "install_sigterm",
-    "run_trial_key",
+    "run_resolved_trial",
     "run_trials",
 ]
 
-_CONFIGS: dict[str, ExperimentConfig] = {}
 
+def run_resolved_trial(trial: ResolvedTrial) -> dict[str, Any]:
+    """Run one trial resolved by the study (in this or a worker process); return its
+    JSON-ready dict. The config is not read again: ``trial`` holds all the trial needs."""
+    from opboost.compose.trial.run import run_resolved
 
-def run_trial_key(raw: dict, file: str, key: TrialKey, data_dir: str | None) -> dict[str, Any]:
-    """Run one trial (in this or a worker process); return its JSON-ready dict."""
-    from opboost.compose.trial.run import run_trial
-
-    cache_key = json.dumps([raw, file], sort_keys=True, default=str)
-    config = _CONFIGS.get(cache_key)
-    if config is None:
-        config = _CONFIGS[cache_key] = parse_config(raw, file=file)
-    algo, overrides = trial_overrides(config, key)
-    data = _prepare_cached(config, key.seed, data_dir)
-    result = run_trial(config, algo, data, candidate=key.candidate, overrides=overrides)
-    return result.to_dict()
+    return run_resolved(trial, _prepare_cached(trial)).to_dict()
 
 
 _DATA: dict[tuple, Any] = {}
 
 
-def _prepare_cached(config: ExperimentConfig, seed: int, data_dir: str | None) -> Any:
+def _prepare_cached(trial: ResolvedTrial) -> Any:
+    """The trial data of ``trial``'s seed, kept for the next trial of the same seed."""
     from opboost.compose.trial.trial_data import prepare_trial
 
-    data = config.data
-    spec = [data.file_path, data.resolved()] if config.on_logs else [data.name, data.params]
+    data = trial.data
+    spec = (
+        [data.file_path, data.resolved()]
+        if isinstance(data, LogsSpec)
+        else [data.name, data.params]
+    )
     key = (
-        json.dumps([spec, config.simulation], sort_keys=True),
-        seed,
-        data_dir,
+        json.dumps([spec, trial.simulation], sort_keys=True),
+        trial.key.seed,
+        trial.data_dir,
     )
     if key not in _DATA:
         _DATA.clear()  # keep one seed's data per process
-        _DATA[key] = prepare_trial(config.data, config.simulation, seed, data_dir)
+        _DATA[key] = prepare_trial(data, trial.simulation, trial.key.seed, trial.data_dir)
     return _DATA[key]
 
 
@@ -153,23 +151,23 @@ def failure_entry(config: ExperimentConfig, key: TrialKey, exc: BaseException) -
 
 
 def run_trials(
-    raw: dict,
-    file: str,
     todo: list[TrialKey],
+    resolve: Callable[[TrialKey], ResolvedTrial],
     n_jobs: int,
-    data_dir: str | None,
     finish: Callable[[TrialKey, dict], None],
     fail: Callable[[TrialKey, BaseException], None],
     bar: Any,
 ) -> None:
-    """Run ``todo``: ``finish(key, result)`` after each successful trial, ``fail(key, exc)``
-    after each failed one; with ``n_jobs > 1`` (and more than one trial) in spawned worker
-    processes that die with this process."""
+    """Run ``todo``, each trial resolved here by ``resolve(key)`` and run by
+    :func:`run_resolved_trial`: ``finish(key, result)`` after each successful trial,
+    ``fail(key, exc)`` after each failed one (also when resolving it failed); with
+    ``n_jobs > 1`` (and more than one trial) in spawned worker processes that die with this
+    process."""
     if n_jobs == 1 or len(todo) <= 1:
         for key in todo:
             bar.set_postfix_str(f"{key.label} seed {key.seed}", refresh=False)
             try:
-                result = run_trial_key(raw, file, key, data_dir)
+                result = run_resolved_trial(resolve(key))
             except Exception as exc:  # recorded, the study goes on
                 fail(key, exc)
             else:
@@ -184,7 +182,15 @@ def run_trials(
     )
     clean = False
     try:
-        futures = {pool.submit(run_trial_key, raw, file, key, data_dir): key for key in todo}
+        futures = {}
+        for key in todo:
+            try:
+                trial = resolve(key)
+            except Exception as exc:  # recorded, the study goes on
+                fail(key, exc)
+                bar.update()
+            else:
+                futures[pool.submit(run_resolved_trial, trial)] = key
         for future in as_completed(futures):
             key = futures[future]
             exc = future.exception()

@@ -87,10 +87,9 @@ def _policy(algo: Any, data: LogsTrialData, seed: int) -> np.ndarray:
     return spec.build(**extra).fit(data.logged).predict_proba(data.holdout.contexts)
 
 
-def run_logs_trial(config: Any, algo: Any, data: LogsTrialData, result: TrialResult) -> None:
+def run_logs_trial(algo: Any, data: LogsTrialData, result: TrialResult, confidence: float) -> None:
     """Fit ``algo`` on ``data.logged`` and record its held-out IPS, SNIPS and DR values with
-    their intervals in ``result.metrics`` (see the module docstring)."""
-    confidence = config.experiment["confidence"]
+    their ``confidence`` intervals in ``result.metrics`` (see the module docstring)."""
     start = time.perf_counter()
     if algo.family == "baseline" and algo.baseline == "logging":
         ci = normal_interval(data.holdout.rewards, confidence)

@@ -1,4 +1,5 @@
-"""The trials of a study: their keys, file names, search overrides and fingerprints."""
+"""The trials of a study: their keys, file names, search overrides, fingerprints, and each
+trial resolved once into the plain data a worker runs (:class:`ResolvedTrial`)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from typing import Any
 
 from opboost.compose.config.algorithms import parse_algorithm
 from opboost.compose.config.experiment import ExperimentConfig, resolved_config
+from opboost.compose.config.specs import AlgorithmSpec, ComponentSpec, LogsSpec, WorldSpec
 
 __all__ = [
+    "ResolvedTrial",
     "TrialKey",
     "fingerprint",
     "label_slug",
     "learning_curves",
     "plan_trials",
+    "resolve_trial",
     "trial_filenames",
     "trial_names",
     "trial_overrides",
@@ -111,6 +115,85 @@ def trial_overrides(config: ExperimentConfig, key: TrialKey) -> tuple[Any, dict[
     overrides = algo.search.candidates()[key.candidate]
     table = with_candidate(algo.raw, overrides)
     return parse_algorithm(table, algo.index, config.file, search=False), overrides
+
+
+@dataclass(frozen=True)
+class ResolvedTrial:
+    """One trial of a study, resolved once by the study: plain data (picklable) that a worker
+    process receives and runs without the config.
+
+    Attributes
+    ----------
+    key
+        The trial's algorithm label, seed and search candidate.
+    algorithm
+        Its algorithm, with the search candidate's overrides applied.
+    overrides
+        The candidate's overrides ({dotted key: value}; {} without a search).
+    data
+        The study's ``[data]``: a data set, the user's logs (path resolved) or a world.
+    simulation
+        ``[simulation]`` with its defaults ({} on logs or a world).
+    settings
+        What the trial reads of ``[experiment]``: ``online_eval_points``,
+        ``offline_curve_points`` (0: no learning curve for this trial) and ``confidence``.
+    deployment
+        ``[deployment]`` with its defaults in a deployment study, else None.
+    data_dir
+        Where data sets are cached and read (None: their default).
+    """
+
+    key: TrialKey
+    algorithm: AlgorithmSpec
+    overrides: dict[str, Any]
+    data: ComponentSpec | LogsSpec | WorldSpec
+    simulation: dict[str, Any]
+    settings: dict[str, Any]
+    deployment: dict[str, Any] | None = None
+    data_dir: str | None = None
+
+
+def resolve_trial(
+    config: ExperimentConfig,
+    key: TrialKey,
+    data_dir: str | None = None,
+    *,
+    algorithm: AlgorithmSpec | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> ResolvedTrial:
+    """The :class:`ResolvedTrial` of ``key`` in ``config``.
+
+    Parameters
+    ----------
+    config
+        The study's parsed config.
+    key
+        The trial.
+    data_dir
+        Where data sets are cached and read (None: their default).
+    algorithm, overrides
+        The key's algorithm with its candidate applied and the candidate's overrides, when
+        the caller has them already (else :func:`trial_overrides` derives them).
+    """
+    if algorithm is None:
+        algorithm, overrides = trial_overrides(config, key)
+    curve = algorithm.family == "offline" and learning_curves(config)
+    experiment = config.experiment
+    settings = {
+        "online_eval_points": experiment["online_eval_points"],
+        "offline_curve_points": experiment["offline_curve_points"] if curve else 0,
+        "confidence": experiment["confidence"],
+    }
+    return ResolvedTrial(
+        key=key,
+        algorithm=algorithm,
+        overrides=dict(overrides or {}),
+        data=config.data,
+        simulation=dict(config.simulation),
+        settings=settings,
+        deployment=None if config.deployment is None else dict(config.deployment),
+        data_dir=data_dir,
+    )
 
 
 def trial_names(config: ExperimentConfig, key: TrialKey) -> set[str]:

@@ -46,7 +46,7 @@ import numpy as np
 from opboost.api.numerics.arrays import one_hot
 from opboost.compose.trial.logs_data import LogsTrialData
 from opboost.compose.trial.logs_run import run_logs_trial
-from opboost.compose.trial.plan import learning_curves
+from opboost.compose.trial.plan import ResolvedTrial, TrialKey, resolve_trial
 from opboost.compose.trial.result import (
     TrialResult,
     best_constant,
@@ -60,7 +60,7 @@ from opboost.compose.trial.trial_data import TrialData, dense
 from opboost.core.registry import get_registry, make
 from opboost.simulation.supervised import expected_reward
 
-__all__ = ["learning_curve", "run_trial", "staged_rewards", "start_of"]
+__all__ = ["learning_curve", "run_resolved", "run_trial", "staged_rewards", "start_of"]
 
 
 def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | None:
@@ -198,13 +198,15 @@ def _eval_steps(n: int, points: int) -> set[int]:
     return {int(s) for s in np.unique(np.linspace(n / points, n, points).round()) if s > 0}
 
 
-def _run_online(algo: Any, data: TrialData, seed: int, config: Any, result: TrialResult) -> None:
+def _run_online(
+    algo: Any, data: TrialData, seed: int, eval_points: int, result: TrialResult
+) -> None:
     from opboost.simulation.runners import run_bandit
 
     learner = algo.make_online_learner(data.n_actions, random_state=seed)
     X_stream, X_test = dense(data.logged.contexts), dense(data.X_test)
     n_steps = len(data.logged) * algo.n_passes
-    checkpoints = _eval_steps(n_steps, config.experiment["online_eval_points"])
+    checkpoints = _eval_steps(n_steps, eval_points)
     seen: list[float] = []
     evals: dict[str, list] = {"eval_step": [], "test_reward_step": []}
     inner = learner.learn_one
@@ -309,23 +311,32 @@ def run_trial(
     already have the overrides applied). The booster, learner and reward model are seeded
     with ``data.seed``.
     """
+    key = TrialKey(algorithm.label, data.seed, candidate)
+    trial = resolve_trial(config, key, algorithm=algorithm, overrides=overrides)
+    return run_resolved(trial, data)
+
+
+def run_resolved(trial: ResolvedTrial, data: Any) -> TrialResult:
+    """Train and evaluate the algorithm of the resolved ``trial`` on ``data`` (the trial data
+    of its seed); the config is not needed."""
     import lightgbm  # noqa: F401 - loaded first so its OpenMP runtime is limited below
     from threadpoolctl import threadpool_limits
 
-    seed = data.seed
-    result = TrialResult(algorithm.label, algorithm.family, seed, candidate, dict(overrides or {}))
+    algorithm, seed, settings = trial.algorithm, data.seed, trial.settings
+    result = TrialResult(
+        algorithm.label, algorithm.family, seed, trial.key.candidate, dict(trial.overrides)
+    )
     result.info.update(data.sizes())
     start = time.perf_counter()
     with threadpool_limits(limits=1):
         if isinstance(data, LogsTrialData):  # a study on the user's own logs
-            run_logs_trial(config, algorithm, data, result)
-        elif getattr(config, "deployment", None) is not None:  # a deployment study
-            run_deployment_trial(config, algorithm, data, result)
+            run_logs_trial(algorithm, data, result, settings["confidence"])
+        elif trial.deployment is not None:  # a deployment study
+            run_deployment_trial(trial.deployment, algorithm, data, result)
         elif algorithm.family == "offline":
-            points = config.experiment["offline_curve_points"] if learning_curves(config) else 0
-            _run_offline(algorithm, data, seed, result, points)
+            _run_offline(algorithm, data, seed, result, settings["offline_curve_points"])
         elif algorithm.family == "online":
-            _run_online(algorithm, data, seed, config, result)
+            _run_online(algorithm, data, seed, settings["online_eval_points"], result)
         elif algorithm.family == "policy":
             _run_policy(algorithm, data, seed, result)
         else:

@@ -116,9 +116,10 @@ def _stream(data: Any, study: dict[str, Any]) -> Any:
     )
 
 
-def run_deployment_trial(config: Any, algo: Any, data: Any, result: TrialResult) -> None:
-    """Play the stream of ``data.seed`` with ``algo``; fill ``result`` (module docstring)."""
-    seed, study = data.seed, config.deployment
+def run_deployment_trial(study: dict[str, Any], algo: Any, data: Any, result: TrialResult) -> None:
+    """Play the stream of ``data.seed`` with ``algo`` under the study's ``[deployment]``
+    settings ``study``; fill ``result`` (module docstring)."""
+    seed = data.seed
     settings = {**study, **algo.deployment}
     if isinstance(data, SlateTrialData):
         return _run_slate_trial(algo, data, settings, result)
