@@ -44,6 +44,8 @@ REMOVED = {
     "opboost.selection": {"HoldoutScorer"},  # Estimator.on_logs; opboost.core.selection.logs_scorer
     # issue 50: config validation no longer probes components; Component.validate() instead
     "opboost.compose.config_checks": {"run_component_checks"},
+    # issue 50: checkpoint.restored returns what InMemoryFit.restore assigns
+    "opboost.fit.checkpoint": {"restore"},
 }
 
 
