@@ -139,7 +139,8 @@ class InMemoryFit:
             self.selection = RoundSelection(self, *self.holdout)
 
     def start(self) -> None:
-        """Prepare the learner: continue a restored ensemble, or fit the warm start."""
+        """Prepare the learner: continue a restored ensemble, or fit the warm start
+        (:func:`opboost.core.fit.warm_start.fit_warm_start`) and take its F_0."""
         init = self.scores if self.round else None
         self.learner.prepare(
             self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
@@ -147,7 +148,18 @@ class InMemoryFit:
         if self.ensemble_start is not None:
             self.learner.warm_start(self.ensemble_start)
         elif self.settings.warm_start is not None:
-            fit_warm_start(self)
+            start = fit_warm_start(
+                self.settings,
+                self.components,
+                self.data,
+                self.train,
+                self.eval_data,
+                scores=self.scores,
+                eval_scores=self.eval_scores,
+                add_round=self.add_round,
+            )
+            self.scores, self.eval_scores = start.scores, start.eval_scores
+            self.reward_start = start.reward_start
 
     def _round_state(self) -> Any:
         return self.objective.round_state(
