@@ -46,6 +46,8 @@ REMOVED = {
     "opboost.compose.config_checks": {"run_component_checks"},
     # issue 50: a worker runs the trial the study resolved (workers.run_resolved_trial)
     "opboost.compose.study_workers": {"run_trial_key"},
+    # issue 50: checkpoint.restored returns what InMemoryFit.restore assigns
+    "opboost.fit.checkpoint": {"restore"},
 }
 
 

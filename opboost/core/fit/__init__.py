@@ -1,3 +1,4 @@
-"""The in-memory fit, split by responsibility: the engine state (``memory``), the warm start
-(``warm_start``), checkpoint fingerprint/restore/snapshot (``checkpoint``) and what a fitted
-policy records (``metadata``). Label-free round selection is :mod:`opboost.core.selection`."""
+"""The in-memory fit, split by responsibility: the engine and the one owner of the fit's state
+(``memory``), the warm start (``warm_start``) and checkpoint fingerprint/restored/snapshot
+(``checkpoint``), which return what changes for the fit to assign, and the fit on candidate
+sets (``slot_fit``). Label-free round selection is :mod:`opboost.core.selection`."""

@@ -23,7 +23,7 @@ from opboost.api.numerics.row_blocks import add_scaled
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
 from opboost.core.booster_checks import check_f
-from opboost.core.fit.checkpoint import fingerprint, restore, snapshot
+from opboost.core.fit.checkpoint import Progress, fingerprint, restored, snapshot
 from opboost.core.fit.warm_start import fit_warm_start
 from opboost.core.selection import RoundSelection, SelectionSettings
 
@@ -78,6 +78,7 @@ class InMemoryFit:
         holdout: tuple[LoggedBandit, SelectionSettings] | None = None,
     ) -> None:
         self.data, self.eval_data, self.settings = data, eval_data, settings
+        self.components = components
         self.objective, self.estimator, self.learner = components
         self.holdout = holdout
         shift = float(settings.reward_shift)
@@ -109,14 +110,25 @@ class InMemoryFit:
             self._state_coef, self._state_options = centred, {"centred": True}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
-        """Continue from ``checkpoint`` (:func:`opboost.core.fit.checkpoint.restore`)."""
+        """Continue from ``checkpoint``: its progress, ensemble and best round
+        (:func:`opboost.core.fit.checkpoint.restored`)."""
         if self.holdout is not None:
             raise InvalidParameterError(
                 "Booster.fit: resuming from a checkpoint is not supported with "
                 "validation_fraction (the selection state is not checkpointed); "
                 "use validation_fraction=None or a new checkpoint directory."
             )
-        restore(self, checkpoint)
+        back = restored(
+            checkpoint,
+            fingerprint=self.fingerprint,
+            learner=self.learner,
+            has_eval=self.eval_data is not None,
+        )
+        progress = back.progress
+        self.seed, self.round = progress.seed, progress.round
+        self.scores, self.eval_scores = progress.scores, progress.eval_scores
+        self.history, self.stop_reason = progress.history, progress.stop_reason
+        self.ensemble_start, self.best = back.ensemble, back.best
 
     def begin(self) -> None:
         """Prepare the learner and F_0 (:meth:`start`), compute the first round state, and
@@ -127,7 +139,8 @@ class InMemoryFit:
             self.selection = RoundSelection(self, *self.holdout)
 
     def start(self) -> None:
-        """Prepare the learner: continue a restored ensemble, or fit the warm start."""
+        """Prepare the learner: continue a restored ensemble, or fit the warm start
+        (:func:`opboost.core.fit.warm_start.fit_warm_start`) and take its F_0."""
         init = self.scores if self.round else None
         self.learner.prepare(
             self.data.contexts, self.data.n_actions, random_state=self.seed, init_scores=init
@@ -135,7 +148,18 @@ class InMemoryFit:
         if self.ensemble_start is not None:
             self.learner.warm_start(self.ensemble_start)
         elif self.settings.warm_start is not None:
-            fit_warm_start(self)
+            start = fit_warm_start(
+                self.settings,
+                self.components,
+                self.data,
+                self.train,
+                self.eval_data,
+                scores=self.scores,
+                eval_scores=self.eval_scores,
+                add_round=self.add_round,
+            )
+            self.scores, self.eval_scores = start.scores, start.eval_scores
+            self.reward_start = start.reward_start
 
     def _round_state(self) -> Any:
         return self.objective.round_state(
@@ -191,12 +215,26 @@ class InMemoryFit:
             self.history.setdefault(key, []).append(float(value))
 
     def snapshot(self) -> dict[str, Any]:
-        return snapshot(self)
+        """What a checkpoint stores, as of the last round
+        (:func:`opboost.core.fit.checkpoint.snapshot`)."""
+        progress = Progress(
+            seed=self.seed,
+            round=self.round,
+            scores=self.scores,
+            eval_scores=self.eval_scores,
+            history=self.history,
+            stop_reason=self.stop_reason,
+        )
+        policy = self.policy_of(self.learner.ensemble(), self.metadata(self.round))
+        best = None
+        if self.best is not None and self.best[0] < self.round:
+            best = (self.best[0], self.policy_of(self.best[1], self.metadata(self.best[0])))
+        return snapshot(progress, self.fingerprint, policy, best)
 
     @functools.cached_property
     def fingerprint(self) -> str:
         """Hash of the data and the settings (:func:`opboost.core.fit.checkpoint.fingerprint`)."""
-        return fingerprint(self)
+        return fingerprint(self.data, self.eval_data, self.components, self.settings)
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -221,7 +221,8 @@ class SlotFit(InMemoryFit):
         inactive rows (:meth:`_active_rows`) F stays 0, which no round reads."""
         start = self.learner.start_from_pair_rewards(
             self.inputs_of(self.data), self.logs.actions, self.train.rewards,
-            reward_scale(self), rows=self.active,
+            reward_scale(self.data, self.settings.warm_start_prob),
+            rows=self.active,
         )  # fmt: skip
         self.reward_start = getattr(self.learner, "reward_start_", None)
         interaction = getattr(self.learner, "pair_interaction_", None)

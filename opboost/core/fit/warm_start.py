@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from opboost.api.engine import Fitted, StepSettings
-from opboost.api.learner import BaseProblem
+from opboost.api.data.logged import LoggedBandit
+from opboost.api.engine import Components, FitSettings, Fitted, StepSettings
+from opboost.api.estimator import Estimator
+from opboost.api.learner import BaseLearner, BaseProblem
 from opboost.core.booster_checks import check_f
 from opboost.core.loop import run_rounds
 from opboost.core.registry import make
@@ -34,16 +37,24 @@ from opboost.core.selection import constant_action_values
 __all__ = [
     "LOGGING_WARM_MEMBERS",
     "REWARD_WARM_MEMBERS",
+    "AddRound",
+    "Start",
     "WarmStartFit",
     "fit_warm_start",
+    "reward_predictions",
     "reward_scale",
     "reward_temperature",
+    "warm_start_goal",
 ]
 
 #: Least-squares members fitted to the logging policy's log-propensities (warm_start="logging").
 LOGGING_WARM_MEMBERS = 10
 #: Least-squares members distilling q / tau (warm_start="reward_model").
 REWARD_WARM_MEMBERS = 30
+
+#: ``add_round(current, X, weight)``: scores on the rows X after the learner's last committed
+#: round, current + weight f_t(X) (:meth:`opboost.core.fit.memory.InMemoryFit.add_round`).
+AddRound = Callable[[np.ndarray, Any, float], np.ndarray]
 
 
 def reward_temperature(q: np.ndarray, prob: float) -> float:
@@ -77,14 +88,29 @@ def reward_temperature(q: np.ndarray, prob: float) -> float:
 
 
 class WarmStartFit:
-    """Distils ``goal`` (n, K) into ``fit``'s first members: least squares on the cells with
-    ``weights`` > 0 (each member fits the residual goal - F), unit steps."""
+    """Distils ``goal`` (n, K) into ``learner``'s first members: least squares on the cells
+    with ``weights`` > 0 (each member fits the residual goal - F), unit steps.
 
-    def __init__(self, fit: Any, goal: np.ndarray, weights: np.ndarray) -> None:
-        self.fit, self.goal, self.weights = fit, goal, weights
+    ``scores`` is F (n, K) before the start, to which the members are added in place; with
+    ``held_out`` (the evaluation rows' inputs X and their scores), those scores follow
+    through ``add_round`` (the fit's :meth:`~opboost.core.fit.memory.InMemoryFit.add_round`).
+    """
+
+    def __init__(
+        self,
+        learner: BaseLearner,
+        goal: np.ndarray,
+        weights: np.ndarray,
+        scores: np.ndarray,
+        held_out: tuple[Any, np.ndarray] | None = None,
+        add_round: AddRound | None = None,
+    ) -> None:
+        self.learner, self.goal, self.weights = learner, goal, weights
+        self.scores, self.add_round = scores, add_round
+        self.eval_inputs, self.eval_scores = (None, None) if held_out is None else held_out
         self.fitted_cells = weights > 0
         self.targets = np.zeros_like(goal)
-        self.round, self.stop_reason, self.n = 0, None, fit.n
+        self.round, self.stop_reason, self.n = 0, None, len(goal)
         self.train_metrics: dict[str, float] = {}
         self.eval_metrics: dict[str, float] = {}
         self.history: dict[str, list[float]] = {}
@@ -93,9 +119,9 @@ class WarmStartFit:
         return math.inf  # the members are fixed in number, never stopped by a gradient
 
     def fit_direction(self) -> Fitted:
-        np.subtract(self.goal, self.fit.scores, out=self.targets, where=self.fitted_cells)
+        np.subtract(self.goal, self.scores, out=self.targets, where=self.fitted_cells)
         problem = BaseProblem("regression", self.targets, self.weights)
-        learner = self.fit.learner
+        learner = self.learner
         values = check_f(learner.fit_round(problem), self.targets.shape, learner)
         return Fitted(values, max(float(values.max()), -float(values.min())))
 
@@ -106,28 +132,28 @@ class WarmStartFit:
         return 1.0
 
     def discard(self, direction: Fitted) -> None:
-        self.fit.learner.commit_round(0.0)
+        self.learner.commit_round(0.0)
 
     def commit(self, direction: Fitted, weight: float, **metrics: float) -> None:
-        fit = self.fit
-        fit.learner.commit_round(weight)
-        fit.scores += direction.values
-        if fit.eval_data is not None:
-            fit.eval_scores = fit.add_round(fit.eval_scores, fit.eval_data.contexts, weight)
+        self.learner.commit_round(weight)
+        self.scores += direction.values
+        if self.eval_scores is not None:
+            self.eval_scores = self.add_round(self.eval_scores, self.eval_inputs, weight)
         self.round += 1
 
     def snapshot(self) -> dict[str, Any]:
         raise NotImplementedError("the warm start is not checkpointed; the fit after it is")
 
 
-def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
+def reward_scale(data: LoggedBandit, prob: float) -> Callable[[np.ndarray], float]:
     """q (n, K) -> 1 / tau, so that softmax(q / tau) puts on average 1/K + p (1 - 1/K) on each
-    row's best action, p = ``fit.settings.warm_start_prob`` (:func:`reward_temperature`). With
-    candidate sets (slot logs), K is each row's number of candidates C_i, averaged over the
-    rows of q, which has NaN in the padded slots."""
-    prob = float(fit.settings.warm_start_prob)
-    if fit.data.candidates is None:
-        K = fit.data.n_actions
+    row's best action, p = ``prob`` (the fit's ``warm_start_prob``,
+    :func:`reward_temperature`). With candidate sets in ``data`` (slot logs), K is each
+    row's number of candidates C_i, averaged over the rows of q, which has NaN in the
+    padded slots."""
+    prob = float(prob)
+    if data.candidates is None:
+        K = data.n_actions
         top = 1.0 / K + prob * (1.0 - 1.0 / K)
         return lambda q: 1.0 / reward_temperature(q, top)
 
@@ -138,9 +164,12 @@ def reward_scale(fit: Any) -> Callable[[np.ndarray], float]:
     return scale
 
 
-def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
-    """(goal (n, K), weights (n, K), number of members) of ``fit.settings.warm_start``."""
-    data, settings = fit.data, fit.settings
+def warm_start_goal(
+    data: LoggedBandit, settings: FitSettings, q: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(goal (n, K), weights (n, K), number of members) of ``settings.warm_start`` on
+    ``data``; ``q`` (n, K) are the cross-fitted reward predictions warm_start="reward_model"
+    distils (:func:`reward_predictions`)."""
     n, K = len(data), data.n_actions
     goal, weights = np.zeros((n, K)), np.zeros((n, K))
     if settings.warm_start == "logging":
@@ -149,42 +178,87 @@ def warm_start_goal(fit: Any) -> tuple[np.ndarray, np.ndarray, int]:
         return goal, weights, LOGGING_WARM_MEMBERS
     weights[:] = 1.0
     if settings.warm_start == "reward_model":
-        q = reward_predictions(fit)
-        return q * reward_scale(fit)(q), weights, REWARD_WARM_MEMBERS
+        if q is None:
+            raise ValueError("warm_start_goal: warm_start='reward_model' distils q; pass q.")
+        return q * reward_scale(data, settings.warm_start_prob)(q), weights, REWARD_WARM_MEMBERS
     best = int(np.nanargmax(constant_action_values(data)))
     prob = float(settings.warm_start_prob)
     goal[:, best] = math.log((K - 1) * prob / (1.0 - prob))
     return goal, weights, 1
 
 
-def reward_predictions(fit: Any) -> np.ndarray:
-    """Cross-fitted q(x_i, a) (n, K) on the training rows: the training estimator's own
-    reward model when it has one (DR, DM), else the registered "dm" estimator's."""
-    predict = getattr(fit.estimator, "reward_predictions", None)
+def reward_predictions(estimator: Estimator, train: LoggedBandit, seed: int) -> np.ndarray:
+    """Cross-fitted q(x_i, a) (n, K) on the training rows ``train``: ``estimator``'s own
+    reward model when it has one (DR, DM), else the registered "dm" estimator's, seeded
+    with ``seed``."""
+    predict = getattr(estimator, "reward_predictions", None)
     if predict is None:
-        predict = make("estimator", "dm", random_state=fit.seed).reward_predictions
-    return np.asarray(predict(fit.train), dtype=np.float64)
+        predict = make("estimator", "dm", random_state=seed).reward_predictions
+    return np.asarray(predict(train), dtype=np.float64)
 
 
-def fit_warm_start(fit: Any) -> None:
-    """Fit F_0 as ``fit``'s first ensemble members (not counted as boosting rounds)."""
-    if fit.settings.warm_start == "reward_model" and _start_from_rewards(fit):
-        return
-    goal, weights, members = warm_start_goal(fit)
-    run_rounds(WarmStartFit(fit, goal, weights), members, StepSettings())
+@dataclass(frozen=True, eq=False)
+class Start:
+    """F_0, what a warm start gives the fit: on the training rows (n, K), on the evaluation
+    rows (None without them), and what a learner's own reward-model start chose
+    (``reward_start_``, else None)."""
+
+    scores: np.ndarray
+    eval_scores: np.ndarray | None
+    reward_start: dict[str, Any] | None = None
 
 
-def _start_from_rewards(fit: Any) -> bool:
+def fit_warm_start(
+    settings: FitSettings,
+    components: Components,
+    data: LoggedBandit,
+    train: LoggedBandit,
+    eval_data: LoggedBandit | None,
+    *,
+    scores: np.ndarray,
+    eval_scores: np.ndarray | None,
+    add_round: AddRound,
+) -> Start:
+    """F_0 of ``settings.warm_start`` as ``components.learner``'s first ensemble members (not
+    counted as boosting rounds), the learner prepared on ``data``; ``train`` is ``data`` with
+    its rewards shifted by ``settings.reward_shift``.
+
+    ``scores`` and ``eval_scores`` are F on the training rows and on ``eval_data``'s (None
+    without them) before the start (zeros); the members are added to them in place, the
+    held-out ones through ``add_round`` (:data:`AddRound`). A reward model the estimator
+    does not have is seeded with ``settings.seed``.
+    """
+    learner = components.learner
+    if settings.warm_start == "reward_model":
+        scale = reward_scale(data, settings.warm_start_prob)
+        start = _start_from_rewards(learner, train, scale, scores, eval_data)
+        if start is not None:
+            return start
+    q = None
+    if settings.warm_start == "reward_model":
+        q = reward_predictions(components.estimator, train, settings.seed)
+    goal, weights, members = warm_start_goal(data, settings, q)
+    held_out = None if eval_data is None else (eval_data.contexts, eval_scores)
+    distil = WarmStartFit(learner, goal, weights, scores, held_out, add_round)
+    run_rounds(distil, members, StepSettings())
+    return Start(distil.scores, distil.eval_scores)
+
+
+def _start_from_rewards(
+    learner: BaseLearner,
+    train: LoggedBandit,
+    scale: Callable[[np.ndarray], float],
+    scores: np.ndarray,
+    eval_data: LoggedBandit | None,
+) -> Start | None:
     """F_0 = q / tau as the learner's own reward model, when the learner offers one
-    (:meth:`opboost.api.learner.BaseLearner.start_from_rewards`); False if it does not."""
-    train = fit.train
-    start = fit.learner.start_from_rewards(
-        train.contexts, train.actions, train.rewards, reward_scale(fit)
-    )
+    (:meth:`opboost.api.learner.BaseLearner.start_from_rewards`); None if it does not.
+    ``scores`` (F before the start, zeros) takes F_0 in place."""
+    start = learner.start_from_rewards(train.contexts, train.actions, train.rewards, scale)
     if start is None:
-        return False
-    fit.reward_start = getattr(fit.learner, "reward_start_", None)
-    fit.scores += check_f(start, fit.scores.shape, fit.learner)
-    if fit.eval_data is not None:
-        fit.eval_scores = fit.learner.ensemble().decision_function(fit.eval_data.contexts)
-    return True
+        return None
+    scores += check_f(start, scores.shape, learner)
+    eval_scores = None
+    if eval_data is not None:
+        eval_scores = learner.ensemble().decision_function(eval_data.contexts)
+    return Start(scores, eval_scores, getattr(learner, "reward_start_", None))
