@@ -13,7 +13,7 @@ from opboost import Booster
 from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import normal_interval
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api.exceptions import InsufficientMemoryError, InvalidParameterError
 from opboost.api.policy import ConstantPolicy
 from opboost.api.serving.exploration import draw, exploration_distribution, sample_slates
 from opboost.compose.choice import PolicyChoice
@@ -249,6 +249,18 @@ def test_softmax_slates_have_exact_plackett_luce_marginals(booster, sim):
         booster.decision_function(X), 2, epsilon=0.1, temperature=2.0, random_state=4
     )
     assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+
+
+def test_softmax_slates_refuse_marginals_that_cannot_fit_in_memory():
+    """The exact marginals cost O(K^k) memory per row: 100,000 actions over 4 positions are
+    refused before anything is allocated, naming the fixes."""
+    with pytest.raises(
+        InsufficientMemoryError,
+        match=r"^sample_slates: the Plackett-Luce position marginals of 100,000 actions over 4 "
+        r"positions: at least .* GiB needed, .* Pass candidates \(fewer actions per row\), a "
+        r"shorter slate, or temperature=None\.$",
+    ):
+        sample_slates(np.zeros((1, 100_000)), 4, temperature=1.0)
 
 
 def test_exploration_errors_name_the_argument(booster, sim, learners):
