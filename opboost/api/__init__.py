@@ -373,6 +373,10 @@ _HOMES: dict[str, str] = {
     "mask_scores": "serving.masks",
     "serving_mask": "serving.masks",
     "top_k": "serving.masks",
+    # slate_dr_terms
+    "cascade_dr_terms": "slate_dr_terms",
+    "impression_values": "slate_dr_terms",
+    "independent_dr_terms": "slate_dr_terms",
     # slates
     "SlateLogs": "slates",
     "SlatePolicy": "slates",
