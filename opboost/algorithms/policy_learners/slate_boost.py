@@ -19,6 +19,9 @@ per-position propensities ``sample_slate`` returns. F is fitted in two stages on
    ``"cascade"`` (reward-interaction IPS, prefix propensities). The weights are clipped at
    ``max_weight`` and scaled to mean 1 over the clicks; the trees start from F_0
    (LightGBM ``init_score``) and learn the correction.
+3. **How many rounds** (``selection_share > 0``, the default): chosen on held-out impressions
+   by a paired rule (``opboost.algorithms.policy_learners.slate_rounds``), 0 when the rounds
+   show no gain over the start; then both stages are refitted on all the impressions.
 
 This is a smooth surrogate, not the IPS value itself: at position 1 it is the log of the
 value's integrand (log-IPS), below it the conditionals stand in for the marginals.
