@@ -48,7 +48,7 @@ def test_the_surrogate_gradient_and_hessian_match_finite_differences():
 
 def test_the_surrogate_is_the_weighted_plackett_luce_log_likelihood_by_hand():
     scores, slates, weights = _surrogate_case(1)
-    expected = 0.0
+    expected = np.zeros(len(scores))
     for i in range(len(scores)):
         left = set(np.flatnonzero(np.isfinite(scores[i])))
         for k in range(3):
@@ -56,9 +56,12 @@ def test_the_surrogate_is_the_weighted_plackett_luce_log_likelihood_by_hand():
             if a < 0:
                 continue
             logits = scores[i, sorted(left)]
-            expected -= weights[i, k] * (scores[i, a] - np.log(np.exp(logits).sum()))
+            expected[i] -= weights[i, k] * (scores[i, a] - np.log(np.exp(logits).sum()))
             left.discard(a)
-    assert slate_surrogate(scores, slates, weights)[0] == pytest.approx(expected / 6, rel=1e-12)
+    loss = slate_surrogate(scores, slates, weights)[0]
+    assert loss == pytest.approx(expected.sum() / 6, rel=1e-12)
+    per_row = slate_surrogate(scores, slates, weights, per_row=True)[0]  # the held-out rule's
+    np.testing.assert_allclose(per_row, expected, rtol=1e-12, atol=1e-15)
 
 
 def _world_case():
