@@ -106,6 +106,8 @@ def test_save_and_load_give_the_same_rankings(tmp_path):
         loaded.decision_function(contexts), model.decision_function(contexts), rtol=1e-12
     )
     assert loaded.get_params()["n_rounds"] == 10
+    fixed = SlateBooster(n_rounds=7, start_estimators=10, selection_share=0).fit(logs)
+    assert SlateBooster.load(fixed.save(tmp_path / "fixed.json")).n_rounds_ == fixed.n_rounds_ == 7
 
 
 def test_sample_slate_draws_candidates_with_exact_propensities():

@@ -491,7 +491,6 @@ class SlateBooster(PolicyLearner):
             "n_items": self.n_items_,
             "n_features": self.n_features_,
             "slate_size": self.slate_size_,
-            "n_rounds_fitted": self.n_rounds_,
             "item_features": None if features is None else np.asarray(features).tolist(),
             "start_model": self.start_model_.model_to_string(),
             "correction_model": None
@@ -516,11 +515,11 @@ class SlateBooster(PolicyLearner):
         model = cls(**state["params"])
         model.n_items_, model.n_features_ = state["n_items"], state["n_features"]
         model.slate_size_ = state["slate_size"]
-        model.n_rounds_ = state["n_rounds_fitted"]
         model.checkpoints_ = []
         features = state["item_features"]
         model.item_features_ = None if features is None else np.asarray(features)
         model.start_model_ = lgb.Booster(model_str=state["start_model"])
         text = state["correction_model"]
         model.correction_model_ = None if text is None else lgb.Booster(model_str=text)
+        model.n_rounds_ = 0 if text is None else model.correction_model_.current_iteration()
         return model
