@@ -21,8 +21,8 @@ Why the surrogate by default: on the benchmark's tuning seeds the held-out DR ga
 deterministic rankings are too noisy (about 0.05 standard error on 750 impressions, against
 true gains of 0.01 to 0.15) and lean to the start, whose own reward model q favours its
 ranking; the rule then drops rounds that help. The held-out surrogate tracks the true gain's
-shape (it stops at 0 to 40 rounds under a nearly uniform logger, where more rounds lose, and
-runs to 150 to 200 where the logger's skew biases the start). Its limit: a start whose logits
+shape (it stops at 0 to 90 rounds under a nearly uniform logger, where more rounds lose, and
+runs to 160 to 200 where the logger's skew biases the start). Its limit: a start whose logits
 are miscalibrated for the surrogate shows a held-out gain from the first rounds even when the
 ranking cannot improve (docs/slates.md).
 """
