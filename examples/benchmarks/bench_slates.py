@@ -16,7 +16,9 @@ Worlds (``make_slate_world``; ``--worlds`` takes suite names or world names):
   the tuning seeds): 20 items, 8 candidates, 3 positions, examination 1/k; the
   position-based and cascade click models, each logged by a skewed (Plackett–Luce
   temperature 0.5) and a flat (2.0) logger; ``--rows`` logged impressions;
-* ``variations`` (``VARIATION_WORLDS``, never tuned on): one change each from a default world
+* ``variations`` (``VARIATION_WORLDS``; only the held-out rule's settings, ``selection_share``,
+  ``confidence`` and ``patience``, were chosen on them, with the tuning seeds like every
+  default): one change each from a default world
   (temperature 1 unless the change is the logger): 5 positions; a catalogue of 100 items with
   20 candidates; stronger (eta = 2) and weaker (eta = 0.5) position bias; a third and
   ten-thirds of ``--rows`` (1,000 and 10,000 by default); a nearly uniform (temperature 10)
@@ -78,7 +80,8 @@ DEFAULT_WORLDS = {
     "cascade_skewed": {"click_model": "cascade", "logging_temperature": 0.5},
     "cascade_flat": {"click_model": "cascade", "logging_temperature": 2.0},
 }
-# One change each from a default world; "rows_factor" scales --rows. Never tuned on.
+# One change each from a default world; "rows_factor" scales --rows. Tuned on only with
+# TUNING_SEEDS (the held-out rule's settings); reported with REPORTING_SEEDS.
 VARIATION_WORLDS = {
     "pbm_long": {"click_model": "pbm", "slate_size": 5},
     "cascade_long": {"click_model": "cascade", "slate_size": 5},

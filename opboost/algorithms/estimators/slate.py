@@ -25,6 +25,7 @@ from opboost.api.constraints import Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import Estimator
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.slate_dr_terms import impression_values
 from opboost.api.slates import SlateLogs, SlatePolicy, position_weights_ok, slate_inputs
 
 __all__ = ["SlateEstimator", "SlateIndependentIPS", "SlateRewardInteractionIPS"]
@@ -73,8 +74,8 @@ class SlateEstimator(Estimator):
         positions, one position); ``action_probs``: a SlatePolicy or an (n, L) integer
         ranking (on a LoggedBandit, any form ``check_action_probs`` takes)."""
         logs, policy = slate_inputs(data, action_probs, type(self).__name__)
-        terms = np.where(logs.observed, self.position_values(logs, policy), 0.0)
-        return terms @ self._alpha(logs.slate_size)
+        terms = self.position_values(logs, policy)
+        return impression_values(logs, terms, self._alpha(logs.slate_size))
 
     @classmethod
     def _unit_test_params(cls) -> dict[str, Any]:

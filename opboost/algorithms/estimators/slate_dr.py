@@ -33,6 +33,7 @@ from opboost.api.constraints import Interval, Satisfies
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.estimator import ConfidenceInterval, LogsScorer, normal_interval
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.slate_dr_terms import cascade_dr_terms, impression_values, independent_dr_terms
 from opboost.api.slates import SlateLogs, SlatePolicy, slate_inputs
 
 __all__ = ["SlateCascadeDR", "SlateIndependentDR"]
@@ -104,23 +105,6 @@ class _SlateDR(SlateEstimator):
         return {"position_weights": None, "reward_model": None, "n_folds": 2, "random_state": 0}
 
 
-def _logged_q(logs: SlateLogs, q: np.ndarray) -> np.ndarray:
-    """q[i, k, a_{i,k}], (n, L) (0 where the position was not logged)."""
-    shown = np.maximum(logs.slates, 0)[:, :, None]
-    return np.where(logs.observed, np.take_along_axis(q, shown, axis=2)[:, :, 0], 0.0)
-
-
-def _expected_q(dist: np.ndarray | None, q: np.ndarray, owner: str, name: str) -> np.ndarray:
-    """sum_a dist[i, k, a] q[i, k, a], (n, L)."""
-    if dist is None:
-        raise InvalidParameterError(
-            f"{owner}: the SlatePolicy has no {name} (n, L, K), which the doubly robust "
-            f"baseline needs; build it with SlatePolicy.from_ranking or "
-            f"SlatePolicy.plackett_luce, or give {name}=..."
-        )
-    return np.einsum("ika,ika->ik", dist, q)
-
-
 def _check_q(logs: SlateLogs, q: np.ndarray, owner: str) -> np.ndarray:
     """q as (n, L, K); a one-action reward model's (n, K) serves one-position logs."""
     q = np.asarray(q, dtype=np.float64)
@@ -140,10 +124,7 @@ class SlateIndependentDR(_SlateDR):
     name: ClassVar[str] = "slate_idr"
 
     def dr_values(self, logs: SlateLogs, policy: SlatePolicy, q: np.ndarray) -> np.ndarray:
-        owner = type(self).__name__
-        weight = np.asarray(policy.marginal) / logs.marginal_propensities
-        baseline = _expected_q(policy.marginal_dist, q, owner, "marginal_dist")
-        return weight * (logs.rewards - _logged_q(logs, q)) + baseline
+        return independent_dr_terms(logs, policy, q, type(self).__name__)
 
 
 class SlateCascadeDR(_SlateDR):
@@ -153,10 +134,7 @@ class SlateCascadeDR(_SlateDR):
 
     def dr_values(self, logs: SlateLogs, policy: SlatePolicy, q: np.ndarray) -> np.ndarray:
         owner = type(self).__name__
-        weight = np.asarray(policy.cascade) / cascade_propensities(logs, owner)
-        above = np.hstack([np.ones((len(logs), 1)), weight[:, :-1]])
-        baseline = _expected_q(policy.conditional_dist, q, owner, "conditional_dist")
-        return weight * (logs.rewards - _logged_q(logs, q)) + above * baseline
+        return cascade_dr_terms(logs, policy, q, cascade_propensities(logs, owner), owner)
 
 
 class _SlateDRScorer(LogsScorer):
@@ -174,8 +152,8 @@ class _SlateDRScorer(LogsScorer):
     def row_values(self, action_probs: Any) -> np.ndarray:
         est: _SlateDR = self.estimator  # type: ignore[assignment]
         logs, policy = slate_inputs(self.data, action_probs, type(est).__name__)
-        terms = np.where(logs.observed, est.dr_values(logs, policy, self._q), 0.0)
-        return terms @ est._alpha(logs.slate_size)
+        terms = est.dr_values(logs, policy, self._q)
+        return impression_values(logs, terms, est._alpha(logs.slate_size))
 
     def interval(self, action_probs: Any, *, alpha: float = 0.05) -> ConfidenceInterval:
         return normal_interval(self.row_values(action_probs), 1 - alpha)

@@ -19,6 +19,9 @@ per-position propensities ``sample_slate`` returns. F is fitted in two stages on
    ``"cascade"`` (reward-interaction IPS, prefix propensities). The weights are clipped at
    ``max_weight`` and scaled to mean 1 over the clicks; the trees start from F_0
    (LightGBM ``init_score``) and learn the correction.
+3. **How many rounds** (``selection_share > 0``, the default): chosen on held-out impressions
+   by a paired rule (``opboost.algorithms.policy_learners.slate_rounds``), 0 when the rounds
+   show no gain over the start; then both stages are refitted on all the impressions.
 
 This is a smooth surrogate, not the IPS value itself: at position 1 it is the log of the
 value's integrand (log-IPS), below it the conditionals stand in for the marginals.
@@ -34,6 +37,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opboost.algorithms.policy_learners.slate_objective import slate_surrogate
+from opboost.algorithms.policy_learners.slate_rounds import (
+    Checkpoint,
+    PairedRounds,
+    held_out_values,
+    split_impressions,
+)
 from opboost.algorithms.policy_learners.slate_rows import one_slot_logs, pair_rows
 from opboost.api.constraints import Interval, Options, Satisfies
 from opboost.api.data.logged import LoggedBandit
@@ -63,7 +72,24 @@ class SlateBooster(PolicyLearner):
         "pbm" (independent IPS weights) or "cascade" (reward-interaction IPS weights; the
         logs need ``cascade_propensities``).
     n_rounds, learning_rate, num_leaves, min_child_samples, reg_lambda
-        the correction rounds' LightGBM settings (``n_rounds=0``: the reward-model ranking).
+        the correction rounds' LightGBM settings (``n_rounds=0``: the reward-model ranking);
+        with ``selection_share > 0``, ``n_rounds`` is the most rounds the held-out rule may
+        choose.
+    selection_share
+        share of the impressions held out to choose the number of rounds by the paired DR
+        gain over the start (``opboost.algorithms.policy_learners.slate_rounds``), then
+        refitted on all of them; 0: exactly ``n_rounds`` rounds, no hold-out.
+    selection_metric
+        what the held-out rule compares row by row: "surrogate" (each held-out impression's
+        surrogate loss, the rounds' own objective, start minus rounds) or "dr" (each
+        impression's slate DR value of the two rankings, rounds minus start).
+    confidence
+        one-sided confidence, in (0.5, 1), of the lower bound on the paired gain that must
+        be above 0 for the rounds to be taken.
+    patience
+        checkpoints without a better mean gain before the held-out rounds stop growing.
+    check_every
+        rounds between two checkpoints of the held-out rule.
     start_estimators
         trees of the reward-model start q(x, a, k).
     max_weight
@@ -72,7 +98,15 @@ class SlateBooster(PolicyLearner):
     position_weights
         (L,) alpha_k, or None (1: the expected clicks).
     random_state
-        seed.
+        seed (of the LightGBM fits and of the held-out split).
+
+    Attributes
+    ----------
+    n_rounds_
+        the rounds fitted (the held-out rule's choice, or ``n_rounds``).
+    checkpoints_
+        the held-out rule's ``Checkpoint`` list (rounds, mean paired gain over the start and
+        its interval); empty without the rule (and after ``load``).
     """
 
     name: ClassVar[str] = "slate_boost"
@@ -85,6 +119,15 @@ class SlateBooster(PolicyLearner):
         "reg_lambda": [Interval(Real, 0.0, None)],
         "start_estimators": [Interval(Integral, 1, None)],
         "max_weight": [Interval(Real, 0.0, None, closed="neither")],
+        "selection_share": [
+            Interval(Real, 0.0, 1.0, closed="left", fix="use a share such as 0.25, or 0")
+        ],
+        "selection_metric": [Options(("surrogate", "dr"))],
+        "confidence": [
+            Interval(Real, 0.5, 1.0, closed="neither", fix="use a one-sided confidence such as 0.9")
+        ],
+        "patience": [Interval(Integral, 1, None)],
+        "check_every": [Interval(Integral, 1, None)],
         "position_weights": [
             Satisfies(
                 position_weights_ok, "None or a 1-D sequence of finite numbers, one per position"
@@ -104,6 +147,11 @@ class SlateBooster(PolicyLearner):
         reg_lambda: float = 1.0,
         start_estimators: int = 100,
         max_weight: float = 5.0,
+        selection_share: float = 0.25,
+        selection_metric: str = "surrogate",
+        confidence: float = 0.9,
+        patience: int = 5,
+        check_every: int = 10,
         position_weights: Any = None,
         random_state: Any = None,
     ):
@@ -115,14 +163,19 @@ class SlateBooster(PolicyLearner):
         self.reg_lambda = reg_lambda
         self.start_estimators = start_estimators
         self.max_weight = max_weight
+        self.selection_share = selection_share
+        self.selection_metric = selection_metric
+        self.confidence = confidence
+        self.patience = patience
+        self.check_every = check_every
         self.position_weights = position_weights
         self.random_state = random_state
 
     def fit(self, data: SlateLogs | LoggedBandit) -> SlateBooster:
         """Fit the reward-model start, then the correction rounds, on the slate logs (a
-        ``LoggedBandit`` without positions: slates of one position)."""
-        import lightgbm as lgb
-
+        ``LoggedBandit`` without positions: slates of one position); with
+        ``selection_share > 0`` the number of rounds is first chosen on held-out impressions
+        (``opboost.algorithms.policy_learners.slate_rounds``)."""
         self.validate_params()
         logs = self._check_logs(data)
         self.check_fit_memory(logs, "SlateBooster.fit")
@@ -130,25 +183,96 @@ class SlateBooster(PolicyLearner):
         self.n_items_, self.n_features_ = logs.n_items, logs.contexts.shape[1]
         self.slate_size_ = logs.slate_size
         self.item_features_ = logs.item_features
-        common = {"verbose": -1, "seed": seed, "deterministic": True, "num_threads": 1}
+        self.checkpoints_: list[Checkpoint] = []
+        rounds = self.n_rounds
+        if self.selection_share > 0 and self.n_rounds > 0:
+            rounds = self._choose_rounds(logs, seed)
+        self.n_rounds_ = rounds
+        self.start_model_ = self._fit_start(logs, seed)
+        self.correction_model_ = self._fit_rounds(logs, self.start_model_, rounds, seed)
+        return self
+
+    def _choose_rounds(self, logs: SlateLogs, seed: int) -> int:
+        """The paired held-out rule's number of rounds (``slate_rounds``); the checkpoints
+        are kept in ``checkpoints_``."""
+        train, held = split_impressions(logs, self.selection_share, seed)
+        start = self._fit_start(train, seed)
+        rows, items = np.nonzero(self._candidate_mask(held.candidates, len(held)))
+        pairs = self._design(held.contexts, rows, items)
+        start_scores = self._start_scores(pairs, start)
+        if self.selection_metric == "surrogate":
+            weights = self._weights(held)
+
+            def values(correction: np.ndarray) -> np.ndarray:
+                losses = slate_surrogate(scores_of(correction), held.slates, weights, per_row=True)
+                return -losses[0]
+        else:
+            q = self._held_out_q(held, rows, items, start)
+            alpha = np.ones(held.slate_size)
+            if self.position_weights is not None:
+                alpha = np.asarray(self.position_weights, dtype=np.float64)
+
+            def values(correction: np.ndarray) -> np.ndarray:
+                scores = scores_of(correction)
+                ranking = np.argsort(-scores, axis=1, kind="stable")[:, : held.slate_size]
+                return held_out_values(held, ranking, q, self.click_model, alpha)
+
+        def scores_of(correction: np.ndarray) -> np.ndarray:
+            scores = np.full((len(held), held.n_items), -np.inf)
+            scores[rows, items] = start_scores + correction
+            return scores
+
+        rule = PairedRounds(
+            lambda booster, t: values(booster.predict(pairs, num_iteration=t)),
+            values(np.zeros(len(rows))),
+            every=self.check_every,
+            patience=self.patience,
+            confidence=self.confidence,
+        )
+        self._fit_rounds(train, start, self.n_rounds, seed, callbacks=[rule])
+        self.checkpoints_ = rule.checkpoints
+        return rule.chosen
+
+    def _held_out_q(
+        self, held: SlateLogs, rows: np.ndarray, items: np.ndarray, start: Any
+    ) -> np.ndarray:
+        """q[i, k, a] (n, L, K): the start's reward of each held-out candidate at each
+        position (``selection_metric="dr"``'s reward model, fitted without these rows)."""
+        q = np.zeros((len(held), held.slate_size, held.n_items))
+        for k in range(held.slate_size):
+            at_k = self._design(held.contexts, rows, items, positions=np.full(len(rows), k))
+            q[rows, k, items] = start.predict(at_k)
+        return q
+
+    def _lgb_common(self, seed: int) -> dict[str, Any]:
+        return {"verbose": -1, "seed": seed, "deterministic": True, "num_threads": 1}
+
+    def _fit_start(self, logs: SlateLogs, seed: int) -> Any:
+        """The reward-model start q(x, a, k) on the logs' per-position rows."""
+        import lightgbm as lgb
+
         rows, item = np.nonzero(logs.observed)
         design = self._design(logs.contexts, rows, logs.slates[rows, item], positions=item)
-        start = lgb.train(
-            {
-                **common,
-                "objective": "regression",
-                "learning_rate": 0.05,
-                "num_leaves": 31,
-                "min_child_samples": 20,
-            },
-            lgb.Dataset(design, logs.rewards[rows, item]),
-            num_boost_round=self.start_estimators,
-        )
-        self.start_model_ = start
-        candidates = self._candidate_mask(logs.candidates, len(logs))
-        pair_row, pair_item = np.nonzero(candidates)
+        params = {
+            **self._lgb_common(seed),
+            "objective": "regression",
+            "learning_rate": 0.05,
+            "num_leaves": 31,
+            "min_child_samples": 20,
+        }
+        data = lgb.Dataset(design, logs.rewards[rows, item])
+        return lgb.train(params, data, num_boost_round=self.start_estimators)
+
+    def _fit_rounds(
+        self, logs: SlateLogs, start: Any, rounds: int, seed: int, callbacks: list | None = None
+    ) -> Any:
+        """The correction rounds from the start's scores (None for 0 rounds)."""
+        import lightgbm as lgb
+
+        if rounds == 0:
+            return None
+        pair_row, pair_item = np.nonzero(self._candidate_mask(logs.candidates, len(logs)))
         pairs = self._design(logs.contexts, pair_row, pair_item)
-        init = self._start_scores(pairs)
         weights = self._weights(logs)
         n, k = len(logs), logs.n_items
 
@@ -158,19 +282,17 @@ class SlateBooster(PolicyLearner):
             _, grad, hess = slate_surrogate(scores, logs.slates, weights)
             return grad[pair_row, pair_item] * n, hess[pair_row, pair_item] * n
 
-        self.correction_model_ = None
-        if self.n_rounds > 0:
-            params = {
-                **common,
-                "objective": objective,
-                "learning_rate": self.learning_rate,
-                "num_leaves": self.num_leaves,
-                "min_child_samples": self.min_child_samples,
-                "lambda_l2": self.reg_lambda,
-            }
-            train = lgb.Dataset(pairs, np.zeros(len(pairs)), init_score=init)
-            self.correction_model_ = lgb.train(params, train, num_boost_round=self.n_rounds)
-        return self
+        params = {
+            **self._lgb_common(seed),
+            "objective": objective,
+            "learning_rate": self.learning_rate,
+            "num_leaves": self.num_leaves,
+            "min_child_samples": self.min_child_samples,
+            "lambda_l2": self.reg_lambda,
+        }
+        init = self._start_scores(pairs, start)
+        train = lgb.Dataset(pairs, np.zeros(len(pairs)), init_score=init)
+        return lgb.train(params, train, num_boost_round=rounds, callbacks=callbacks)
 
     def check_fit_memory(self, data: SlateLogs | LoggedBandit, owner: str) -> None:
         """Refuse, as ``owner``, a fit on ``data`` whose dense (context, item) pair rows (8
@@ -260,9 +382,11 @@ class SlateBooster(PolicyLearner):
         column = np.zeros(len(rows)) if positions is None else positions
         return np.hstack([pairs, np.asarray(column, dtype=np.float64)[:, None]])
 
-    def _start_scores(self, pairs: np.ndarray) -> np.ndarray:
-        """F_0 = logit q(x, a, k=1) on pair rows whose position column is 0."""
-        q = np.clip(self.start_model_.predict(pairs), _EPS, 1.0 - _EPS)
+    def _start_scores(self, pairs: np.ndarray, start: Any = None) -> np.ndarray:
+        """F_0 = logit q(x, a, k=1) on pair rows whose position column is 0 (q: ``start``,
+        the fitted ``start_model_`` by default)."""
+        start = self.start_model_ if start is None else start
+        q = np.clip(start.predict(pairs), _EPS, 1.0 - _EPS)
         return np.log(q / (1.0 - q))
 
     def decision_function(  # type: ignore[override]
@@ -391,9 +515,11 @@ class SlateBooster(PolicyLearner):
         model = cls(**state["params"])
         model.n_items_, model.n_features_ = state["n_items"], state["n_features"]
         model.slate_size_ = state["slate_size"]
+        model.checkpoints_ = []
         features = state["item_features"]
         model.item_features_ = None if features is None else np.asarray(features)
         model.start_model_ = lgb.Booster(model_str=state["start_model"])
         text = state["correction_model"]
         model.correction_model_ = None if text is None else lgb.Booster(model_str=text)
+        model.n_rounds_ = 0 if text is None else model.correction_model_.current_iteration()
         return model

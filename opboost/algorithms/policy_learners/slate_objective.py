@@ -28,14 +28,16 @@ p_{ik}(b) the probability of b among R_{ik} (0 on items not in R_{ik}).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["slate_surrogate"]
 
 
 def slate_surrogate(
-    scores: np.ndarray, slates: np.ndarray, weights: np.ndarray
-) -> tuple[float, np.ndarray, np.ndarray]:
+    scores: np.ndarray, slates: np.ndarray, weights: np.ndarray, *, per_row: bool = False
+) -> tuple[Any, np.ndarray, np.ndarray]:
     """The surrogate loss, its gradient and its Hessian's diagonal.
 
     Parameters
@@ -46,11 +48,14 @@ def slate_surrogate(
         (n, L) logged item ids (-1: position not logged; it is not removed from R below).
     weights
         (n, L) w_{ik} >= 0 (0 where the slot is -1).
+    per_row
+        return each impression's loss -sum_k w_{ik} log p_{ik}(F), (n,), instead of L(F)
+        (their mean).
 
     Returns
     -------
     loss, grad, hess
-        a float and two (n, K) arrays (0 outside the candidates).
+        a float (or the (n,) losses) and two (n, K) arrays (0 outside the candidates).
     """
     scores = np.asarray(scores, dtype=np.float64)
     n, n_items = scores.shape
@@ -58,7 +63,7 @@ def slate_surrogate(
     live = np.isfinite(scores)
     shifted = np.where(live, scores - np.max(scores, axis=1, keepdims=True), -np.inf)
     remaining = np.exp(shifted)  # exp F over R_{ik}, items above removed as k grows
-    loss = 0.0
+    loss = np.zeros(n)
     grad = np.zeros((n, n_items))
     hess = np.zeros((n, n_items))
     for k in range(slates.shape[1]):
@@ -70,9 +75,9 @@ def slate_surrogate(
         prob = remaining / total[:, None]
         chosen = prob[rows, item]
         use = w > 0
-        loss -= float(np.sum(w[use] * np.log(chosen[use])))
+        loss[use] -= w[use] * np.log(chosen[use])
         grad += w[:, None] * prob
         grad[rows, item] -= w
         hess += w[:, None] * prob * (1.0 - prob)
         remaining[rows[logged], shown[logged]] = 0.0
-    return loss / n, grad / n, hess / n
+    return (loss if per_row else float(loss.sum()) / n), grad / n, hess / n

@@ -11,6 +11,11 @@ actions whose score is not -inf: a masked ``decision_function`` gives -inf outsi
 * softmax (``temperature=T > 0``): ``(1 - epsilon) softmax(F / T) + epsilon / K_i`` on the
   candidates.
 
+Slates (:func:`sample_slates`) are ``rank``'s top k, or with a temperature Plackett–Luce
+slates of F / T (softmax draws without replacement), mixed with ``epsilon`` uniform orderings
+of the candidates; their per-position propensities are exact (the Plackett–Luce marginals
+by ``opboost.api.numerics.plackett_luce``).
+
 :func:`draw` samples one action per row by inverse CDF from given uniforms, and the
 propensity it returns is exactly the distribution's entry for the returned action.
 :class:`ExplorationMixin` gives every scoring class (``Policy``, the ``Booster``, every
@@ -30,6 +35,8 @@ import numpy as np
 
 from opboost.api.data.tabular_frames import action_ids_of
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.numerics.memory_limit import check_memory
+from opboost.api.numerics.plackett_luce import marginal_distributions, sample_plackett_luce
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.masks import mask_scores, serving_mask, top_k
 from opboost.api.validation import check_random_state
@@ -131,16 +138,17 @@ def sample_slates(
     random_state: Any = None,
     owner: str = "sample_slates",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Epsilon-greedy slates of ``k`` distinct actions per row: with probability
-    ``1 - epsilon`` the ranked slate (:func:`~opboost.api.serving.masks.top_k`: best first, ties to
-    the lower index), else a uniformly random ordering of the row's candidates.
+    """Slates of ``k`` distinct actions per row: with probability ``1 - epsilon`` the ranked
+    slate (``temperature=None``: :func:`~opboost.api.serving.masks.top_k`, best first, ties to
+    the lower index) or a Plackett–Luce slate of scores / ``temperature`` (softmax without
+    replacement), else a uniformly random ordering of the row's candidates.
 
     Returns ``(slates, propensities)``, both (m, k): ``propensities[i, j]`` is the marginal
-    probability that position j shows ``slates[i, j]``, ``(1 - epsilon) 1[ranked_ij =
-    a] + epsilon / K_i``; positions beyond a row's K_i candidates hold -1 with propensity 1.
-    A softmax slate (``temperature``) has no closed-form per-position propensity
-    (Plackett-Luce marginals sum over orderings): it is an error."""
-    epsilon = _check_slate_exploration(epsilon, temperature, owner)
+    probability that position j shows ``slates[i, j]``, ``(1 - epsilon) p_ij(a) + epsilon /
+    K_i`` with p_ij(a) = 1[ranked_ij = a], or the Plackett–Luce marginal (exact, summed over
+    the orderings above j: O(K^k) work and memory per row, for small catalogues or
+    ``candidates``); positions beyond a row's K_i candidates hold -1 with propensity 1."""
+    epsilon, temperature = check_exploration(epsilon, temperature, owner)
     scores = np.asarray(scores, dtype=np.float64)
     support = _support(scores, owner)
     ranked = top_k(scores, k)
@@ -148,22 +156,26 @@ def sample_slates(
     m, width = ranked.shape
     explore = rng.random(m) < epsilon
     shuffled = top_k(np.where(support, rng.random(scores.shape), -np.inf), width)
-    slates = np.where(explore[:, None], shuffled, ranked)
     n_candidates = support.sum(axis=1, keepdims=True)
-    propensities = (1.0 - epsilon) * (slates == ranked) + epsilon / n_candidates
-    return slates, np.where(slates < 0, 1.0, propensities)
-
-
-def _check_slate_exploration(epsilon: Any, temperature: Any, owner: str) -> float:
-    """epsilon checked; a temperature is an error (slates explore epsilon-greedily only)."""
-    epsilon, temperature = check_exploration(epsilon, temperature, owner)
-    if temperature is not None:
-        raise InvalidParameterError(
-            f"{owner}: slates have per-position propensities only for epsilon-greedy "
-            f"exploration; a softmax slate's position marginals have no closed form. Pass "
-            f"temperature=None (and epsilon), or sample single actions with sample()."
+    if temperature is None:
+        slates = np.where(explore[:, None], shuffled, ranked)
+        chosen = slates == ranked
+    else:
+        n_items = scores.shape[1]
+        check_memory(
+            32 * n_items**width,
+            owner,
+            f"the Plackett-Luce position marginals of {n_items:,} actions over {width} positions",
+            "Pass candidates (fewer actions per row), a shorter slate, or temperature=None.",
         )
-    return epsilon
+        drawn = sample_plackett_luce(scores, width, rng, temperature)
+        drawn = np.where(np.arange(width) < n_candidates, drawn, -1)
+        slates = np.where(explore[:, None], shuffled, drawn)
+        marginal = marginal_distributions(scores, width, temperature)
+        shown = np.maximum(slates, 0)[:, :, None]
+        chosen = np.take_along_axis(marginal, shown, axis=2)[:, :, 0]
+    propensities = (1.0 - epsilon) * chosen + epsilon / n_candidates
+    return slates, np.where(slates < 0, 1.0, propensities)
 
 
 def _accepts(method: Any, name: str) -> bool:
@@ -275,11 +287,11 @@ class ExplorationMixin:
         candidates: Any = None,
         action_features: Any = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Epsilon-greedy slates of ``k`` actions around ``rank``'s: ``(slates,
-        propensities)``, (m, k), with per-position propensities (``sample_slates``; a
-        ``temperature`` is an error)."""
+        """Slates of ``k`` actions, ``rank``'s (or Plackett–Luce ones at ``temperature``) mixed
+        with ``epsilon`` uniform orderings: ``(slates, propensities)``, (m, k), with exact
+        per-position propensities (``sample_slates``)."""
         owner = f"{type(self).__name__}.sample_slate"
-        _check_slate_exploration(epsilon, temperature, owner)
+        check_exploration(epsilon, temperature, owner)
         scores = self._exploration_scores(X, candidates, action_features, owner)
         return sample_slates(
             scores,
