@@ -55,9 +55,10 @@ class Booster(ExplorationMixin, BaseEstimator):
     base_learner
         "lightgbm_tree" (default), "sklearn_tree", ... or a BaseLearner instance.
     n_rounds
-        T, the maximum number of boosting rounds (1 <= T <= 1,000,000), or "auto" (default):
-        100, but 0 after a reward-model start on candidate pairs (item features, candidate
-        sets), where the rounds only overfit the logs (docs/catalogue.md).
+        T, the maximum number of boosting rounds (0 <= T <= 1,000,000; 0: the start F_0 alone,
+        for a fit that has one), or "auto" (default): 100, but 0 after a reward-model start on
+        candidate pairs (item features, candidate sets), where the rounds only overfit the logs
+        (docs/catalogue.md).
     reward_shift
         delta added to every reward before the coefficients (r <- r + delta).
     base_learner_params, estimator_params, objective_params
@@ -91,12 +92,14 @@ class Booster(ExplorationMixin, BaseEstimator):
         ``random_state``); the booster trains on the rest, scores the policy after every round
         on the held-out logs with ``selection`` and keeps the round with the best estimate:
         ``policy_`` predicts with the selected rounds only (with ``refit``, those of a fit on
-        all the logs). None: every round kept. "auto" (default): small logs choose their
-        rounds -- 0.2 held out, rounds 10 and up, scored by DR with the start's reward model --
-        when the fit starts from the learner's reward model over fixed actions on fewer than
-        ``opboost.core.resolve.AUTO_SELECTION_ROWS`` rows with more than 10 rounds and no
-        checkpointing or early-stopping callback; else None
-        (``opboost.core.resolve.effective_round_choice``; docs/tuning.md, "Small logs").
+        all the logs). None: every round kept. "auto" (default): when the fit starts from the
+        learner's reward model over fixed actions (and has no checkpointing or early-stopping
+        callback), 0.2 held out and a paired rule: the rounds are kept only where their
+        held-out DR gain over the start alone, row by row on the same rows, is clear at 95%
+        (one-sided), else the start alone; the best constant action replaces either only
+        when its own paired gain is clear; the rounds stop 20 past the best held-out one.
+        Else None (``opboost.core.resolve.effective_round_choice``; docs/tuning.md, "How many
+        rounds").
         With ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
         selection of docs/tuning.md.
     selection
@@ -114,8 +117,8 @@ class Booster(ExplorationMixin, BaseEstimator):
         says whether the bound beats the logging policy's value (the mean held-out reward).
     refit
         with validation_fraction, True (default) refits on ALL the logs for the selected
-        number of rounds (docs/benchmarks/defaults.md); False keeps the selection fit's
-        truncated ensemble. No refit after a fallback or when round 0 was selected.
+        number of rounds (0: the start alone; docs/benchmarks/defaults.md); False keeps the
+        selection fit's truncated ensemble. No refit after a fallback.
     verbose
         what ``fit`` prints on stderr. "auto" (default): the fit's progress by stage
         ([`Progress`][opboost.core.callbacks.Progress]) on an interactive terminal once the fit has
@@ -307,10 +310,16 @@ class Booster(ExplorationMixin, BaseEstimator):
                 f"[hold-out] round {self.best_round_} kept: {s['method']} {s['value']:.4f} "
                 f"[{s['low']:.4f}, {s['high']:.4f}] on {s['n_holdout']} held-out rows"
             )
-        if self.refit and self.fallback_ is None and self.best_round_ > 0:
+        challenger = self.fallback_ in fit.selection.challengers
+        boosted = self.fallback_ is None and (self.best_round_ or fit.settings.warm_start)
+        if self.refit and (challenger or boosted):
             for p in progress:
                 p.stage("refit")
-            self._refit(data, progress)
+            if challenger:  # the policy learner that won, on all the logs
+                learner = fit.selection.new_challenger(self.fallback_, fit.seed).fit(data)
+                self.policy_ = learner.to_policy()
+            else:
+                self._refit(data, progress)
 
     def _refit(self, data: LoggedBandit, progress: list[Progress]) -> None:
         """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds

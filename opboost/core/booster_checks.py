@@ -53,7 +53,7 @@ def _estimator_names() -> list[str]:
 
 
 _PARAMS_DICT = [InstanceOf(Mapping, "a dict"), None]
-_ROUNDS_FIX = "use a positive number of boosting rounds such as 100, or 'auto'"
+_ROUNDS_FIX = "use a number of boosting rounds such as 100 (0: the start alone), or 'auto'"
 #: Most boosting rounds (a fit keeps every round's tree and history): far above what a fit
 #: needs (the default runs 100, early stopping fewer); n_rounds = 2**63 ran until killed
 #: (issue 52).
@@ -65,7 +65,7 @@ BOOSTER_CONSTRAINTS: dict[str, list[Any]] = {
     "estimator": _component("estimator"),
     "base_learner": _component("base_learner"),
     "n_rounds": [
-        Interval(Integral, 1, MAX_ROUNDS, fix=_ROUNDS_FIX),
+        Interval(Integral, 0, MAX_ROUNDS, fix=_ROUNDS_FIX),
         Options(("auto",), fix=_ROUNDS_FIX),
     ],
     "reward_shift": [

@@ -21,10 +21,12 @@ from opboost.core.registry import get_registry
 from opboost.core.selection import SelectionSettings
 
 __all__ = [
-    "AUTO_MIN_ROUND",
+    "AUTO_CHALLENGERS",
     "AUTO_OBJECTIVES",
+    "AUTO_PAIRED_CONFIDENCE",
+    "AUTO_PATIENCE",
     "AUTO_ROUNDS",
-    "AUTO_SELECTION_ROWS",
+    "AUTO_ROUNDS_CONFIDENCE",
     "AUTO_VALIDATION_FRACTION",
     "COMPONENT_KINDS",
     "FitPlan",
@@ -192,26 +194,40 @@ def effective_rounds(booster: Any, warm_start: str | None, *, pairs: bool) -> in
     return 0 if pairs and warm_start == "reward_model" else AUTO_ROUNDS
 
 
-#: ``validation_fraction="auto"``: logs with fewer rows than this choose their rounds on a
-#: held-out ``AUTO_VALIDATION_FRACTION`` of the rows (docs/tuning.md, "Small logs"): there
-#: the rounds after the start help on some logs and hurt on others, and the second fit costs
-#: seconds. Larger logs keep every round, which held-out choices never beat there.
-AUTO_SELECTION_ROWS = 10_000
+#: ``validation_fraction="auto"`` after a reward-model start over fixed actions, at every log
+#: size: hold out this share of the rows, grow the rounds on the rest and keep them only
+#: where their paired held-out gain over the start alone is clear (docs/tuning.md, "How many
+#: rounds"; measured on the tuning worlds of ``examples/benchmarks/_bench_tabular.py``).
 AUTO_VALIDATION_FRACTION = 0.2
-#: The first round the automatic choice may keep: the rounds before it are too close to the
-#: start for a held-out fifth of a small log to tell apart (round 0 kept by DR lost on dna).
-AUTO_MIN_ROUND = 10
+#: The one-sided confidence of the paired test a replacement of the boosted policy needs (the
+#: constant action, the challengers).
+AUTO_PAIRED_CONFIDENCE = 0.95
+#: The one-sided confidence the rounds need over the start alone: lower than a replacement's,
+#: as the held-out fifth of a small log rarely shows the rounds' gain at 95% where it is large
+#: (1,400 logged digits rows: 0.75 and 0.79 kept against 0.89 with the rounds; tuning worlds
+#: of the tabular suite: 0.004 lower on average, docs/benchmarks/defaults.md).
+AUTO_ROUNDS_CONFIDENCE = 0.75
+#: Rounds grown past the best held-out round before the fit stops.
+AUTO_PATIENCE = 20
+#: Registered policy learners that may replace the boosted policy when their paired
+#: held-out gain over it is clear (the doubly robust reduction to per-action regression).
+AUTO_CHALLENGERS: tuple[str, ...] = ("dr_reduction",)
 
 
 @dataclass(frozen=True)
 class RoundChoice:
     """How a fit chooses its rounds on held-out logs: ``fraction`` held out (None: no
-    choice, every round kept), scored by the estimator named ``selection``, rounds from
-    ``min_round`` on candidates (0: the start too, when there is one)."""
+    choice, every round kept), scored by the estimator named ``selection``; ``paired``,
+    ``rounds_confidence``, ``patience`` and ``challengers`` as in
+    :class:`opboost.core.selection.SelectionSettings` (None: the highest held-out estimate,
+    every round grown)."""
 
     fraction: float | None
     selection: str
-    min_round: int = 0
+    paired: float | None = None
+    rounds_confidence: float | None = None
+    patience: int | None = None
+    challengers: tuple[str, ...] = ()
 
 
 def effective_round_choice(
@@ -227,12 +243,12 @@ def effective_round_choice(
     (None: logs elsewhere), after ``warm_start`` and ``rounds`` were resolved.
 
     ``selection="auto"`` is "dr" scored with the start's own reward model when the fit starts
-    from one over fixed actions, else "snips". ``validation_fraction="auto"`` holds out
-    :data:`AUTO_VALIDATION_FRACTION` with rounds from :data:`AUTO_MIN_ROUND` on when the fit
-    starts from a reward model over fixed actions, runs more than that many rounds, has fewer
-    than :data:`AUTO_SELECTION_ROWS` rows and no callback that writes checkpoints or chooses
-    where the rounds end (``Callback.chooses_rounds``: early stopping); else
-    :data:`AUTO_VALIDATION_FRACTION` with every round a candidate for ``safe=True`` (its
+    from one over fixed actions, else "snips". ``validation_fraction="auto"`` is the paired
+    rule (:data:`AUTO_VALIDATION_FRACTION` held out, :data:`AUTO_PAIRED_CONFIDENCE`,
+    :data:`AUTO_PATIENCE`) when the fit starts from a reward model over fixed actions in
+    memory, runs rounds and has no callback that writes checkpoints or chooses where the
+    rounds end (``Callback.chooses_rounds``: early stopping); else
+    :data:`AUTO_VALIDATION_FRACTION` with the highest estimate kept for ``safe=True`` (its
     fallback needs held-out logs), and None without."""
     own_start = warm_start == "reward_model" and not pairs
     selection = booster.selection
@@ -245,14 +261,15 @@ def effective_round_choice(
         getattr(cb, "writes_checkpoints", False) or getattr(cb, "chooses_rounds", False)
         for cb in callbacks
     )
-    if (
-        own_start
-        and n_rows is not None
-        and n_rows < AUTO_SELECTION_ROWS
-        and rounds > AUTO_MIN_ROUND
-        and not decided
-    ):
-        return RoundChoice(AUTO_VALIDATION_FRACTION, selection, AUTO_MIN_ROUND)
+    if own_start and n_rows is not None and rounds > 0 and not decided:
+        return RoundChoice(
+            AUTO_VALIDATION_FRACTION,
+            selection,
+            AUTO_PAIRED_CONFIDENCE,
+            AUTO_ROUNDS_CONFIDENCE,
+            AUTO_PATIENCE,
+            AUTO_CHALLENGERS,
+        )
     if booster.safe and n_rows is not None:  # the fallback needs held-out logs
         return RoundChoice(AUTO_VALIDATION_FRACTION, selection)
     return RoundChoice(None, selection)
@@ -315,6 +332,12 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
     check_missing(learner, eval_data, "eval_data")
     start = effective_warm_start(booster, learner, can_start=not remote, pairs=pairs)
     n_rounds = effective_rounds(booster, start[0], pairs=pairs)
+    if n_rounds == 0 and start[0] is None:
+        raise InvalidParameterError(
+            f"Booster: n_rounds=0 keeps only the start F_0, and this fit has none "
+            f"(warm_start={booster.warm_start!r} with base_learner={learner.name!r}); use "
+            f"warm_start='reward_model' with a learner that fits one, or n_rounds >= 1."
+        )
     use_categorical_features(learner, getattr(data, "schema", None))  # from_dataframe's
     n_rows = None if remote else len(data)
     choice = effective_round_choice(booster, n_rows, start[0], n_rounds, callbacks, pairs=pairs)
@@ -325,8 +348,11 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
             choice.selection,
             booster.selection_policy,
             booster.safe,
-            choice.min_round,
             bool(booster.refit),
+            choice.paired,
+            choice.rounds_confidence,
+            choice.patience,
+            choice.challengers,
         )
     step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
     settings = FitSettings(_seed(booster), booster.reward_shift, *start, choice.fraction, step)

@@ -134,7 +134,7 @@ def test_per_action_booster_asked_for_the_reward_start_gets_the_model_not_a_dist
     ).load()
     sim = supervised_to_bandit(data.X, data.y, n_actions=4, random_state=0)
     booster = Booster(
-        warm_start="reward_model", n_rounds=5, random_state=0,
+        warm_start="reward_model", n_rounds=5, random_state=0, validation_fraction=None,
         base_learner_params={"action_design": "per_action", "num_threads": 1},
     ).fit(sim.logged)  # fmt: skip
     assert booster.reward_start_["family"] in ("trees", "linear+trees")
@@ -159,6 +159,7 @@ def test_staged_scores_of_a_per_action_fit_with_a_linear_start_end_at_its_scores
     logged = LoggedBandit(X, actions, np.full(n, 1.0 / K), rewards, K)
     learner = {"action_design": "per_action", "num_threads": 1, "num_leaves": 4}
     booster = Booster(warm_start="reward_model", n_rounds=2, random_state=0,
+                      validation_fraction=None,  # every round kept
                       base_learner_params=learner).fit(logged)  # fmt: skip
     assert booster.reward_start_["family"] == "linear+trees"
     stages = list(booster.policy_.ensemble.staged_decision_function(X[:100]))

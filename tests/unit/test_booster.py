@@ -40,10 +40,10 @@ def fit(data, **params):
     ("params", "match"),
     [
         pytest.param(
-            {"n_rounds": 0},
-            r"'n_rounds' parameter of Booster must be an int >= 1 and <= 1000000. "
-            r"Got 0 instead; use a positive",
-            id="zero-rounds",
+            {"n_rounds": -1},
+            r"'n_rounds' parameter of Booster must be an int >= 0 and <= 1000000. "
+            r"Got -1 instead; use a number of boosting rounds such as 100 \(0: the start alone\)",
+            id="negative-one-round",
         ),
         pytest.param({"n_rounds": -3}, r"'n_rounds' .* Got -3", id="negative-rounds"),
         pytest.param(
@@ -191,9 +191,10 @@ def test_auto_objective_names_its_choice_when_params_do_not_fit(synthetic_log):
     ):
         booster.fit(synthetic_log.data)
     X = synthetic_log.data.contexts
-    tuned = Booster(**_SMALL, base_learner_params=_FAST_TREES, objective_params={
+    every = {**_SMALL, "validation_fraction": None}  # every round kept: POEM's rounds differ
+    tuned = Booster(**every, base_learner_params=_FAST_TREES, objective_params={
         "variance_penalty": 0.3}).fit(synthetic_log.data)  # fmt: skip
-    plain = Booster(**_SMALL, base_learner_params=_FAST_TREES).fit(synthetic_log.data)
+    plain = Booster(**every, base_learner_params=_FAST_TREES).fit(synthetic_log.data)
     assert tuned.policy_.metadata["objective"] == "poem"  # the parameters reached POEM
     assert not np.allclose(tuned.decision_function(X), plain.decision_function(X))
 

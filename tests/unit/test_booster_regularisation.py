@@ -169,6 +169,7 @@ def test_warm_start_reward_model_is_the_reward_models_own_trees(digits_log):
         n_rounds=1,
         base_learner_params={"num_threads": 1},
         warm_start="reward_model",
+        validation_fraction=None,  # the round kept
         warm_start_prob=0.5,
         random_state=0,
     ).fit(logged)
@@ -207,6 +208,7 @@ def test_warm_start_reward_model_distils_when_the_learner_has_no_reward_trees(di
     booster = Booster(
         estimator="dm",
         n_rounds=1,
+        validation_fraction=None,  # the round kept
         base_learner="sklearn_tree",
         base_learner_params={"action_design": "per_action"},
         warm_start="reward_model",

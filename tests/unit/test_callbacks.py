@@ -166,7 +166,8 @@ def test_on_prepare_runs_before_the_warm_start(synthetic_log, monkeypatch):
     callback can report a start that takes minutes on large logs."""
     log: list = []
     slow_start(monkeypatch, log)
-    b = Booster(n_rounds=2, random_state=0).fit(synthetic_log.data, callbacks=[Events(log=log)])
+    b = Booster(n_rounds=2, random_state=0, validation_fraction=None)  # one fit, no refit
+    b.fit(synthetic_log.data, callbacks=[Events(log=log)])
     assert b.reward_start_  # the default starts from the reward model
     assert log == [("prepare", 0, 2), ("start",), ("fit_start", 0, 2)]
 

@@ -67,7 +67,7 @@ def test_set_overrides_by_path_index_label_and_star(tiny):
         ("simulation.logging_C=-1", "simulation.logging_C"),
         ("simulation.logging_C=abc", "simulation.logging_C"),
         ("simulation.nope=1", "simulation.nope"),
-        ("algorithms[BOPL-S].booster.n_rounds=0", "algorithms[0].booster.n_rounds"),
+        ("algorithms[BOPL-S].booster.n_rounds=-1", "algorithms[0].booster.n_rounds"),
         ("experiment.seeds=[0,0]", "experiment.seeds"),
         ("algorithms[nope].booster.n_rounds=1", "algorithms"),
         ("no_equals_sign", None),

@@ -119,8 +119,8 @@ def test_wrong_types_name_the_expected_type():
     with pytest.raises(
         ConfigError,
         match=r"^c\.toml \[algorithms\[1\]\.booster\.n_rounds\]: The 'n_rounds' parameter of "
-        r"Booster must be one of \{'auto'\}\. Got '5' instead; use a positive number of "
-        r"boosting rounds such as 100, or 'auto'\.$",
+        r"Booster must be one of \{'auto'\}\. Got '5' instead; use a number of boosting "
+        r"rounds such as 100 \(0: the start alone\), or 'auto'\.$",
     ):
         parse_config(offline(booster={"n_rounds": "5"}), file="c.toml")
     with pytest.raises(ConfigError, match=r"\[simulation\.test_fraction\]: must be float"):

@@ -160,15 +160,15 @@ def test_check_params_without_a_key_path():
 # --- the Booster -----------------------------------------------------------------------------
 
 
-def test_booster_n_rounds_zero_message_names_the_fix(synthetic_log):
+def test_booster_negative_n_rounds_message_names_the_fix(synthetic_log):
     expected = (
-        "The 'n_rounds' parameter of Booster must be an int >= 1 and <= 1000000. Got 0 instead; "
-        "use a positive number of boosting rounds such as 100, or 'auto'."
+        "The 'n_rounds' parameter of Booster must be an int >= 0 and <= 1000000. Got -1 "
+        "instead; use a number of boosting rounds such as 100 (0: the start alone), or 'auto'."
     )
     with pytest.raises(InvalidParameterError, match=f"^{re.escape(expected)}$"):
-        Booster(n_rounds=0).fit(synthetic_log.data)
+        Booster(n_rounds=-1).fit(synthetic_log.data)
     with pytest.raises(ConfigParameterError, match=re.escape(f"[b.n_rounds]: {expected}")):
-        Booster.check_params({"n_rounds": 0}, "c.toml [b]")
+        Booster.check_params({"n_rounds": -1}, "c.toml [b]")
 
 
 def test_booster_cross_parameter_rules():

@@ -19,8 +19,8 @@ def _lines(err: str) -> list[str]:
 
 
 def refit_logs(log_factory):
-    """Logs on which the hold-out keeps 3 of 12 rounds, so the fit refits on all of them."""
-    return log_factory(n=1000, seed=1).data
+    """Logs on which the hold-out keeps 2 of 12 rounds, so the fit refits on all of them."""
+    return log_factory(n=1000, seed=2).data
 
 
 def test_plain_lines_off_a_terminal_with_every_stage_and_the_summary(log_factory, capsys):
@@ -30,7 +30,7 @@ def test_plain_lines_off_a_terminal_with_every_stage_and_the_summary(log_factory
     b = Booster(n_rounds=12, random_state=0, validation_fraction=0.25, verbose=1)
     b.fit(refit_logs(log_factory))
     err = capsys.readouterr().err
-    assert b.best_round_ > 0  # the refit stage runs
+    assert b.selection_["refit_rounds"] == b.best_round_ > 0  # the refit stage runs rounds
     assert "\x1b[" not in err and "\r" not in err
     lines = _lines(err)
     first = {

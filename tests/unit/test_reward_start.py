@@ -13,6 +13,7 @@ from opboost.algorithms.learners.lightgbm_linear_tree import linear_tree_model
 from opboost.algorithms.learners.lightgbm_reward_start import (
     CLEAR_GAIN_SE,
     REWARD_MODEL_PARAMS,
+    action_split_params,
     choose_family,
     fit_reward_model,
 )
@@ -167,13 +168,14 @@ def test_linear_rewards_choose_the_linear_family(sparse):
 
 def test_an_interaction_only_trees_find_keeps_reward_regressions_trees():
     """When the trees win on the held-out rows, the reward model is reward_regression's: 200
-    trees at learning rate 0.05 on EVERY logged row, the same model as without a choice."""
+    trees at learning rate 0.05 on EVERY logged row, the same model as without a choice (the
+    action column split one against the rest, as reward regression's one-hot columns are)."""
     X, actions, rewards, _ = _logs("xor")
     model = fit_reward_model(X, actions, rewards, 5, "stacked", "auto", seed=0, num_threads=1)
     assert model.report["family"] == "trees" and model.linear is None
     assert model.report["holdout_mse"]["trees"] < model.report["holdout_mse"]["linear+trees"]
     rows = action_rows(X, actions, 5, action_encoding="index")
-    params = dict(REWARD_MODEL_PARAMS, seed=0, num_threads=1)
+    params = dict(REWARD_MODEL_PARAMS, seed=0, num_threads=1, **action_split_params(5))
     data = lgb.Dataset(rows, rewards, categorical_feature=[30], params=params)
     reference = lgb.train(params, data)
     assert model.trees.num_trees() == model.report["trees"] == 200

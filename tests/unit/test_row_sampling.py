@@ -13,6 +13,7 @@ import pytest
 
 from opboost import Booster
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseProblem
 from opboost.lgbm.model_text import leaf_values
@@ -253,8 +254,6 @@ def test_the_policy_after_the_hand_over_is_the_fit(monkeypatch):
     """The hand-over to every row rebuilds LightGBM's Booster with the trees so far (here the
     reward-model start's linear tree and trees in front): the fitted policy's softmax scores
     the training logs exactly as the fit's last round did."""
-    from sklearn.datasets import make_classification
-
     from opboost.algorithms.learners.lightgbm_commits import CommittedRounds
     from opboost.api.numerics.softmax import softmax
 
@@ -263,9 +262,11 @@ def test_the_policy_after_the_hand_over_is_the_fit(monkeypatch):
     monkeypatch.setattr(
         CommittedRounds, "_stop_sampling", lambda self: handed_over.append(1) or stop(self)
     )
-    X, y = make_classification(n_samples=1200, n_features=8, n_informative=5, n_classes=4,
-                               random_state=1)  # fmt: skip
-    logged = supervised_to_bandit(X, y, n_actions=4, random_state=1).logged
+    rng = np.random.default_rng(1)  # rewards linear in x per action: the linear family wins
+    X, weights = rng.normal(size=(1200, 8)), rng.normal(size=(8, 4))
+    actions = rng.integers(4, size=1200)
+    rewards = (X @ weights)[np.arange(1200), actions] + 0.3 * rng.normal(size=1200)
+    logged = LoggedBandit(X, actions, np.full(1200, 0.25), rewards, n_actions=4)
     tree = {"num_threads": 1, "row_sampling": "goss", "num_leaves": 7, "min_data_in_leaf": 10}
     booster = Booster(random_state=0, validation_fraction=None, n_rounds=40,
                       base_learner_params=tree).fit(logged)  # fmt: skip

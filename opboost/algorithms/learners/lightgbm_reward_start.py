@@ -48,6 +48,7 @@ __all__ = [
     "REWARD_MODEL_PARAMS",
     "LoggedRows",
     "RewardModel",
+    "action_split_params",
     "binning_params",
     "choose_family",
     "fit_reward_model",
@@ -318,7 +319,8 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
         pairs,
     )
     num_threads = lightgbm_threads(data.rows.shape[0] * data.rows.shape[1], num_threads)
-    params = dict(REWARD_MODEL_PARAMS, seed=seed, num_threads=num_threads)
+    splits = action_split_params(n_actions)
+    params = dict(REWARD_MODEL_PARAMS, seed=seed, num_threads=num_threads, **splits)
     n_held = round(HOLDOUT_FRACTION * n)
     problem = linear_family_problem(X, n_actions, categorical)
     report: dict[str, Any] = {"design": design, "family": "trees", "linear_skipped": problem}
@@ -327,7 +329,7 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
     if report["linear_skipped"] is None:
         held = np.zeros(n, dtype=bool)
         held[np.random.default_rng(seed).permutation(n)[:n_held]] = True
-        select = dict(SELECTION_PARAMS, seed=seed, num_threads=num_threads)
+        select = dict(SELECTION_PARAMS, seed=seed, num_threads=num_threads, **splits)
         errors = {"trees": _held_out_fit(select, data, ~held, held)[1]}
         linear = _fit_linear(X, actions, data.rewards, n_actions, categorical, ~held, num_threads)
         data.start = linear.predict(X)[np.arange(n), actions]
@@ -348,6 +350,18 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             return _finish(*_reward_trees(params, data), linear, X, n_actions, params, report)
     data.start = None
     return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
+
+
+def action_split_params(n_actions: int) -> dict[str, int]:
+    """LightGBM settings under which a tree splits the categorical action column of the
+    stacked rows as it would K one-hot columns: one category against the rest for up to
+    max(64, ``n_actions``) categories (the context's categorical columns alike), and a group of
+    20 rows (``min_data_in_leaf``) enough to split off. Under LightGBM's defaults (4 categories,
+    100 rows a group) actions logged fewer than 100 times stayed unsplit, and on small or skewed
+    logs the start fell below reward regression on [x; onehot(a)]: on the tuning worlds 12 and 14
+    of ``examples/benchmarks/_bench_tabular.py``, seeds 0-2, 0.47 and 0.81 against 0.51 and 0.92;
+    0.53 and 0.97 with these (docs/benchmarks/defaults.md)."""
+    return {"max_cat_to_onehot": max(64, int(n_actions)), "min_data_per_group": 20}
 
 
 def _fit_linear(X, actions, rewards, n_actions, categorical, rows, num_threads) -> LinearRewards:

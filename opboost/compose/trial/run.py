@@ -174,13 +174,19 @@ def _run_offline(
     # round 0 is the start: the per-round history begins at round 1
     curves = {"round": list(range(booster.n_rounds_ + 1))}
     curves.update({key: [None, *map(float, val)] for key, val in booster.history_.items()})
-    if result.fallback is not None:  # the deployed policy is the constant after every round
+    # the deployed policy after every round: a fallback (the constant, a challenger) after
+    # each; else the kept rounds', then (after a held-out choice) the kept policy's up to the
+    # last round run; after early stopping the curve ends at the kept round
+    staged = (
+        None if result.fallback else staged_rewards(policy, data.X_test, data.y_test, data.reward)
+    )
+    if result.fallback == "constant":
         result.info["action"] = int(policy.action)
+    if result.fallback is not None:
         curves["test_reward_round"] = [result.metrics["test_reward"]] * (booster.n_rounds_ + 1)
-    else:
-        staged = staged_rewards(policy, data.X_test, data.y_test, data.reward)
-        if staged is not None:
-            curves["test_reward_round"] = staged
+    elif staged is not None:
+        past = booster.n_rounds_ + 1 - len(staged) if selection is not None else 0
+        curves["test_reward_round"] = [*staged, *[staged[-1]] * max(past, 0)]
     result.curves.update(curves)
     if curve_points > 0:
         start = time.perf_counter()

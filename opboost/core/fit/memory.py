@@ -210,7 +210,9 @@ class InMemoryFit:
             self.eval_scores = self.add_round(self.eval_scores, inputs, weight)
             self.eval_metrics = policy_values(self.eval_data, self.eval_scores, prefix="eval_")
         if self.selection is not None:
-            self.eval_metrics.update(self.selection.track(self, weight))
+            held_out, stop = self.selection.track(self, weight)
+            self.eval_metrics.update(held_out)
+            self.stop_reason = self.stop_reason or stop
         for key, value in {**self.train_metrics, **self.eval_metrics}.items():
             self.history.setdefault(key, []).append(float(value))
 
