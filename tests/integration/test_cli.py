@@ -124,6 +124,6 @@ def test_config_show_refuses_absurd_sizes_by_key_file_value_and_limit(tmp_path, 
     assert main(["config", "show", path]) == 2
     assert capsys.readouterr().err == (
         f"opboost: error: {path} [algorithms[1].booster.n_rounds]: The 'n_rounds' parameter of "
-        f"Booster must be an int >= 1 and <= 1000000. Got 9223372036854775808 instead; use a "
-        f"positive number of boosting rounds such as 100, or 'auto'.\n"
+        f"Booster must be an int >= 0 and <= 1000000. Got 9223372036854775808 instead; use a "
+        f"number of boosting rounds such as 100 (0: the start alone), or 'auto'.\n"
     )
