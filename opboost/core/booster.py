@@ -95,9 +95,11 @@ class Booster(ExplorationMixin, BaseEstimator):
         all the logs). None: every round kept. "auto" (default): when the fit starts from the
         learner's reward model over fixed actions (and has no checkpointing or early-stopping
         callback), 0.2 held out and a paired rule: the rounds are kept only where their
-        held-out DR gain over the start alone, row by row on the same rows, is clear at 95%
-        (one-sided), else the start alone; the best constant action replaces either only
-        when its own paired gain is clear; the rounds stop 20 past the best held-out one.
+        held-out DR gain over the start alone, row by row on the same rows, is clear at 75%
+        (one-sided), else the start alone; the best constant action, then the doubly robust
+        reduction (``fallback_`` "constant" or "dr_reduction"), replace the kept policy only
+        where their own paired gain is clear at 95%; the rounds stop 20 past the best
+        held-out one.
         Else None (``opboost.core.resolve.effective_round_choice``; docs/tuning.md, "How many
         rounds").
         With ``selection``, ``selection_policy``, ``safe`` and ``refit``, the label-free model
@@ -143,7 +145,9 @@ class Booster(ExplorationMixin, BaseEstimator):
     selection_
         with ``validation_fraction``: the selection report (dict).
     fallback_
-        with ``validation_fraction``: "constant" after a ``safe`` fallback.
+        with ``validation_fraction``: "constant" after a fallback to the best constant
+        action (``safe``, or the paired rule), "dr_reduction" when the paired rule kept the
+        doubly robust reduction, else None.
     reward_start_
         with a learner's own reward-model start a dict (the family chosen, its
         trees, the held-out errors, 1/tau; also ``policy_.metadata["reward_start"]``), else

@@ -220,12 +220,13 @@ class RoundSelection:
         """Score the round ``fit`` just committed: (its held-out metrics, why the rounds stop
         here or None)."""
         self.scores = fit.add_round(self.scores, self.inputs, weight)
-        interval = self.last = self.interval(self.scores)
+        probs = action_probs(self.scores, self.policy)  # (n_h, K) once a round
+        interval = self.last = self.scorer.interval(probs)
         if self.best is None or interval.value > self.best[1].value:
             ensemble = fit.learner.ensemble() if self.keeps_ensembles else None
             self.best = (fit.round, interval, ensemble)
             if self.paired:
-                self.best_rows = self.row_values(self.scores)
+                self.best_rows = self.scorer.row_values(probs)
         metrics = {
             "select_value": interval.value,
             "select_low": interval.low,
