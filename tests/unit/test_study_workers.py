@@ -163,5 +163,6 @@ def test_a_catalogue_trial_refuses_an_online_learner_by_name():
     online = parse_config(tomllib.loads(CONFIG), file="study.toml").algorithm("banditron")
     trial = resolve_trial(config, TrialKey("banditron", 0), algorithm=online, overrides={})
     data = prepare_world_trial(config.data, 0)
-    with pytest.raises(ValueError, match=r"algorithm 'banditron' is online: a catalogue stream"):
+    refused = r"algorithm 'banditron' is online: .*; remove it from the study"
+    with pytest.raises(ValueError, match=refused):
         run_resolved(trial, data)

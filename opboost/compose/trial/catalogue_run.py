@@ -43,7 +43,7 @@ def run_catalogue_trial(
         raise ValueError(
             f"algorithm {algo.label!r} is online: a catalogue stream is played by batched "
             f"boosters, policy learners and the logging, uniform and reward_regression "
-            f"baselines."
+            f"baselines; remove it from the study."
         )
     settings = {**study, **algo.deployment}
     sizes = {"batch_size": study["batch_size"], "n_batches": study["n_batches"]}
