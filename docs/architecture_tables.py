@@ -106,7 +106,7 @@ PACKAGES: dict[str, str] = {
     "opboost/testing": "the plugin contract checks, a pytest plugin",
     "opboost/compose": "cli, quickstart, `PolicyChoice`",
     "opboost/compose/config": "experiment configs, search",
-    "opboost/compose/trial": "one trial: data, run, result, stream, plan, store",
+    "opboost/compose/trial": "one trial: plan, data, a runner per kind, result, store",
     "opboost/compose/study": "studies: runner, session, workers, outputs, reports",
 }
 

@@ -4,8 +4,9 @@
 module                 what it holds
 =====================  =======================================================================
 ``booster``            :class:`Booster`: validate, resolve, run, set the fitted attributes
-``booster_checks``,    the Booster's parameter constraints, the checks of its logs and
-``booster_inputs``     callbacks; the scikit-learn (X, y) route and feature names
+``booster_checks``     the Booster's parameter constraints, the checks of its callbacks
+``booster_inputs``     the logs fit receives, checked and shaped (the scikit-learn (X, y)
+                       route, feature names, missing values); contexts at prediction
 ``resolve``            the components by registry name, and the plan of one fit
 ``engine``             the whole fit (:func:`run_fit`), the loop over rounds and one round
 ``fit``                the in-memory engine: its state, slot coordinates, the warm start,

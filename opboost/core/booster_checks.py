@@ -1,6 +1,5 @@
-"""Validation of the Booster's parameters, of the logs ``fit`` receives and of its callbacks
-(the progress bar ``verbose`` adds); the (X, y) route and feature names are
-:mod:`opboost.core.booster_inputs`."""
+"""Validation of the Booster's parameters and of its callbacks (the progress bar ``verbose``
+adds); the logs ``fit`` receives are checked in :mod:`opboost.core.booster_inputs`."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from opboost.api.constraints import InstanceOf, Interval, Options, Rule, Satisfies, Skip
-from opboost.api.data.field_checks import first_missing
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.core.callbacks import Callback, Progress
@@ -30,7 +28,6 @@ __all__ = [
     "WARM_STARTS",
     "check_callbacks",
     "check_f",
-    "check_missing",
     "split_holdout",
     "with_progress",
 ]
@@ -156,24 +153,6 @@ def split_holdout(
             f"The 'validation_fraction' parameter of Booster: {exc} Use a fraction that leaves "
             f"rows on both sides."
         ) from exc
-
-
-def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:
-    """Logs with missing context values (NaN) need a base learner that routes them
-    (``accepts_missing``, as LightGBM's); raise naming the learner and the first NaN."""
-    if data is None or getattr(learner, "accepts_missing", False):
-        return
-    where = first_missing(data.contexts)
-    if where is None:
-        return
-    schema = getattr(data, "schema", None)
-    column = f"column {where[1]}" if schema is None else f"column {schema.columns[where[1]]!r}"
-    raise InvalidParameterError(
-        f"Booster.fit: {name} has missing context values (NaN, the first at row {where[0]}, "
-        f"{column}), which base learner {learner.name!r} cannot take. Use "
-        f"base_learner='lightgbm_tree', which routes missing values natively, or impute them "
-        f"(sklearn.impute.SimpleImputer, for instance)."
-    )
 
 
 #: What a fit calls on every callback: the checkpoint it resumes from and the five hooks.

@@ -1,6 +1,8 @@
-"""What ``Booster.fit`` and prediction receive, in scikit-learn's conventions: logs given as
-contexts ``X`` and feedback ``y`` (string action ids included), the feature names of the fit,
-and contexts at prediction matched to them."""
+"""What ``Booster.fit`` and prediction receive, in scikit-learn's conventions: the logs
+checked and shaped in one place (:func:`fit_logs`: a LoggedBandit, or contexts ``X`` and
+feedback ``y`` with string action ids included; the feature names of the fit; the missing
+values the base learner must take, :func:`check_missing`), and contexts at prediction matched
+to the feature names."""
 
 from __future__ import annotations
 
@@ -9,8 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from opboost.api.data.field_checks import first_missing
 from opboost.api.data.logged import LoggedBandit, check_data, check_eval_data
-from opboost.api.data.tabular import TabularSchema, action_indices, frame_schema
+from opboost.api.data.tabular import (
+    TabularSchema,
+    action_indices,
+    float_contexts,
+    frame_contexts,
+)
 from opboost.api.data.tabular_frames import encode_frame, table_reader
 from opboost.api.exceptions import InvalidParameterError
 
@@ -18,6 +26,7 @@ __all__ = [
     "Y_FIELDS",
     "as_logged_bandit",
     "check_X",
+    "check_missing",
     "feature_names_of",
     "fit_logs",
     "record_features",
@@ -61,21 +70,6 @@ def _same_width(X: Any, n_names: int) -> bool:
         return len(X) == n_names
     columns = getattr(X, "columns", None)
     return columns is not None and len(columns) == n_names and bool(columns.is_unique)
-
-
-def _as_contexts(X: Any) -> Any:
-    """A 2-D float array (or the sparse matrix itself) of ``X``."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        return X
-    to_numpy = getattr(X, "to_numpy", None)
-    if to_numpy is None:
-        return np.asarray(X)
-    try:  # pandas: pd.NA of nullable columns becomes NaN, a missing value
-        return to_numpy(dtype=np.float64, na_value=np.nan)
-    except TypeError:  # a to_numpy without na_value
-        return to_numpy(dtype=np.float64)
 
 
 def split_y(y: Any, n_rows: int, owner: str = "Booster.fit") -> tuple[np.ndarray, ...]:
@@ -133,8 +127,7 @@ def as_logged_bandit(
     action id), are mapped to catalogue indices as ``from_dataframe`` does: the schema then
     records the ids, so ``predict(X, return_ids=True)`` answers with them."""
     try:
-        schema = frame_schema(X, owner)
-        contexts = _as_contexts(X) if schema is None else schema.encode(X, owner)
+        contexts, schema = frame_contexts(X, owner)
     except ValueError as exc:
         raise InvalidParameterError(str(exc)) from None
     ids, propensities, rewards = split_y(y, contexts.shape[0], owner)
@@ -243,7 +236,7 @@ def check_X(est: Any, X: Any, method: str) -> Any:
     if columns is None:
         return X
     if "schema" not in metadata:
-        return _as_contexts(X)
+        return float_contexts(X)
     try:
         return encode_frame(metadata, X, owner)
     except ValueError as exc:
@@ -281,7 +274,25 @@ def fit_logs(
     elif y is not None:
         data = as_logged_bandit(X, y, n_actions, actions=actions)
     check_data(data, "data")
-    record_features(est, data.n_features, names)
     if eval_data is not None:
         check_eval_data(data, eval_data)
+    record_features(est, data.n_features, names)
     return data
+
+
+def check_missing(learner: Any, data: LoggedBandit | None, name: str) -> None:
+    """Logs with missing context values (NaN) need a base learner that routes them
+    (``accepts_missing``, as LightGBM's); raise naming the learner and the first NaN."""
+    if data is None or getattr(learner, "accepts_missing", False):
+        return
+    where = first_missing(data.contexts)
+    if where is None:
+        return
+    schema = getattr(data, "schema", None)
+    column = f"column {where[1]}" if schema is None else f"column {schema.columns[where[1]]!r}"
+    raise InvalidParameterError(
+        f"Booster.fit: {name} has missing context values (NaN, the first at row {where[0]}, "
+        f"{column}), which base learner {learner.name!r} cannot take. Use "
+        f"base_learner='lightgbm_tree', which routes missing values natively, or impute them "
+        f"(sklearn.impute.SimpleImputer, for instance)."
+    )

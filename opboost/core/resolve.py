@@ -15,7 +15,8 @@ from opboost.api.data.tabular import use_categorical_features
 from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
-from opboost.core.booster_checks import check_callbacks, check_missing, with_progress
+from opboost.core.booster_checks import check_callbacks, with_progress
+from opboost.core.booster_inputs import check_missing
 from opboost.core.fit.slot_fit import make_fit, uses_pairs
 from opboost.core.registry import get_registry
 from opboost.core.selection import SelectionSettings

@@ -71,16 +71,16 @@ def test_a_prefix_fit_is_the_booster_on_those_rows():
 def test_a_prefix_the_booster_refuses_is_a_gap_not_a_failed_trial(monkeypatch):
     """A prefix too small for the booster's settings gets None and info.curve_errors; the
     trial and the rest of its curve stand."""
-    from opboost.compose.trial import run
+    from opboost.compose.trial import labelled_run
 
-    real = run._fit_offline
+    real = labelled_run._fit_offline
 
     def fit(algo, logged, data, seed, *, curve=False):
         if curve and len(logged) < len(data.logged) / 6:
             raise ValueError(f"too few rows: {len(logged)}")
         return real(algo, logged, data, seed, curve=curve)
 
-    monkeypatch.setattr(run, "_fit_offline", fit)
+    monkeypatch.setattr(labelled_run, "_fit_offline", fit)
     offline, _, data = _trials(RAW)
     n = len(data.logged)
     assert offline["curves"]["test_reward_n"][1] is None

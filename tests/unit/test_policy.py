@@ -18,7 +18,7 @@ from opboost.api.policy import (
     Policy,
     manifest_digest,
 )
-from opboost.compose.trial.run import staged_rewards
+from opboost.compose.trial.labelled_run import staged_rewards
 
 
 @pytest.fixture(scope="module")

@@ -93,6 +93,24 @@ def test_feature_names_keyword_with_logged_bandit(synthetic_log):
         _fast().fit(data, feature_names=names[:3])
 
 
+def test_logs_refused_leave_no_feature_count(synthetic_log):
+    """Every check of the logs runs before the fit records anything: logs refused for their
+    eval_data leave the booster without ``n_features_in_``."""
+    data = synthetic_log.data
+    wider = LoggedBandit(
+        np.hstack([data.contexts, data.contexts[:, :1]]),
+        data.actions,
+        data.propensities,
+        data.rewards,
+        data.n_actions,
+    )
+    booster = _fast()
+    refused = r"eval_data has 4 actions and 5 features but data has 4 and 4"
+    with pytest.raises(InvalidParameterError, match=refused):
+        booster.fit(data, eval_data=wider)
+    assert not hasattr(booster, "n_features_in_")
+
+
 def test_policy_choice_matches_columns_by_name(synthetic_log):
     """PolicyChoice records names and reorders a DataFrame like the Booster."""
     data = synthetic_log.data

@@ -5,9 +5,13 @@ settings and the seed. The config -- its file, its tables -- is not read again."
 from __future__ import annotations
 
 import pickle
+import tomllib
 from dataclasses import replace
 
-from opboost.compose.config import load_config
+import pytest
+
+from opboost.compose.config import load_config, parse_config
+from opboost.compose.config.specs import LogsSpec, WorldSpec
 from opboost.compose.study import comparable, plan_trials, run_study
 from opboost.compose.study.workers import clear_trial_data, run_resolved_trial
 from opboost.compose.trial.plan import TrialKey, resolve_trial
@@ -105,3 +109,60 @@ def test_a_study_runs_the_config_object_it_was_given(tmp_path):
     assert ran["config"]["algorithms"] == [written["config"]["algorithms"][0]]
     expected = [t for t in written["trials"] if t["label"] == "constant"]
     assert [_without_timings(t) for t in ran["trials"]] == [_without_timings(t) for t in expected]
+
+
+def test_each_kind_of_trial_runs_by_its_own_runner(tmp_path, monkeypatch):
+    """A resolved trial's kind follows its data and ``[deployment]``; ``run_resolved`` hands
+    it to that kind's runner alone, which fills the result."""
+    from opboost.compose.trial import run
+    from opboost.compose.trial.trial_data import prepare_trial
+
+    path = tmp_path / "study.toml"
+    path.write_text(CONFIG)
+    config = load_config(path)
+    streamed = replace(config, deployment={"batch_size": 20, "n_batches": 2})
+    world = replace(config, data=WorldSpec({"n_test": 50}, "slates"))
+    spec = LogsSpec("logs.csv", "logs.csv", "study.toml", ("x",), "action", "p", "reward")
+    logs = replace(config, data=spec)
+    key = TrialKey("constant", 0)
+    assert [resolve_trial(c, key).kind for c in (config, streamed, world, logs)] == [
+        "labelled",
+        "stream",
+        "slates",
+        "logs",
+    ]
+    assert resolve_trial(replace(world, data=WorldSpec({}, "catalogue")), key).kind == "catalogue"
+    assert set(run.RUNNERS) == {"labelled", "stream", "catalogue", "slates", "logs"}
+    called = []
+
+    def runner(trial, data, result):
+        called.append(trial.kind)
+        result.metrics["test_reward"] = 1
+
+    monkeypatch.setattr(run, "RUNNERS", {**run.RUNNERS, "stream": runner})
+    trial = resolve_trial(streamed, key)
+    data = prepare_trial(trial.data, trial.simulation, 0)
+    result = run.run_resolved(trial, data)
+    assert called == ["stream"]
+    assert result.metrics == {"test_reward": 1.0} and result.info == data.sizes()
+
+
+def test_a_catalogue_trial_refuses_an_online_learner_by_name():
+    """The config refuses an online learner on a catalogue world; a trial resolved by hand
+    with one is refused by the catalogue's runner, naming the algorithm."""
+    from opboost.compose.trial.run import run_resolved
+    from opboost.compose.trial.world_data import prepare_world_trial
+
+    raw = {
+        "data": {"world": "catalogue", "n_items": 20, "n_candidates": 4, "n_test": 50},
+        "deployment": {"batch_size": 20, "n_batches": 2},
+        "experiment": {"seeds": [0]},
+        "algorithms": [{"label": "L", "baseline": "logging"}],
+    }
+    config = parse_config(raw, file="world.toml")
+    online = parse_config(tomllib.loads(CONFIG), file="study.toml").algorithm("banditron")
+    trial = resolve_trial(config, TrialKey("banditron", 0), algorithm=online, overrides={})
+    data = prepare_world_trial(config.data, 0)
+    refused = r"algorithm 'banditron' is online: .*; remove it from the study"
+    with pytest.raises(ValueError, match=refused):
+        run_resolved(trial, data)

@@ -255,6 +255,29 @@ def test_the_scikit_learn_route_encodes_string_columns():
         _booster().fit(df[CONTEXTS].assign(device=["a", 1] * 200), y, n_actions=4)
 
 
+def test_frame_contexts_encode_a_table_and_convert_the_rest():
+    """``frame_contexts`` gives from_dataframe's codes and schema for a DataFrame with
+    categorical columns; a numeric table (nullable columns' pd.NA as NaN), an array or a
+    sparse matrix converts with no schema."""
+    import scipy.sparse as sp
+
+    from opboost.api.data.tabular import frame_contexts
+
+    df = _frame(20)
+    logs = _logs(df)
+    contexts, schema = frame_contexts(df[CONTEXTS], "test")
+    assert schema == TabularSchema(logs.schema.columns, logs.schema.categories)
+    np.testing.assert_array_equal(contexts, logs.contexts)
+    numeric = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": [0.5, 1.5, 2.5]})
+    contexts, schema = frame_contexts(numeric, "test")
+    assert schema is None and contexts.dtype == np.float64
+    np.testing.assert_array_equal(contexts, [[1.0, 0.5], [np.nan, 1.5], [3.0, 2.5]])
+    matrix = sp.csr_matrix(np.eye(3))
+    assert frame_contexts(matrix, "test") == (matrix, None)
+    with pytest.raises(ValueError, match="context column 'device' mixes types"):
+        frame_contexts(df[CONTEXTS].assign(device=["a", 1] * 10), "test")
+
+
 def test_reward_regression_splits_categories_and_saves_the_schema(tmp_path):
     df = _frame()
     learner = opboost.make("policy_learner", "reward_regression", n_estimators=20).fit(_logs(df))

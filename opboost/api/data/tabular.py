@@ -39,6 +39,8 @@ __all__ = [
     "check_same_schema",
     "check_schema",
     "dataframe_fields",
+    "float_contexts",
+    "frame_contexts",
     "frame_schema",
     "use_categorical_features",
 ]
@@ -190,6 +192,33 @@ def frame_schema(X: Any, owner: str) -> TabularSchema | None:
     if all(pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes):
         return None
     return encode_contexts(X, list(X.columns), owner)
+
+
+def float_contexts(X: Any) -> Any:
+    """A 2-D float array of ``X`` (a sparse matrix is kept as it is); a pandas missing value
+    (``pd.NA`` of a nullable column) becomes NaN."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return X
+    to_numpy = getattr(X, "to_numpy", None)
+    if to_numpy is None:
+        return np.asarray(X)
+    try:
+        return to_numpy(dtype=np.float64, na_value=np.nan)
+    except TypeError:  # a to_numpy without na_value
+        return to_numpy(dtype=np.float64)
+
+
+def frame_contexts(X: Any, owner: str) -> tuple[Any, TabularSchema | None]:
+    """(contexts, schema) of contexts ``X`` (an array, a sparse matrix or a DataFrame): a
+    DataFrame with categorical columns is encoded with its :func:`frame_schema`, as
+    ``from_dataframe`` does; anything else converts to floats (:func:`float_contexts`) with no
+    schema. ValueError names a column that cannot be read."""
+    schema = frame_schema(X, owner)
+    if schema is None:
+        return float_contexts(X), None
+    return schema.encode(X, owner), schema
 
 
 def _catalogue(series: Any, actions: Any, owner: str) -> tuple[Any, ...]:

@@ -1,5 +1,6 @@
-"""One trial of a study on the user's own logs: fit on the training logs, judge on the
-held-out logs by IPS, SNIPS and DR, each with its confidence interval (no labels needed).
+"""One trial of a study on the user's own logs (the trial kind ``"logs"``): fit on the
+training logs, judge on the held-out logs by IPS, SNIPS and DR, each with its confidence
+interval (no labels needed).
 
 offline
     the :class:`~opboost.core.booster.Booster` fitted on the training logs; its argmax policy
@@ -26,6 +27,7 @@ import numpy as np
 from opboost.api.estimator import ConfidenceInterval, normal_interval
 from opboost.api.numerics.arrays import one_hot
 from opboost.compose.trial.logs_data import LogsTrialData
+from opboost.compose.trial.plan import ResolvedTrial
 from opboost.compose.trial.result import TrialResult, best_constant, start_of
 from opboost.core.registry import get_registry, make
 
@@ -87,9 +89,11 @@ def _policy(algo: Any, data: LogsTrialData, seed: int) -> np.ndarray:
     return spec.build(**extra).fit(data.logged).predict_proba(data.holdout.contexts)
 
 
-def run_logs_trial(algo: Any, data: LogsTrialData, result: TrialResult, confidence: float) -> None:
-    """Fit ``algo`` on ``data.logged`` and record its held-out IPS, SNIPS and DR values with
-    their ``confidence`` intervals in ``result.metrics`` (see the module docstring)."""
+def run_logs_trial(trial: ResolvedTrial, data: LogsTrialData, result: TrialResult) -> None:
+    """Fit the trial's algorithm on ``data.logged`` and record its held-out IPS, SNIPS and DR
+    values with their ``[experiment] confidence`` intervals in ``result.metrics`` (see the
+    module docstring)."""
+    algo, confidence = trial.algorithm, trial.settings["confidence"]
     start = time.perf_counter()
     if algo.family == "baseline" and algo.baseline == "logging":
         ci = normal_interval(data.holdout.rewards, confidence)

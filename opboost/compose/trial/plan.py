@@ -152,6 +152,18 @@ class ResolvedTrial:
     deployment: dict[str, Any] | None = None
     data_dir: str | None = None
 
+    @property
+    def kind(self) -> str:
+        """How the trial runs (each kind has its runner, ``opboost.compose.trial.run.RUNNERS``):
+        ``"logs"`` on the user's logs, ``"catalogue"`` or ``"slates"`` on a world's stream,
+        ``"stream"`` on a data set's stream (a deployment study), else ``"labelled"`` (a data
+        set's logs, scored on its labelled test rows)."""
+        if isinstance(self.data, LogsSpec):
+            return "logs"
+        if isinstance(self.data, WorldSpec):
+            return self.data.name
+        return "labelled" if self.deployment is None else "stream"
+
 
 def resolve_trial(
     config: ExperimentConfig,
