@@ -14,7 +14,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from opboost import Booster
-from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model, scoring_threads
+from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
 from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.algorithms.policy_learners.reward_regression import RewardRegression
 from opboost.api.exceptions import InvalidParameterError
@@ -202,16 +202,6 @@ def test_the_reward_model_is_the_same_at_any_thread_count():
         for t in (1, 2)
     ]
     assert np.array_equal(q[0], q[1])
-
-
-def test_the_start_scores_its_pairs_on_the_threads_that_work_needs(monkeypatch):
-    """The start's final fit also scores its n*K pairs with every tree: under "auto" it gets
-    the threads of that scoring, not only those of its n logged rows."""
-    monkeypatch.setattr(threads, "free_cores", lambda: 2)
-    assert threads.lightgbm_threads(8_000 * 7) == 1  # 8,000 logged rows [x; a]: one thread
-    assert scoring_threads(1, "auto", 80_000) == 2  # their 80,000 pairs x 200 trees: two
-    assert scoring_threads(1, "auto", 500) == 1  # 500 pairs x 200 trees: too little to share
-    assert scoring_threads(3, 3, 80_000) == 3  # a count given is used as it is
 
 
 def _digits_logs(digits, n: int):

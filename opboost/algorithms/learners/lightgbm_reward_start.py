@@ -42,7 +42,7 @@ from opboost.api.numerics.design import action_rows
 from opboost.lgbm.action_trees import per_action_model
 from opboost.lgbm.layout import fetch_scores, merge_in_front
 from opboost.lgbm.rows import design_rows
-from opboost.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
+from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = [
     "REWARD_MODEL_PARAMS",
@@ -54,7 +54,6 @@ __all__ = [
     "fit_reward_model",
     "merge_in_front",
     "scale_leaves",
-    "scoring_threads",
     "thread_params",
 ]
 
@@ -319,11 +318,9 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
         context_columns if onehot else [*context_columns, d],
         pairs,
     )
-    requested, rows = num_threads, data.rows.shape[0] * data.rows.shape[1]
-    num_threads = lightgbm_threads(rows, requested)
+    num_threads = lightgbm_threads(data.rows.shape[0] * data.rows.shape[1], num_threads)
     splits = action_split_params(n_actions)
-    scoring = scoring_threads(num_threads, requested, n * n_actions)
-    params = dict(REWARD_MODEL_PARAMS, seed=seed, num_threads=scoring, **splits)
+    params = dict(REWARD_MODEL_PARAMS, seed=seed, num_threads=num_threads, **splits)
     n_held = round(HOLDOUT_FRACTION * n)
     problem = linear_family_problem(X, n_actions, categorical)
     report: dict[str, Any] = {"design": design, "family": "trees", "linear_skipped": problem}
@@ -353,19 +350,6 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             return _finish(*_reward_trees(params, data), linear, X, n_actions, params, report)
     data.start = None
     return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
-
-
-def scoring_threads(fit_threads: int, requested: Any, n_pairs: int) -> int:
-    """Threads of the final reward model's fit, which also scores its ``n_pairs`` designed
-    pairs (n*K) with every tree: ``fit_threads`` (those of a fit of the logged rows alone) or,
-    under ``requested="auto"``, more when the scoring's rows x trees need them
-    (:data:`~opboost.lgbm.threads.PREDICT_WORK_PER_THREAD`). The scoring is most of the
-    start's time (at 100,000 rows of 10 actions, 3.2 of 3.8 s on one thread) and LightGBM
-    runs it in parallel over the pairs; ``deterministic`` keeps the model the same."""
-    if requested != AUTO:
-        return fit_threads
-    work = n_pairs * REWARD_MODEL_PARAMS["num_iterations"]
-    return max(fit_threads, lightgbm_threads(work, per_thread=PREDICT_WORK_PER_THREAD))
 
 
 def action_split_params(n_actions: int) -> dict[str, int]:
