@@ -631,9 +631,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, shown: list[str] | None = None) -> int:
+    """Run the benchmark on ``argv`` (default: the command line); the printed command shows
+    ``shown`` (default: ``argv``), e.g. a wrapper's own arguments too."""
     args = parse_args(argv)
-    command = shlex.join(["python", sys.argv[0], *(sys.argv[1:] if argv is None else argv)])
+    shown = shown if shown is not None else (sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", sys.argv[0], *shown])
     version = versions()
     seeds = list(range(args.seeds))
     max_rows = args.max_rows or None

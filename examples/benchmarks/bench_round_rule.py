@@ -1,17 +1,21 @@
-"""Tune the default's paired round rule: ``bench_peers.py`` with variants of the rule's
-settings as extra methods (issue 48).
+"""Tune the default's rules: ``bench_peers.py`` with variants of the settings of the paired round
+rule and of the reward-model start as extra methods (issue 48).
 
-``Booster()``'s rule (``opboost.core.resolve``: ``AUTO_ROUNDS_CONFIDENCE``, the one-sided
-confidence the rounds need over the start alone, and ``AUTO_PATIENCE``) has no Booster
-parameter, so each variant is the default fitted with those module settings replaced during its
-fit. ``--variant NAME=CONFIDENCE:PATIENCE`` adds one; every
-other argument is ``bench_peers.py``'s, and ``--methods`` must name the variants to run them.
-Tune on the tuning worlds only (``--suite tabular --worlds tuning`` or their names): the
-reporting worlds are for reporting.
+``Booster()``'s rules have no Booster parameter (``opboost.core.resolve``: the rounds'
+confidence over the start alone, the replacements' confidence, the patience;
+``opboost.algorithms.learners.lightgbm_reward_start``: when the start's trees follow its
+held-out count, how its trees split the action column), so each variant is the default fitted
+with those module settings replaced during its fit. ``--variant NAME=SPEC`` adds one, SPEC
+either ``CONFIDENCE:PATIENCE`` (the rounds' confidence and the patience) or a comma list of
+``SETTING=VALUE`` with SETTING one of :data:`SETTINGS`. Every other argument is
+``bench_peers.py``'s, and ``--methods`` must name the variants to run them. Tune on the tuning
+worlds only (``--suite tabular --worlds tuning`` or their names): the reporting worlds are for
+reporting.
 
     python examples/benchmarks/bench_round_rule.py --suite tabular --worlds tuning --seeds 3 \\
-        --variant r75=0.75:20 --variant r60=0.6:20 \\
-        --methods default r75 r60 reward_regression dr_reduction constant
+        --variant r75=0.75:20 --variant d75=challenger_confidence=0.75 \\
+        --variant count0=count_rows=0 --variant lgb=action_splits=lightgbm \\
+        --methods default r75 d75 count0 lgb reward_regression dr_reduction constant
 """
 
 from __future__ import annotations
@@ -21,22 +25,87 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import opboost.algorithms.learners.lightgbm_reward_start as reward_start
 import opboost.core.resolve as resolve
+from opboost.core.selection import RoundSelection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 import bench_peers
 
+#: The action splits a variant can give the start's trees (``action_splits=NAME``).
+ACTION_SPLITS: dict[str, Callable[[int], dict[str, int]]] = {
+    "one_vs_rest": reward_start.action_split_params,  # the default
+    "lightgbm": lambda n_actions: {},  # LightGBM's categorical defaults
+    "groups20": lambda n_actions: {"min_data_per_group": 20},  # groups, 20 rows a group
+}
+#: The confidence the challengers (the DR reduction) need, when a variant sets one; the best
+#: constant action keeps ``AUTO_PAIRED_CONFIDENCE``.
+_CHALLENGER: dict[str, float | None] = {"confidence": None}
 
-def variant_method(base: Callable[[Any], Any], confidence: float, patience: int) -> Callable:
-    """``base`` (the default's method) with the rounds' confidence and the patience replaced."""
+#: SETTING -> (module, attribute, how a VALUE is read).
+SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
+    "rounds_confidence": (resolve, "AUTO_ROUNDS_CONFIDENCE", float),
+    "paired_confidence": (resolve, "AUTO_PAIRED_CONFIDENCE", float),
+    "patience": (resolve, "AUTO_PATIENCE", int),
+    "count_rows": (reward_start, "MIN_HOLDOUT_ROWS_FOR_COUNT", int),
+    "action_splits": (reward_start, "action_split_params", ACTION_SPLITS.__getitem__),
+    "challenger_confidence": (None, "confidence", float),
+}
+
+
+def _challenger_gain(gain: Callable) -> Callable:
+    """``RoundSelection._gain`` with the challengers' confidence of a variant: the gain a
+    selection computes after fitting a challenger is the challenger's."""
+
+    def wrapped(self, differences, confidence=None):
+        if confidence is None and getattr(self, "_scoring_challenger", False):
+            confidence = _CHALLENGER["confidence"]
+        return gain(self, differences, confidence)
+
+    return wrapped
+
+
+def _marking_challenge(challenge: Callable) -> Callable:
+    def wrapped(self, name, fit, report):
+        out = challenge(self, name, fit, report)
+        self._scoring_challenger = True
+        return out
+
+    return wrapped
+
+
+def parse_spec(spec: str) -> list[tuple[Any, str, Any]]:
+    """The (module, attribute, value) settings of a variant's SPEC."""
+    if "=" not in spec:  # CONFIDENCE:PATIENCE
+        confidence, _, patience = spec.partition(":")
+        return [
+            (resolve, "AUTO_ROUNDS_CONFIDENCE", float(confidence)),
+            (resolve, "AUTO_PATIENCE", int(patience)),
+        ]
+    out = []
+    for item in spec.split(","):
+        setting, _, value = item.partition("=")
+        if setting not in SETTINGS:
+            raise SystemExit(f"--variant: unknown setting {setting!r}; one of {sorted(SETTINGS)}")
+        module, attribute, read = SETTINGS[setting]
+        out.append((module, attribute, read(value)))
+    return out
+
+
+def variant_method(base: Callable[[Any], Any], settings: list[tuple[Any, str, Any]]) -> Callable:
+    """``base`` (the default's method) with ``settings`` in place during its fit."""
 
     def run(trial: Any) -> Any:
-        saved = resolve.AUTO_ROUNDS_CONFIDENCE, resolve.AUTO_PATIENCE
-        resolve.AUTO_ROUNDS_CONFIDENCE, resolve.AUTO_PATIENCE = confidence, patience
+        saved = []
+        for module, attribute, value in settings:
+            holder = _CHALLENGER if module is None else module.__dict__
+            saved.append((holder, attribute, holder[attribute]))
+            holder[attribute] = value
         try:
             return base(trial)
         finally:
-            resolve.AUTO_ROUNDS_CONFIDENCE, resolve.AUTO_PATIENCE = saved
+            for holder, attribute, value in saved:
+                holder[attribute] = value
 
     return run
 
@@ -46,22 +115,22 @@ def main(argv: list[str]) -> int:
     args = iter(argv)
     for arg in args:
         if arg == "--variant":
-            name, _, settings = next(args).partition("=")
-            confidence, _, patience = settings.partition(":")
-            variants.append((name, float(confidence), int(patience)))
+            name, _, spec = next(args).partition("=")
+            variants.append((name, parse_spec(spec)))
         else:
             rest.append(arg)
+    RoundSelection._gain = _challenger_gain(RoundSelection._gain)
+    RoundSelection._challenge = _marking_challenge(RoundSelection._challenge)
     build = bench_peers.build_methods
 
     def with_variants(boosters, learners, n_rounds):
         methods, notes = build(boosters, learners, n_rounds)
-        for name, confidence, patience in variants:
-            base = bench_peers.booster_method({}, n_rounds)
-            methods[name] = variant_method(base, confidence, patience)
+        for name, settings in variants:
+            methods[name] = variant_method(bench_peers.booster_method({}, n_rounds), settings)
         return methods, notes
 
     bench_peers.build_methods = with_variants
-    return bench_peers.main(rest)
+    return bench_peers.main(rest, shown=argv)
 
 
 if __name__ == "__main__":

@@ -223,3 +223,34 @@ def test_a_smoke_run_of_the_tabular_suite(tmp_path, capsys):
         assert result["sizes"]["logged"] == 400
         for method in methods:
             assert all(np.isfinite(v) for v in result["reward"][method]), (name, method)
+
+
+def test_a_rule_variant_sets_its_settings_for_its_fit_only():
+    """bench_round_rule.py: a variant's SPEC names module settings; they hold during the
+    variant's fit and are put back after it, and an unknown setting is refused by name."""
+    rule = _import_script("bench_round_rule")
+    import opboost.algorithms.learners.lightgbm_reward_start as reward_start
+    import opboost.core.resolve as resolve
+
+    settings = rule.parse_spec("count_rows=0,action_splits=lightgbm,paired_confidence=0.8")
+    before = (reward_start.MIN_HOLDOUT_ROWS_FOR_COUNT, reward_start.action_split_params)
+    seen = {}
+
+    def fit(trial):
+        seen.update(
+            count=reward_start.MIN_HOLDOUT_ROWS_FOR_COUNT,
+            splits=reward_start.action_split_params(26),
+            paired=resolve.AUTO_PAIRED_CONFIDENCE,
+        )
+        return trial
+
+    assert rule.variant_method(fit, settings)("trial") == "trial"
+    assert seen == {"count": 0, "splits": {}, "paired": 0.8}
+    assert (reward_start.MIN_HOLDOUT_ROWS_FOR_COUNT, reward_start.action_split_params) == before
+    assert resolve.AUTO_PAIRED_CONFIDENCE == 0.95
+    assert rule.parse_spec("0.75:20") == [
+        (resolve, "AUTO_ROUNDS_CONFIDENCE", 0.75),
+        (resolve, "AUTO_PATIENCE", 20),
+    ]
+    with pytest.raises(SystemExit, match="unknown setting 'patiance'"):
+        rule.parse_spec("patiance=5")

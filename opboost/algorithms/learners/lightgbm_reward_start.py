@@ -13,18 +13,18 @@ early stopping on the squared error of the rest, and compared there (:func:`choo
                      model says at once), then LightGBM trees on its residuals.
 
 The held-out fits that choose use :data:`SELECTION_PARAMS` (learning rate 0.1: half the trees
-of the final settings). The winner is refitted on every logged row with twice its held-out
-number of trees at learning rate 0.05: if the trees win, LightGBM with the ``reward_regression``
-policy learner's settings (:data:`REWARD_MODEL_PARAMS`: 31 leaves) and at most its 200 trees,
-the start the linear family was added to; if the linear family wins, the ridge model, then the
-trees on its residuals (they are few when it wins), the linear part entering the ensemble as one
-LightGBM tree with linear leaves (:mod:`opboost.algorithms.learners.lightgbm_linear_tree`). The
-trees of noisy logs stop early on the held-out rows (9 at learning rate 0.1 on tuning world 26);
-on the 30 tuning worlds the default then fitted in half the time for the same policy value as
-with 200 trees every time (docs/benchmarks/defaults.md). Without the linear family (one action,
-every numeric column with missing values ...) or with too few rows to hold any out there is no
-held-out fit: 200 trees are fitted on every row. docs/benchmarks/defaults.md has the
-measurements behind every choice here.
+of the final settings). If the trees win, the reward model is LightGBM with the
+``reward_regression`` policy learner's settings (:data:`REWARD_MODEL_PARAMS`: 200 trees at
+learning rate 0.05, 31 leaves) on every logged row, the start the linear family was added to;
+with at least :data:`MIN_HOLDOUT_ROWS_FOR_COUNT` held-out rows, twice the held-out number of
+trees when that is fewer (noisy logs stop early: 9 trees at learning rate 0.1 on tuning world
+26, and the 200 cost time without value). If the linear family wins, it is refitted on every
+logged row: the ridge model, then twice its held-out number of trees at learning rate 0.05 on
+its residuals (they are few when it wins); the linear part enters the ensemble as one LightGBM
+tree with linear leaves (:mod:`opboost.algorithms.learners.lightgbm_linear_tree`). Without the
+linear family (one action, every numeric column with missing values ...) or with too few rows to
+hold any out there is no held-out fit: 200 trees on every row. docs/benchmarks/defaults.md has
+the measurements behind every choice here.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from opboost.lgbm.rows import design_rows
 from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = [
+    "MIN_HOLDOUT_ROWS_FOR_COUNT",
     "REWARD_MODEL_PARAMS",
     "LoggedRows",
     "RewardModel",
@@ -81,6 +82,10 @@ SELECTION_PARAMS: dict[str, Any] = {
     "metric": "l2",
 }
 STOPPING_ROUNDS = 10
+#: Fewest held-out rows whose early-stopping count the final trees follow (twice it, at most
+#: 200): a count read off fewer rows is too noisy to cut the trees by. On letter@2000 (26
+#: actions, about 250 held-out rows) the count left 0.09 of the policy's 0.17 with 200 trees.
+MIN_HOLDOUT_ROWS_FOR_COUNT = 1_000
 #: The linear family's held-out fit stops at this many trees if its held-out squared error is
 #: still above the trees' best: more trees make it more like the trees' fit, not better.
 RACE_TREES = 20
@@ -354,8 +359,8 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             data.start = linear.predict(X)[np.arange(n), actions]
             params["num_iterations"] = 2 * count  # the held-out count at half the rate
             return _finish(*_reward_trees(params, data), linear, X, n_actions, params, report)
-        # the held-out count at half the rate, at most REWARD_MODEL_PARAMS' 200 trees
-        params["num_iterations"] = min(params["num_iterations"], 2 * trees_count)
+        if n_held >= MIN_HOLDOUT_ROWS_FOR_COUNT:  # the held-out count at half the rate
+            params["num_iterations"] = min(params["num_iterations"], 2 * trees_count)
     data.start = None
     return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
 
