@@ -191,10 +191,26 @@ def booster_method(params: Mapping[str, Any], n_rounds: int | None) -> Method:
         }
 
     def run(trial: Any) -> np.ndarray:
-        booster = Booster(**{"random_state": trial.seed, **kwargs})
-        return booster.fit(trial.logged).predict(trial.X_test, **trial.serving)
+        booster = Booster(**{"random_state": trial.seed, **kwargs}).fit(trial.logged)
+        run.last_choice = kept(booster)
+        return booster.predict(trial.X_test, **trial.serving)
 
     return run
+
+
+def kept(booster: Any) -> dict[str, Any]:
+    """What a fitted Booster kept (JSON-ready): the rounds grown and kept, the fallback that
+    replaced them (None: the boosted policy), and its start's family and trees."""
+    start = getattr(booster, "reward_start_", None) or {}
+    return {
+        "n_rounds": int(booster.n_rounds_),
+        "best_round": None
+        if getattr(booster, "best_round_", None) is None
+        else int(booster.best_round_),
+        "fallback": getattr(booster, "fallback_", None),
+        "start_family": start.get("family"),
+        "start_trees": start.get("trees"),
+    }
 
 
 def learner_method(cls: type, params: Mapping[str, Any]) -> Method:
@@ -345,6 +361,8 @@ def run_dataset(source: Source, methods: Mapping[str, Method], seeds: list[int])
     """Every method on every seed of one data set: rewards and seconds, (n_seeds,) each."""
     rewards = {m: np.full(len(seeds), np.nan) for m in methods}
     seconds = {m: np.full(len(seeds), np.nan) for m in methods}
+    # what each Booster method kept on each seed (its ``last_choice``; None: not a Booster)
+    choices: dict[str, list[Any]] = {m: [None] * len(seeds) for m in methods}
     errors: dict[str, dict[int, str]] = {}
     not_applicable: dict[str, str] = {}
     sizes: dict[str, int] = {}
@@ -361,6 +379,7 @@ def run_dataset(source: Source, methods: Mapping[str, Method], seeds: list[int])
             t0 = time.perf_counter()
             try:
                 rewards[name][i] = trial.value(method(trial))
+                choices[name][i] = getattr(method, "last_choice", None)
             except NotApplicable as exc:
                 not_applicable[name] = str(exc)
                 continue  # no seconds, no progress entry
@@ -381,6 +400,7 @@ def run_dataset(source: Source, methods: Mapping[str, Method], seeds: list[int])
         "sizes": sizes,
         "rewards": rewards,
         "seconds": seconds,
+        "choices": {m: c for m, c in choices.items() if any(x is not None for x in c)},
         "errors": errors,
         "not_applicable": not_applicable,
     }
@@ -690,6 +710,7 @@ def main(argv: list[str] | None = None, *, shown: list[str] | None = None) -> in
             "sizes": result["sizes"],
             "reward": {m: _nan_to_none(v) for m, v in result["rewards"].items()},
             "seconds": {m: _nan_to_none(v) for m, v in result["seconds"].items()},
+            "kept": result["choices"],
             "errors": result["errors"],
             "not_applicable": result["not_applicable"],
             "wtl": {row["method"]: row["wtl"] for row in rows if row["wtl"] is not None},

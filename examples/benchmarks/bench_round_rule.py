@@ -104,6 +104,7 @@ def variant_method(base: Callable[[Any], Any], settings: list[tuple[Any, str, An
         try:
             return base(trial)
         finally:
+            run.last_choice = getattr(base, "last_choice", None)
             for holder, attribute, value in saved:
                 holder[attribute] = value
 

@@ -168,6 +168,19 @@ def test_a_smoke_run_of_every_new_shape(tmp_path, capsys):
             assert 0 <= result["reward"][method][0] <= 1, (name, method)
     assert record["datasets"]["open_bandit_like"]["kind"] == "catalogue"
     assert record["datasets"]["smooth"]["sizes"]["actions"] == 3
+    # what the default kept on each seed; the peers are no Boosters
+    for name in names:
+        (default,) = record["datasets"][name]["kept"]["default"]
+        assert set(record["datasets"][name]["kept"]) == {"default"}
+        assert default["n_rounds"] <= 2 and default["fallback"] in (
+            None,
+            "constant",
+            "dr_reduction",
+        )
+    assert record["datasets"]["smooth"]["kept"]["default"][0]["start_family"] in (
+        "trees",
+        "linear+trees",
+    )
 
 
 tabular = sys.modules["_bench_tabular"]
