@@ -202,11 +202,10 @@ def kept(booster: Any) -> dict[str, Any]:
     """What a fitted Booster kept (JSON-ready): the rounds grown and kept, the fallback that
     replaced them (None: the boosted policy), and its start's family and trees."""
     start = getattr(booster, "reward_start_", None) or {}
+    best = getattr(booster, "best_round_", None)  # set by a held-out choice only
     return {
         "n_rounds": int(booster.n_rounds_),
-        "best_round": None
-        if getattr(booster, "best_round_", None) is None
-        else int(booster.best_round_),
+        "best_round": None if best is None else int(best),
         "fallback": getattr(booster, "fallback_", None),
         "start_family": start.get("family"),
         "start_trees": start.get("trees"),

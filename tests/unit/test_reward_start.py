@@ -192,9 +192,9 @@ def test_an_interaction_only_trees_find_keeps_reward_regressions_trees():
 def test_noisy_rewards_get_as_few_trees_as_their_held_out_fit_kept(n, held_out_count):
     """Rewards that are noise around an action effect: the held-out fit stops after a few
     trees at learning rate 0.1. On 1,000 held-out rows or more the refit on every row has twice
-    as many at 0.05, not reward_regression's 200 (which fitted the noise at twice the default's
-    time on the tuning worlds, docs/benchmarks/defaults.md); on fewer, the count is too noisy to
-    follow (letter@2000 lost half its value) and the trees are 200."""
+    as many at 0.05, not reward_regression's 200 (which fitted the noise, and cost time, on the
+    tuning worlds of docs/benchmarks/defaults.md); on fewer, the count is too noisy to follow
+    (letter@2000 lost half its value) and the trees are 200."""
     rng = np.random.default_rng(0)
     K = 4
     X = rng.normal(size=(n, 6))
