@@ -27,7 +27,6 @@ from typing import Any
 
 import opboost.algorithms.learners.lightgbm_reward_start as reward_start
 import opboost.core.resolve as resolve
-from opboost.core.selection import RoundSelection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 import bench_peers
@@ -38,10 +37,6 @@ ACTION_SPLITS: dict[str, Callable[[int], dict[str, int]]] = {
     "lightgbm": lambda n_actions: {},  # LightGBM's categorical defaults
     "groups20": lambda n_actions: {"min_data_per_group": 20},  # groups, 20 rows a group
 }
-#: The confidence the challengers (the DR reduction) need, when a variant sets one; the best
-#: constant action keeps ``AUTO_PAIRED_CONFIDENCE``.
-_CHALLENGER: dict[str, float | None] = {"confidence": None}
-
 #: SETTING -> (module, attribute, how a VALUE is read).
 SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
     "rounds_confidence": (resolve, "AUTO_ROUNDS_CONFIDENCE", float),
@@ -49,29 +44,8 @@ SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
     "patience": (resolve, "AUTO_PATIENCE", int),
     "count_rows": (reward_start, "MIN_HOLDOUT_ROWS_FOR_COUNT", int),
     "action_splits": (reward_start, "action_split_params", ACTION_SPLITS.__getitem__),
-    "challenger_confidence": (None, "confidence", float),
+    "challenger_confidence": (resolve, "AUTO_CHALLENGER_CONFIDENCE", float),
 }
-
-
-def _challenger_gain(gain: Callable) -> Callable:
-    """``RoundSelection._gain`` with the challengers' confidence of a variant: the gain a
-    selection computes after fitting a challenger is the challenger's."""
-
-    def wrapped(self, differences, confidence=None):
-        if confidence is None and getattr(self, "_scoring_challenger", False):
-            confidence = _CHALLENGER["confidence"]
-        return gain(self, differences, confidence)
-
-    return wrapped
-
-
-def _marking_challenge(challenge: Callable) -> Callable:
-    def wrapped(self, name, fit, report):
-        out = challenge(self, name, fit, report)
-        self._scoring_challenger = True
-        return out
-
-    return wrapped
 
 
 def parse_spec(spec: str) -> list[tuple[Any, str, Any]]:
@@ -98,7 +72,7 @@ def variant_method(base: Callable[[Any], Any], settings: list[tuple[Any, str, An
     def run(trial: Any) -> Any:
         saved = []
         for module, attribute, value in settings:
-            holder = _CHALLENGER if module is None else module.__dict__
+            holder = module.__dict__
             saved.append((holder, attribute, holder[attribute]))
             holder[attribute] = value
         try:
@@ -120,8 +94,6 @@ def main(argv: list[str]) -> int:
             variants.append((name, parse_spec(spec)))
         else:
             rest.append(arg)
-    RoundSelection._gain = _challenger_gain(RoundSelection._gain)
-    RoundSelection._challenge = _marking_challenge(RoundSelection._challenge)
     build = bench_peers.build_methods
 
     def with_variants(boosters, learners, n_rounds):

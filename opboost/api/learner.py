@@ -122,6 +122,13 @@ class BaseLearner(Component, ABC):
         default, and resuming them is refused."""
         raise NotImplementedError(f"{type(self).__name__} cannot resume from an ensemble.")
 
+    def refit_params(self) -> dict[str, Any]:
+        """Constructor parameters under which a new learner fitted on every logged row repeats
+        what this fitted learner chose on part of them (``Booster(refit=True)``'s refit after
+        its held-out choice of rounds passes them in ``base_learner_params``); {} (the
+        default): nothing to repeat, the refit chooses again."""
+        return {}
+
     def offers_reward_start(self) -> bool:
         """Whether [`start_from_rewards`][opboost.api.learner.BaseLearner.start_from_rewards] works
         for this configuration (False here); ``Booster(warm_start="auto")`` starts from the reward
@@ -152,6 +159,21 @@ class BaseLearner(Component, ABC):
         the booster distils a reward model into least-squares rounds instead
         (``Booster(warm_start="reward_model")``)."""
         return None
+
+    def start_alone_from_rewards(
+        self,
+        contexts: Any,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        scale: Callable[[np.ndarray], float],
+    ) -> bool:
+        """Optional: [`start_from_rewards`][opboost.api.learner.BaseLearner.start_from_rewards]
+        for a fit that ends at its start (no rounds, no evaluation rows: nothing reads F_0 on
+        the training rows), so the learner need not score every training pair; ``scale`` may
+        be given q on a sample of the contexts. Returns True when F_0 is in front of the
+        ensemble; False (the default): not offered, and the booster calls
+        ``start_from_rewards``."""
+        return False
 
     def offers_pair_reward_start(self) -> bool:
         """Whether

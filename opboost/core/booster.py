@@ -323,13 +323,21 @@ class Booster(ExplorationMixin, BaseEstimator):
                 learner = fit.selection.new_challenger(self.fallback_, fit.seed).fit(data)
                 self.policy_ = learner.to_policy()
             else:
-                self._refit(data, progress)
+                self._refit(data, progress, fit.learner.refit_params())
 
-    def _refit(self, data: LoggedBandit, progress: list[Progress]) -> None:
+    def _refit(self, data: LoggedBandit, progress: list[Progress], learner_params: dict) -> None:
         """Replace ``policy_`` by a fit on all of ``data`` with the selected number of rounds
-        (shown by the ``progress`` displays of this fit as their stage "refit")."""
+        (shown by the ``progress`` displays of this fit as their stage "refit"), its base
+        learner set with ``learner_params`` (the held-out fit's learner's ``refit_params``:
+        what it chose, to fit again)."""
+        params = {**(self.base_learner_params or {}), **learner_params} or None
         full = clone(self).set_params(
-            validation_fraction=None, safe=False, refit=False, n_rounds=self.best_round_, verbose=0
+            validation_fraction=None,
+            safe=False,
+            refit=False,
+            n_rounds=self.best_round_,
+            verbose=0,
+            base_learner_params=params,
         )
         self.policy_ = full.fit(data, callbacks=progress).policy_
         self.policy_.metadata["selected_round"] = self.best_round_

@@ -23,6 +23,7 @@ from opboost.core.selection import SelectionSettings
 
 __all__ = [
     "AUTO_CHALLENGERS",
+    "AUTO_CHALLENGER_CONFIDENCE",
     "AUTO_OBJECTIVES",
     "AUTO_PAIRED_CONFIDENCE",
     "AUTO_PATIENCE",
@@ -213,13 +214,15 @@ AUTO_PATIENCE = 20
 #: Registered policy learners that may replace the boosted policy when their paired
 #: held-out gain over it is clear (the doubly robust reduction to per-action regression).
 AUTO_CHALLENGERS: tuple[str, ...] = ("dr_reduction",)
+#: The one-sided confidence of the paired test a challenger needs to replace the kept policy.
+AUTO_CHALLENGER_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
 class RoundChoice:
     """How a fit chooses its rounds on held-out logs: ``fraction`` held out (None: no
     choice, every round kept), scored by the estimator named ``selection``; ``paired``,
-    ``rounds_confidence``, ``patience`` and ``challengers`` as in
+    ``rounds_confidence``, ``patience``, ``challengers`` and ``challenger_confidence`` as in
     :class:`opboost.core.selection.SelectionSettings` (None: the highest held-out estimate,
     every round grown)."""
 
@@ -229,6 +232,7 @@ class RoundChoice:
     rounds_confidence: float | None = None
     patience: int | None = None
     challengers: tuple[str, ...] = ()
+    challenger_confidence: float | None = None
 
 
 def effective_round_choice(
@@ -270,6 +274,7 @@ def effective_round_choice(
             AUTO_ROUNDS_CONFIDENCE,
             AUTO_PATIENCE,
             AUTO_CHALLENGERS,
+            AUTO_CHALLENGER_CONFIDENCE,
         )
     if booster.safe and n_rows is not None:  # the fallback needs held-out logs
         return RoundChoice(AUTO_VALIDATION_FRACTION, selection)
@@ -354,6 +359,7 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
             choice.rounds_confidence,
             choice.patience,
             choice.challengers,
+            choice.challenger_confidence,
         )
     step = StepSettings(booster.scale, booster.l2, booster.learning_rate)
     settings = FitSettings(_seed(booster), booster.reward_shift, *start, choice.fraction, step)
@@ -361,5 +367,12 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
         options = {"eval_data": eval_data, "callbacks": callbacks}
         make = functools.partial(logs.make_engine, components, settings, **options)
     else:
-        make = functools.partial(make_fit, data, eval_data, components, settings, selection)
+        # a fit of the start alone that no one reads F of (a default fit's refit of the start)
+        start_only = n_rounds == 0 and eval_data is None and selection is None
+        start_only = start_only and not any(
+            getattr(cb, "writes_checkpoints", False) for cb in callbacks
+        )
+        make = functools.partial(
+            make_fit, data, eval_data, components, settings, selection, start_only=start_only
+        )
     return FitPlan(logs, components, settings, n_rounds, callbacks, selection, make)

@@ -141,7 +141,8 @@ class SelectionSettings:
     which the constant action and the challengers need); ``patience`` (None:
     off) stops the fit after that many rounds without a higher held-out value;
     ``challengers`` are registered policy learners (names) fitted on the training rows that
-    the paired rule lets replace the kept policy."""
+    the paired rule lets replace the kept policy at ``challenger_confidence`` (None:
+    ``paired``)."""
 
     seed: int
     method: str = "snips"
@@ -152,6 +153,7 @@ class SelectionSettings:
     rounds_confidence: float | None = None
     patience: int | None = None
     challengers: tuple[str, ...] = ()
+    challenger_confidence: float | None = None
 
 
 class RoundSelection:
@@ -191,6 +193,7 @@ class RoundSelection:
         self.paired, self.patience = settings.paired, settings.patience
         self.rounds_confidence = settings.rounds_confidence or settings.paired
         self.challengers = settings.challengers if fit.fixed_actions else ()
+        self.challenger_confidence = settings.challenger_confidence or settings.paired
         self.inputs = fit.inputs_of(holdout)
         self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
         start = fit.reward_start
@@ -280,7 +283,8 @@ class RoundSelection:
             learner, rows = self._challenge(name, fit, report)
             if rows is None:
                 continue
-            gain = report[f"{name}_gain"], report[f"{name}_gain_low"] = self._gain(rows - kept)
+            gain = self._gain(rows - kept, self.challenger_confidence)
+            report[f"{name}_gain"], report[f"{name}_gain_low"] = gain
             if gain[1] > 0:
                 fallback, policy, kept = name, learner.to_policy(), rows
         return policy, best_round, report, fallback

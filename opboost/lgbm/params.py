@@ -174,7 +174,11 @@ LIGHTGBM_TREE_CONSTRAINTS: dict[str, list[Any]] = {
 
 #: ``lightgbm_tree``'s parameters that ``lightgbm_dask_tree`` lacks, at their defaults: a
 #: policy fitted on Dask records the equivalent ``lightgbm_tree`` (it loads without Dask).
-TREE_ONLY_DEFAULTS: dict[str, Any] = {"categorical_features": None, "hessian_units": "mean"}
+TREE_ONLY_DEFAULTS: dict[str, Any] = {
+    "categorical_features": None,
+    "hessian_units": "mean",
+    "reward_start": None,
+}
 
 
 def tree_params(learner: Any, seed: int) -> dict[str, Any]:

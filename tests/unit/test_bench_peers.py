@@ -265,5 +265,40 @@ def test_a_rule_variant_sets_its_settings_for_its_fit_only():
         (resolve, "AUTO_ROUNDS_CONFIDENCE", 0.75),
         (resolve, "AUTO_PATIENCE", 20),
     ]
+    assert rule.parse_spec("challenger_confidence=0.75") == [
+        (resolve, "AUTO_CHALLENGER_CONFIDENCE", 0.75)
+    ]
     with pytest.raises(SystemExit, match="unknown setting 'patiance'"):
         rule.parse_spec("patiance=5")
+
+
+def test_compare_runs_judges_a_new_run_against_an_earlier_runs_peers(tmp_path, capsys):
+    """compare_runs.py: the paired W/T/L of a new run's method against an earlier run's
+    methods on the data sets both have, the earlier default shown as "before"."""
+    compare = _import_script("compare_runs")
+
+    def run(path, rewards):
+        datasets = {name: {"sizes": {"logged": 100}, "reward": r} for name, r in rewards.items()}
+        path.write_text(json.dumps({"datasets": datasets}))
+        return str(path)
+
+    new = run(tmp_path / "new.json", {
+        "w_1": {"default": [1.0, 1.1, 1.2]},  # 0.5 above the peer on every seed: a win
+        "w_2": {"default": [0.0, 0.3, -0.1]},  # noise around the peer: a tie
+        "w_3": {"default": [0.0, 0.0, 0.0]},  # not in the old run
+    })  # fmt: skip
+    old = run(tmp_path / "old.json", {
+        "w_1": {"reward_regression": [0.5, 0.6, 0.7], "default": [1.0, 1.1, 1.2]},
+        "w_2": {"reward_regression": [0.1, 0.1, 0.1], "default": [0.0, 0.3, -0.1]},
+    })  # fmt: skip
+    argv = ["--new", new, "--old", old, "--against", "reward_regression", "default"]
+    assert compare.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| w_1 | 100 | 1.1000 | +0.5000 ± 0.0000 (W) | +0.0000 ± 0.0000 (T) |" in printed
+    assert "w_3" not in printed
+    assert "reward_regression: W/T/L 1/1/0, mean +0.2333, 1 means below -0.003: w_2 -0.0333" in (
+        printed
+    )
+    assert "before: W/T/L 0/2/0, mean +0.0000, 0 means below -0.003" in printed
+    with pytest.raises(SystemExit, match="no data set has method 'vw'"):
+        compare.main([*argv, "--method", "vw"])

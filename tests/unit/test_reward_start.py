@@ -3,6 +3,8 @@ per-action linear model as one LightGBM linear tree, and the family chosen on he
 
 from __future__ import annotations
 
+import functools
+
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from opboost.algorithms.learners.lightgbm_reward_start import (
     action_split_params,
     choose_family,
     fit_reward_model,
+    refit_choice,
 )
 from opboost.algorithms.learners.linear_reward import ALPHAS, fit_linear_rewards, ridge_loo
 from opboost.api.numerics.design import action_rows
@@ -207,6 +210,39 @@ def test_noisy_rewards_get_as_few_trees_as_their_held_out_fit_kept(n, held_out_c
     assert model.trees.num_trees() == model.report["trees"] == (2 * kept if held_out_count else 200)
 
 
+def test_a_repeat_fits_its_family_and_follows_the_count_where_it_says():
+    """``repeat`` (what ``Booster``'s refit passes): "auto" chooses the family as without a
+    repeat, and its trees follow the held-out count where ``count`` says, whatever the number
+    of held-out rows (600 here, below the rule's 1,000); a named family is fitted alone on the
+    held-out rows for its count; without a count there is no held-out fit: 200 trees."""
+    X, actions, rewards, _ = _logs("linear", n=3000)
+    noise = np.random.default_rng(1).normal(scale=3.0, size=len(rewards))
+    fit = functools.partial(fit_reward_model, X, actions, n_actions=5, design="stacked",
+                            categorical="auto", seed=0, num_threads=1)  # fmt: skip
+    chosen = fit(rewards=noise)
+    assert chosen.report["family"] == "trees" and chosen.trees.num_trees() == 200
+    assert chosen.report["holdout_rows"] == 600 < MIN_HOLDOUT_ROWS_FOR_COUNT
+    assert refit_choice(chosen.report) == {"family": "auto", "count": False}
+    counted = fit(rewards=noise, repeat={"family": "auto", "count": True})
+    kept = counted.report["holdout_trees"]["trees"]
+    assert counted.report["family"] == "trees" and set(counted.report["holdout_trees"]) == {
+        "trees",
+        "linear+trees",
+    }
+    assert counted.trees.num_trees() == counted.report["trees"] == 2 * kept < 200
+    assert refit_choice(counted.report) == {"family": "auto", "count": True}
+    trees = fit(rewards=rewards, repeat={"family": "trees", "count": True})  # linear logs
+    assert trees.report["family"] == "trees" and trees.linear is None
+    assert list(trees.report["holdout_trees"]) == ["trees"]
+    fixed = fit(rewards=rewards, repeat={"family": "trees", "count": False})
+    assert fixed.trees.num_trees() == 200 and "holdout_trees" not in fixed.report
+    linear = fit(rewards=noise, repeat={"family": "linear+trees", "count": True})
+    assert list(linear.report["holdout_trees"]) == ["linear+trees"] and linear.linear is not None
+    assert linear.report["repeated"] == {"family": "linear+trees", "count": True}
+    count = linear.report["holdout_trees"]["linear+trees"]
+    assert linear.trees.num_trees() == 2 * count  # no race with the trees: none were fitted
+
+
 def test_few_logs_fit_reward_regressions_trees_on_every_row():
     """Under 20 held-out rows (here 18 of 90) nothing is held out: reward_regression's trees."""
     X, actions, rewards, _ = _logs("linear", n=90)
@@ -299,3 +335,26 @@ def test_q_read_from_the_policys_pairs_is_the_models_prediction(design, kind):
     if model.linear is not None:
         predicted += model.linear.predict(X)
     np.testing.assert_allclose(model.q, predicted, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"family": "linear+trees", "count": False},  # the linear family always follows its count
+        {"family": "oak", "count": True},
+        {"family": "trees"},
+        {"family": "trees", "count": 1},
+    ],
+)
+def test_a_bad_reward_start_is_refused_with_what_it_takes(bad):
+    from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
+    from opboost.api.exceptions import InvalidParameterError
+
+    message = (
+        "The 'reward_start' parameter of LightGBMTree must be None or a dict "
+        '{"family": "auto" or "trees", "count": true or false} or {"family": "linear+trees", '
+        f'"count": true}}. Got {bad!r} instead.'
+    )
+    with pytest.raises(InvalidParameterError) as caught:
+        LightGBMTree(reward_start=bad).validate_params()
+    assert str(caught.value) == message

@@ -11,6 +11,7 @@ from action_only_data import action_means, action_only_log
 
 from opboost import Booster
 from opboost.algorithms.estimators.direct import _RewardModelEstimator
+from opboost.algorithms.learners.lightgbm_reward_start import MIN_HOLDOUT_ROWS_FOR_COUNT
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.core.callbacks import Checkpoint, EarlyStopping, Progress
@@ -97,6 +98,31 @@ def test_a_start_that_fits_the_reward_exactly_is_kept_alone_and_refitted_on_ever
     assert value >= means.max(axis=1).mean() - 0.005  # the best policy, within 0.005
 
 
+def noisy_log(seed: int, n: int) -> LoggedBandit:
+    """Rewards that are noise around an action effect, uniformly logged over 4 actions."""
+    rng = np.random.default_rng(seed)
+    actions = rng.integers(0, 4, n)
+    rewards = 0.2 * actions + rng.normal(scale=3.0, size=n)
+    return LoggedBandit(rng.normal(size=(n, 6)), actions, np.full(n, 0.25), rewards, n_actions=4)
+
+
+def test_the_refit_fits_the_start_its_held_out_fit_was_judged_with():
+    """5,500 logged rows: the held-out fit's start (on 4,400 rows, 880 of them held out) keeps
+    200 trees, and a start chosen again on all 5,500 rows (1,100 held out) would follow its
+    held-out count instead. The refit repeats the start the rounds were judged against:
+    200 trees, not 2 x its own count as before (its family it chooses again, on more rows)."""
+    booster = Booster(random_state=0, base_learner_params=LGB).fit(noisy_log(1, 5_500))
+    chosen, refitted = booster.reward_start_, booster.policy_.metadata["reward_start"]
+    assert chosen["holdout_rows"] < MIN_HOLDOUT_ROWS_FOR_COUNT and chosen["trees"] == 200
+    assert refitted["repeated"] == {"family": "auto", "count": False}
+    assert refitted["holdout_rows"] == 1_100 >= MIN_HOLDOUT_ROWS_FOR_COUNT
+    assert refitted["family"] == "trees" and refitted["holdout_trees"]["trees"] < 50
+    assert refitted["trees"] == 200 and not refitted["trees_follow_count"]
+    params = booster.policy_.metadata["base_learner_params"]
+    assert params["reward_start"] == refitted["repeated"] and params["num_threads"] == 1
+    assert booster.base_learner_params == LGB  # the user's parameters are left as they were
+
+
 def confounded_log(seed: int, n: int = 8000) -> LoggedBandit:
     """Two actions; an unobserved u in {0, 1} drives both the logger (action 1 with
     probability 0.8 when u = 1, 0.2 when u = 0: the true propensities) and the reward u + 0.2
@@ -172,3 +198,38 @@ def test_zero_rounds_is_the_start_alone_and_needs_a_start():
     assert alone.reward_start_ is not None
     with pytest.raises(InvalidParameterError, match=r"n_rounds=0 keeps only the start F_0"):
         Booster(n_rounds=0, warm_start="none").fit(log)
+
+
+def test_a_fit_that_ends_at_its_start_scores_no_training_pair(monkeypatch):
+    """``n_rounds=0`` without evaluation rows (a default fit's refit of the start alone):
+    nothing reads F_0 on the n*K training pairs, so LightGBM does not score them (they were
+    most of a 100,000-row refit's time), and the scale is read off q on at most
+    ``SCALE_CONTEXTS`` contexts: the same model, the same actions, a scale within 1%."""
+    import lightgbm as lgb
+
+    from opboost.algorithms.learners.lightgbm_start_hooks import SCALE_CONTEXTS
+
+    scored = []
+    add_valid = lgb.Booster.add_valid
+
+    def spy(self, data, name):
+        scored.extend([name] if name == "pairs" else [])  # not the held-out fits' rows
+        return add_valid(self, data, name)
+
+    monkeypatch.setattr(lgb.Booster, "add_valid", spy)
+    log, _ = linear_log(0, n=3 * SCALE_CONTEXTS, noise=0.5)
+    alone = Booster(random_state=0, n_rounds=0, base_learner_params=LGB).fit(log)
+    assert scored == [] and alone.reward_start_["trees"] > 0
+    eval_logs, _ = linear_log(1, n=200, noise=0.5)  # evaluation rows: F_0 is read, and scored
+    read = Booster(random_state=0, n_rounds=0, base_learner_params=LGB)
+    read.fit(log, eval_data=eval_logs)
+    assert scored == ["pairs"]
+    X = np.random.default_rng(7).normal(size=(500, 3))
+    q_alone = alone.decision_function(X) / alone.reward_start_["scale"]
+    q_read = read.decision_function(X) / read.reward_start_["scale"]
+    np.testing.assert_allclose(q_alone, q_read, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(alone.predict(X), read.predict(X))
+    assert alone.reward_start_["scale"] == pytest.approx(read.reward_start_["scale"], rel=0.01)
+    scored.clear()
+    default = Booster(random_state=0, base_learner_params=LGB).fit(linear_log(0)[0])
+    assert default.best_round_ == 0 and scored == ["pairs"]  # the held-out fit's start only

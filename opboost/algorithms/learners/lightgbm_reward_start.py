@@ -48,15 +48,19 @@ from opboost.lgbm.rows import design_rows
 from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = [
+    "FAMILIES",
     "MIN_HOLDOUT_ROWS_FOR_COUNT",
     "REWARD_MODEL_PARAMS",
+    "START_CHOICE",
     "LoggedRows",
     "RewardModel",
     "action_split_params",
     "binning_params",
     "choose_family",
     "fit_reward_model",
+    "is_start_choice",
     "merge_in_front",
+    "refit_choice",
     "scale_leaves",
     "thread_params",
 ]
@@ -104,6 +108,25 @@ CLEAR_GAIN_SE = 1.96
 #: Contexts predicted per call when evaluating q on every training pair (bounds the designed
 #: rows held at once to this many contexts times K).
 _PREDICT_CHUNK = 20_000
+
+
+#: The families of reward model the start chooses between.
+FAMILIES = ("trees", "linear+trees")
+#: What ``LightGBMTree(reward_start=...)`` takes (:func:`is_start_choice`).
+START_CHOICE = (
+    'a dict {"family": "auto" or "trees", "count": true or false} or {"family": '
+    '"linear+trees", "count": true}'
+)
+
+
+def is_start_choice(value: Any) -> bool:
+    """Whether ``value`` is a choice :func:`fit_reward_model` can repeat (:data:`START_CHOICE`;
+    the linear family always follows its count)."""
+    if not isinstance(value, dict) or set(value) != {"family", "count"}:
+        return False
+    if not isinstance(value["count"], bool) or value["family"] not in ("auto", *FAMILIES):
+        return False
+    return value["family"] != "linear+trees" or value["count"]
 
 
 @dataclass
@@ -220,17 +243,21 @@ class LoggedRows:
         return self.rows[mask], self.rewards[mask], start
 
 
-def _reward_trees(params: dict, data: LoggedRows) -> tuple[lgb.Booster, np.ndarray | None]:
+def _reward_trees(
+    params: dict, data: LoggedRows, score_pairs: bool = True
+) -> tuple[lgb.Booster, np.ndarray | None]:
     """LightGBM trees on every logged row, from ``data.start`` (None: the mean reward), and
-    their scores on the policy's pairs ((n*K,), None without ``data.pairs``): LightGBM adds
-    each new tree to the scores of its validation data on the binned rows, far cheaper than
-    predicting every pair afterwards."""
+    their scores on the policy's pairs ((n*K,), None without ``data.pairs`` or
+    ``score_pairs``): LightGBM adds each new tree to the scores of its validation data on the
+    binned rows, far cheaper than predicting every pair afterwards, but still most of the
+    fit's time (n*K rows a tree)."""
     model = lgb.Booster(dict(params, metric="None"), data.dataset(None, params))
-    if data.pairs is not None:
+    score_pairs = score_pairs and data.pairs is not None
+    if score_pairs:
         model.add_valid(data.pairs, "pairs")
     for _ in range(params["num_iterations"]):
         model.update()
-    if data.pairs is None:
+    if not score_pairs:
         return model, None
     scores = np.empty(data.pairs.num_data())
     fetch_scores(model, scores, data_idx=1)
@@ -295,6 +322,8 @@ def fit_reward_model(
     num_threads: int | str,
     *,
     pairs: lgb.Dataset | None = None,
+    repeat: dict[str, Any] | None = None,
+    q_sample: int | None = None,
 ) -> RewardModel:
     """The reward model of the module doc on contexts ``X`` (n, d), ``actions`` and
     ``rewards`` (n,). ``design`` is the policy's "stacked" (action as one categorical column)
@@ -304,6 +333,14 @@ def fit_reward_model(
     default.
     ``pairs``: the policy's constructed Dataset of the n*K designed rows of ``X``
     (example-major), whose bins the reward model then uses; q on the pairs comes from it.
+    ``repeat``: ``{"family": ..., "count": ...}``, what to fit instead of the rule above:
+    the family ("auto": chosen on held-out rows as above; "trees" or "linear+trees": that
+    one, fitted alone on the held-out rows for its count), and whether the trees family
+    follows its held-out count (``count``) whatever the number of held-out rows.
+    :func:`refit_choice` of a fit's report is what a refit on every logged row repeats.
+    ``q_sample``: None, q (n, K) on every training pair; m, for a fit that ends at its start
+    and needs q only for its scale: q on at most m contexts drawn at random (every one when
+    n <= m), and the n*K pairs are not scored.
 
     LightGBM's "categorical_column in param dict is overridden" warnings are silenced: these
     Datasets take their bins, categorical ones included, from ``pairs`` (or their own rows),
@@ -311,11 +348,21 @@ def fit_reward_model(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "categorical_.* in param dict is overridden")
         return _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
-                                 num_threads, pairs)  # fmt: skip
+                                 num_threads, pairs, repeat, q_sample)  # fmt: skip
+
+
+def refit_choice(report: dict[str, Any]) -> dict[str, Any]:
+    """What a refit on every logged row repeats of a fit's reward model (its ``report``), as
+    :func:`fit_reward_model`'s ``repeat`` takes it: whether the trees follow the held-out
+    count. Logs of 5,000 to 6,250 rows hold out 1,000 in a refit on every row, but fewer on
+    the 80% the booster's rounds were judged on: chosen again, the refitted start would not
+    be the one judged (tabular_1026 lost 0.05 to it, docs/benchmarks/defaults.md). The family
+    is chosen again, on more rows: repeating it cost 0.025 on tuning world 10."""
+    return {"family": "auto", "count": bool(report["trees_follow_count"])}
 
 
 def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed, num_threads,
-                      pairs) -> RewardModel:  # fmt: skip
+                      pairs, repeat, q_sample) -> RewardModel:  # fmt: skip
     """:func:`fit_reward_model`'s work: the held-out choice, then the refit of the winner."""
     n, d = X.shape
     onehot = design == "stacked_onehot"
@@ -333,23 +380,34 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
     n_held = round(HOLDOUT_FRACTION * n)
     problem = linear_family_problem(X, n_actions, categorical)
     report: dict[str, Any] = {"design": design, "family": "trees", "linear_skipped": problem}
+    report["trees_follow_count"] = False
+    if repeat is not None:
+        report["repeated"] = dict(repeat)
     if problem is None and n_held < MIN_HOLDOUT_ROWS:
         report["linear_skipped"] = f"fewer than {MIN_HOLDOUT_ROWS} rows to hold out"
-    if report["linear_skipped"] is None:
+    wanted = _held_out_families(repeat, report["linear_skipped"] is None, n_held)
+    if wanted:
         held = np.zeros(n, dtype=bool)
         held[np.random.default_rng(seed).permutation(n)[:n_held]] = True
         select = dict(SELECTION_PARAMS, seed=seed, num_threads=num_threads, **splits)
-        trees_count, trees_errors = _held_out_fit(select, data, ~held, held)
-        errors = {"trees": trees_errors}
-        linear = _fit_linear(X, actions, data.rewards, n_actions, categorical, ~held, num_threads)
-        data.start = linear.predict(X)[np.arange(n), actions]
-        target = float(np.mean(errors["trees"] ** 2))
-        count, errors["linear+trees"] = _held_out_fit(select, data, ~held, held, target)
-        report["family"] = choose_family(errors)
+        counts, errors = {}, {}
+        if "trees" in wanted:
+            counts["trees"], errors["trees"] = _held_out_fit(select, data, ~held, held)
+        if "linear+trees" in wanted:
+            linear = _fit_linear(X, actions, data.rewards, n_actions, categorical, ~held,
+                                 num_threads)  # fmt: skip
+            data.start = linear.predict(X)[np.arange(n), actions]
+            target = float(np.mean(errors["trees"] ** 2)) if errors else None
+            counts["linear+trees"], errors["linear+trees"] = _held_out_fit(
+                select, data, ~held, held, target
+            )
+        report["family"] = choose_family(errors) if len(wanted) == 2 else wanted[0]
+        follow = n_held >= MIN_HOLDOUT_ROWS_FOR_COUNT if repeat is None else repeat["count"]
         report.update(
             holdout_rows=n_held,
             holdout_mse={name: float(np.mean(e**2)) for name, e in errors.items()},
-            holdout_trees={"trees": trees_count, "linear+trees": count},
+            holdout_trees=counts,
+            trees_follow_count=bool(follow),
         )
         if report["family"] == "linear+trees":  # refitted on every row, as the trees are
             every = np.ones(n, dtype=bool)
@@ -357,12 +415,34 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
                 X, actions, data.rewards, n_actions, categorical, every, num_threads
             )
             data.start = linear.predict(X)[np.arange(n), actions]
-            params["num_iterations"] = 2 * count  # the held-out count at half the rate
-            return _finish(*_reward_trees(params, data), linear, X, n_actions, params, report)
-        if n_held >= MIN_HOLDOUT_ROWS_FOR_COUNT:  # the held-out count at half the rate
-            params["num_iterations"] = min(params["num_iterations"], 2 * trees_count)
+            params["num_iterations"] = 2 * counts["linear+trees"]  # the count at half the rate
+            trees = _reward_trees(params, data, score_pairs=q_sample is None)
+            return _finish(*trees, linear, _q_contexts(X, q_sample, seed), n_actions, params,
+                           report)  # fmt: skip
+        if report["trees_follow_count"]:  # the held-out count at half the rate
+            params["num_iterations"] = min(params["num_iterations"], 2 * counts["trees"])
     data.start = None
-    return _finish(*_reward_trees(params, data), None, X, n_actions, params, report)
+    trees = _reward_trees(params, data, score_pairs=q_sample is None)
+    return _finish(*trees, None, _q_contexts(X, q_sample, seed), n_actions, params, report)
+
+
+def _q_contexts(X: Any, q_sample: int | None, seed: int) -> Any:
+    """The contexts q is computed on (:func:`fit_reward_model`'s ``q_sample``)."""
+    n = X.shape[0]
+    if q_sample is None or n <= q_sample:
+        return X
+    return X[np.sort(np.random.default_rng(seed).choice(n, q_sample, replace=False))]
+
+
+def _held_out_families(repeat: dict | None, linear_ok: bool, n_held: int) -> tuple[str, ...]:
+    """The families to fit on the held-out split: both to choose (none without the linear
+    family: the trees then take 200 trees); with ``repeat`` of one family, that one alone,
+    for its count (none when it follows no count, or with too few rows to hold out)."""
+    if repeat is None or repeat["family"] == "auto":
+        return FAMILIES if linear_ok else ()
+    if repeat["family"] == "linear+trees" and linear_ok:
+        return ("linear+trees",)
+    return ("trees",) if repeat["count"] and n_held >= MIN_HOLDOUT_ROWS else ()
 
 
 def action_split_params(n_actions: int) -> dict[str, int]:
@@ -391,8 +471,8 @@ def _fit_linear(X, actions, rewards, n_actions, categorical, rows, num_threads) 
 
 
 def _finish(trees, scores, linear, X, n_actions, params, report) -> RewardModel:
-    """The RewardModel of ``trees`` (and ``linear``), with q on every training pair: the
-    trees' ``scores`` on the pairs (n*K,), or their predictions when None."""
+    """The RewardModel of ``trees`` (and ``linear``), with q on the contexts ``X`` (m, d): the
+    trees' ``scores`` on their pairs (m*K,), or their predictions when None."""
     report["trees"] = trees.num_trees()
     n = X.shape[0]
     if scores is not None:

@@ -33,9 +33,13 @@ import numpy as np
 
 from opboost.algorithms.learners.lightgbm_commits import CommittedRounds
 from opboost.algorithms.learners.lightgbm_pairs import PairRounds
-from opboost.algorithms.learners.lightgbm_reward_start import merge_in_front
+from opboost.algorithms.learners.lightgbm_reward_start import (
+    START_CHOICE,
+    is_start_choice,
+    merge_in_front,
+)
 from opboost.algorithms.learners.lightgbm_start_hooks import RewardStartHooks
-from opboost.api.constraints import Options
+from opboost.api.constraints import Options, Satisfies
 from opboost.api.data.pairs import PairRows
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.learner import BaseLearner, BaseProblem, Ensemble
@@ -116,6 +120,15 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         of "per_action". The step is computed on every row either way; a sampled tree that splits on
         no action column (it would change no policy) is dropped, and that round and the rest
         grow on every row (``opboost.lgbm.sampling``).
+    reward_start
+        None (default): the reward-model start chooses its family on held-out logs, and the
+        trees follow their held-out count (twice the number a held-out fit keeps at learning
+        rate 0.1, at most 200) on 1,000 held-out rows or more
+        (``opboost.algorithms.learners.lightgbm_reward_start``). Else
+        ``{"family": F, "count": C}``: F "auto" (chosen so), "trees" or "linear+trees" (not
+        chosen); C whether the trees follow the count at any number of held-out rows (True
+        for "linear+trees", which always does). A Booster's refit on all the logs sets it
+        to what its held-out fit did (``refit_params``).
     params
         extra LightGBM parameters (e.g. ``{"force_col_wise": True}`` to override
         ``histogram_layout``); may not set the objective, learning rate, boosting type,
@@ -139,6 +152,7 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         **LIGHTGBM_TREE_CONSTRAINTS,
         "categorical_features": CATEGORICAL_FEATURES,
         "row_sampling": [Options(sampling_rules.ROW_SAMPLINGS)],
+        "reward_start": [None, Satisfies(is_start_choice, START_CHOICE)],
     }
 
     def __init__(
@@ -157,6 +171,7 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         random_state: Any = None,
         categorical_features: list[int] | None = None,
         row_sampling: str = "auto",
+        reward_start: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
         self.num_leaves = num_leaves
@@ -172,6 +187,7 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         self.random_state = random_state
         self.categorical_features = categorical_features
         self.row_sampling = row_sampling
+        self.reward_start = reward_start
         self.params = params
 
     @classmethod
@@ -237,6 +253,7 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
         self._unscaled: list[tuple[int, float]] = []  # committed (first tree, alpha), unscaled
         self._last_alpha = 1.0
         self._designed = context_rows_cache(d, K, design)
+        self._start_choice = None  # the reward-model start's (refit_params)
         self.n_rounds_ = 0
         self._view = None  # the slot view of a fit on candidate pairs (prepare_pairs)
 

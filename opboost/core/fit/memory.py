@@ -66,7 +66,9 @@ class InMemoryFit:
 
     With ``holdout`` logs (and how to select on them, ``selection``) the fit scores every
     committed round there (``selection``, an :class:`opboost.core.selection.RoundSelection`, from
-    :meth:`begin` on).
+    :meth:`begin` on). ``start_only``: the fit runs no rounds and nothing reads F on the
+    training rows (no evaluation or held-out rows, no checkpoints): the start need not score
+    them (:func:`opboost.core.fit.warm_start.fit_warm_start`), and there is no round state.
     """
 
     def __init__(
@@ -76,8 +78,11 @@ class InMemoryFit:
         components: Components,
         settings: FitSettings,
         holdout: tuple[LoggedBandit, SelectionSettings] | None = None,
+        *,
+        start_only: bool = False,
     ) -> None:
         self.data, self.eval_data, self.settings = data, eval_data, settings
+        self.start_only = start_only and eval_data is None and holdout is None
         self.components = components
         self.objective, self.estimator, self.learner = components
         self.holdout = holdout
@@ -134,7 +139,7 @@ class InMemoryFit:
         """Prepare the learner and F_0 (:meth:`start`), compute the first round state, and
         with held-out logs score round 0 there."""
         self.start()
-        self.state = self._round_state()
+        self.state = None if self.start_only else self._round_state()
         if self.holdout is not None:
             self.selection = RoundSelection(self, *self.holdout)
 
@@ -157,6 +162,7 @@ class InMemoryFit:
                 scores=self.scores,
                 eval_scores=self.eval_scores,
                 add_round=self.add_round,
+                start_only=self.start_only,
             )
             self.scores, self.eval_scores = start.scores, start.eval_scores
             self.reward_start = start.reward_start

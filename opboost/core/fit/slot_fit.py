@@ -67,19 +67,21 @@ def make_fit(
     components: Components,
     settings: FitSettings,
     selection: SelectionSettings | None = None,
+    *,
+    start_only: bool = False,
 ) -> InMemoryFit:
     """The in-memory fit of ``data``: with ``selection``, on what is left after holding out
     ``settings.validation_fraction`` of the rows (seeded by ``selection.seed``); a
     :class:`SlotFit` for logs with candidates or action features (checked with
-    :func:`check_pair_fit`), else an :class:`InMemoryFit`; refused first when its stacked
-    design cannot fit in memory (:func:`check_stacked_fit`)."""
+    :func:`check_pair_fit`), else an :class:`InMemoryFit` (``start_only`` as there); refused
+    first when its stacked design cannot fit in memory (:func:`check_stacked_fit`)."""
     check_stacked_fit(data, "Booster.fit")  # the logs as given, before any hold-out
     holdout = None
     if selection is not None:
         data, held_out = split_holdout(data, settings.validation_fraction, selection.seed)
         holdout = (held_out, selection)
     if not uses_pairs(data):
-        return InMemoryFit(data, eval_data, components, settings, holdout)
+        return InMemoryFit(data, eval_data, components, settings, holdout, start_only=start_only)
     check_pair_fit(components.learner, settings, safe=selection is not None and selection.safe)
     return SlotFit(data, eval_data, components, settings, holdout)
 

@@ -199,8 +199,9 @@ def reward_predictions(estimator: Estimator, train: LoggedBandit, seed: int) -> 
 
 @dataclass(frozen=True, eq=False)
 class Start:
-    """F_0, what a warm start gives the fit: on the training rows (n, K), on the evaluation
-    rows (None without them), and what a learner's own reward-model start chose
+    """F_0, what a warm start gives the fit: on the training rows (n, K; zeros, not computed,
+    in a fit that ends at its start: :func:`fit_warm_start`'s ``start_only``), on the
+    evaluation rows (None without them), and what a learner's own reward-model start chose
     (``reward_start_``, else None)."""
 
     scores: np.ndarray
@@ -218,6 +219,7 @@ def fit_warm_start(
     scores: np.ndarray,
     eval_scores: np.ndarray | None,
     add_round: AddRound,
+    start_only: bool = False,
 ) -> Start:
     """F_0 of ``settings.warm_start`` as ``components.learner``'s first ensemble members (not
     counted as boosting rounds), the learner prepared on ``data``; ``train`` is ``data`` with
@@ -226,11 +228,18 @@ def fit_warm_start(
     ``scores`` and ``eval_scores`` are F on the training rows and on ``eval_data``'s (None
     without them) before the start (zeros); the members are added to them in place, the
     held-out ones through ``add_round`` (:data:`AddRound`). A reward model the estimator
-    does not have is seeded with ``settings.seed``.
+    does not have is seeded with ``settings.seed``. ``start_only``: the fit ends at its start
+    and nothing reads F_0 on the training rows; a learner that offers
+    ``start_alone_from_rewards`` then fits its reward model without scoring them, and the
+    returned ``Start.scores`` stay zeros.
     """
     learner = components.learner
     if settings.warm_start == "reward_model":
         scale = reward_scale(data, settings.warm_start_prob)
+        if start_only and learner.start_alone_from_rewards(
+            train.contexts, train.actions, train.rewards, scale
+        ):
+            return Start(scores, None, getattr(learner, "reward_start_", None))
         start = _start_from_rewards(learner, train, scale, scores, eval_data)
         if start is not None:
             return start
