@@ -302,3 +302,13 @@ def test_compare_runs_judges_a_new_run_against_an_earlier_runs_peers(tmp_path, c
     assert "before: W/T/L 0/2/0, mean +0.0000, 0 means below -0.003" in printed
     with pytest.raises(SystemExit, match="no data set has method 'vw'"):
         compare.main([*argv, "--method", "vw"])
+
+
+def test_the_replacement_probe_replays_the_rules_own_test(capsys):
+    """bench_replacement_tests.py: the per-row DR values it replays are the rule's own (gap
+    0), and its "normal 0.95" test is the default's: 0 against itself."""
+    probe = _import_script("bench_replacement_tests")
+    assert probe.main(["--world-seeds", "12", "--seeds", "1", "--max-rows", "800"]) == 0
+    captured = capsys.readouterr()
+    assert "formula gap 0.0e+00" in captured.err
+    assert "| normal 0.95 | +0.0000 | 0 |" in captured.out
