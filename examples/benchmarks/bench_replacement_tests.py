@@ -121,9 +121,10 @@ def replay(records: list[dict[str, Any]], test: Callable[[dict[str, Any]], bool]
     by_world: dict[int, list[float]] = defaultdict(list)
     right, wrong = [], []
     for rec in records:
-        chosen = rec["v_challenger"] if test(rec) else rec["v_kept"]
+        replaced = test(rec)
+        chosen = rec["v_challenger"] if replaced else rec["v_kept"]
         by_world[rec["world"]].append(chosen - rec["v_default"])
-        if test(rec):
+        if replaced:
             gain = rec["v_challenger"] - rec["v_kept"]
             (right if gain > 0 else wrong).append((rec["world"], rec["seed"], round(gain, 3)))
     means = np.array([np.mean(v) for v in by_world.values()])

@@ -367,9 +367,9 @@ def plan_fit(booster: Any, logs: Any, eval_data: Any, callbacks: Any) -> FitPlan
         options = {"eval_data": eval_data, "callbacks": callbacks}
         make = functools.partial(logs.make_engine, components, settings, **options)
     else:
-        # a fit of the start alone that no one reads F of (a default fit's refit of the start)
-        start_only = n_rounds == 0 and eval_data is None and selection is None
-        start_only = start_only and not any(
+        # no round and no checkpoint: F_0 on the training rows is read by no one unless the
+        # fit has evaluation or held-out rows (InMemoryFit's start_only checks those)
+        start_only = n_rounds == 0 and not any(
             getattr(cb, "writes_checkpoints", False) for cb in callbacks
         )
         make = functools.partial(

@@ -385,6 +385,12 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
         report["repeated"] = dict(repeat)
     if problem is None and n_held < MIN_HOLDOUT_ROWS:
         report["linear_skipped"] = f"fewer than {MIN_HOLDOUT_ROWS} rows to hold out"
+
+    def finish(linear: LinearRewards | None) -> RewardModel:
+        """The final trees on every row (after ``linear``, when given), q on the contexts."""
+        trees = _reward_trees(params, data, score_pairs=q_sample is None)
+        return _finish(*trees, linear, _q_contexts(X, q_sample, seed), n_actions, params, report)
+
     wanted = _held_out_families(repeat, report["linear_skipped"] is None, n_held)
     if wanted:
         held = np.zeros(n, dtype=bool)
@@ -416,14 +422,11 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             )
             data.start = linear.predict(X)[np.arange(n), actions]
             params["num_iterations"] = 2 * counts["linear+trees"]  # the count at half the rate
-            trees = _reward_trees(params, data, score_pairs=q_sample is None)
-            return _finish(*trees, linear, _q_contexts(X, q_sample, seed), n_actions, params,
-                           report)  # fmt: skip
+            return finish(linear)
         if report["trees_follow_count"]:  # the held-out count at half the rate
             params["num_iterations"] = min(params["num_iterations"], 2 * counts["trees"])
     data.start = None
-    trees = _reward_trees(params, data, score_pairs=q_sample is None)
-    return _finish(*trees, None, _q_contexts(X, q_sample, seed), n_actions, params, report)
+    return finish(None)
 
 
 def _q_contexts(X: Any, q_sample: int | None, seed: int) -> Any:

@@ -84,8 +84,8 @@ class RewardStartHooks:
 
     def _fit_start(self, contexts, actions, rewards, scale, q_sample) -> tuple[Any, float]:
         """Fit the reward model, put it in front of the ensemble scaled by ``scale(q)``:
-        (the model, the factor)."""
-        booster = self._check_prepared()
+        (the model, the factor). The callers checked that the learner is prepared."""
+        booster = self.booster_
         if booster.num_trees() or self.n_rounds_:
             raise InvalidParameterError(
                 "LightGBMTree.start_from_rewards: call it right after prepare, before rounds."
