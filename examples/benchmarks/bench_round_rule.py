@@ -2,10 +2,11 @@
 rule and of the reward-model start as extra methods (issue 48).
 
 ``Booster()``'s rules have no Booster parameter (``opboost.core.resolve``: the rounds'
-confidence over the start alone, the replacements' confidence, the patience;
-``opboost.algorithms.learners.lightgbm_reward_start``: when the start's trees follow its
-held-out count, how its trees split the action column), so each variant is the default fitted
-with those module settings replaced during its fit. ``--variant NAME=SPEC`` adds one, SPEC
+confidence over the start alone, the replacements' confidence, the patience, the challengers
+(``+``-separated registered names); ``opboost.algorithms.learners.lightgbm_reward_start``:
+when the start's trees follow its held-out count, how long its held-out fits wait for a lower
+error, how its trees split the action column), so each variant is the default fitted with
+those module settings replaced during its fit. ``--variant NAME=SPEC`` adds one, SPEC
 either ``CONFIDENCE:PATIENCE`` (the rounds' confidence and the patience) or a comma list of
 ``SETTING=VALUE`` with SETTING one of :data:`SETTINGS`. Every other argument is
 ``bench_peers.py``'s, and ``--methods`` must name the variants to run them. Tune on the tuning
@@ -45,6 +46,8 @@ SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
     "count_rows": (reward_start, "MIN_HOLDOUT_ROWS_FOR_COUNT", int),
     "action_splits": (reward_start, "action_split_params", ACTION_SPLITS.__getitem__),
     "challenger_confidence": (resolve, "AUTO_CHALLENGER_CONFIDENCE", float),
+    "stopping_rounds": (reward_start, "STOPPING_ROUNDS", int),
+    "challengers": (resolve, "AUTO_CHALLENGERS", lambda names: tuple(names.split("+"))),
 }
 
 

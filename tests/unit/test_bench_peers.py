@@ -268,6 +268,10 @@ def test_a_rule_variant_sets_its_settings_for_its_fit_only():
     assert rule.parse_spec("challenger_confidence=0.75") == [
         (resolve, "AUTO_CHALLENGER_CONFIDENCE", 0.75)
     ]
+    assert rule.parse_spec("challengers=dr_reduction+reward_regression,stopping_rounds=40") == [
+        (resolve, "AUTO_CHALLENGERS", ("dr_reduction", "reward_regression")),
+        (reward_start, "STOPPING_ROUNDS", 40),
+    ]
     with pytest.raises(SystemExit, match="unknown setting 'patiance'"):
         rule.parse_spec("patiance=5")
 
