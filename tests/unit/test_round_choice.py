@@ -13,12 +13,13 @@ from opboost import Booster
 from opboost.algorithms.estimators.direct import _RewardModelEstimator
 from opboost.algorithms.learners.lightgbm_reward_start import MIN_HOLDOUT_ROWS_FOR_COUNT
 from opboost.api.data.logged import LoggedBandit
-from opboost.api.exceptions import InvalidParameterError
+from opboost.api.exceptions import InvalidParameterError, OpboostWarning
 from opboost.core.callbacks import Checkpoint, EarlyStopping, Progress
 from opboost.core.resolve import (
     AUTO_PAIRED_CONFIDENCE,
     AUTO_PATIENCE,
     AUTO_VALIDATION_FRACTION,
+    CHECKPOINT_WITHOUT_CHOICE,
     effective_round_choice,
 )
 from opboost.simulation.supervised import supervised_to_bandit
@@ -42,9 +43,12 @@ def test_auto_applies_the_paired_rule_at_every_log_size_after_a_reward_model_sta
         choice(pairs=True),  # candidate pairs: items come and go
         choice(rounds=0),  # nothing to choose from
         choice(cbs=[EarlyStopping()]),  # the callback ends the rounds
-        choice(cbs=[Checkpoint(tmp_path)]),  # the selection state is not checkpointed
+        choice(cbs=[EarlyStopping(), Checkpoint(tmp_path)]),  # the user's own choice
     ):
         assert no_choice.fraction is None
+    with pytest.warns(OpboostWarning, match="keeps all 100 rounds"):
+        # the selection state is not checkpointed
+        assert choice(cbs=[Checkpoint(tmp_path)]).fraction is None
     assert choice(cbs=[Progress()]).fraction == AUTO_VALIDATION_FRACTION
     assert choice(start=None).selection == "snips"
     safe = choice(booster=Booster(safe=True), start=None)
@@ -233,3 +237,26 @@ def test_a_fit_that_ends_at_its_start_scores_no_training_pair(monkeypatch):
     scored.clear()
     default = Booster(random_state=0, base_learner_params=LGB).fit(linear_log(0)[0])
     assert default.best_round_ == 0 and scored == ["pairs"]  # the held-out fit's start only
+
+
+def test_a_default_fit_with_a_checkpoint_warns_that_it_keeps_every_round(tmp_path):
+    """Adding a Checkpoint for crash safety turns the default's held-out choice off (its state
+    is not checkpointed): the fit says so, pointing at the caller, and keeps every round; an
+    explicit validation_fraction=None, early stopping or a learner without a reward-model
+    start fit without the warning (pytest turns any OpboostWarning into an error here)."""
+    log = action_only_log(0, n=600)
+    params = {"random_state": 0, "n_rounds": 3, "base_learner_params": LGB}
+    with pytest.warns(OpboostWarning) as record:
+        booster = Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path / "a")])
+    assert [str(w.message) for w in record] == [CHECKPOINT_WITHOUT_CHOICE.format(rounds=3)]
+    assert record[0].filename == __file__
+    assert booster.n_rounds_ == booster.policy_.n_rounds == 3
+    assert booster.policy_.metadata.get("selection") is None
+    explicit = Booster(**params, validation_fraction=None)
+    explicit.fit(log, callbacks=[Checkpoint(tmp_path / "b")])
+    assert explicit.policy_.n_rounds == 3
+    stop = EarlyStopping(metric="train_value")
+    Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path / "c"), stop])
+    Booster(random_state=0, n_rounds=3, base_learner="sklearn_tree").fit(
+        log, callbacks=[Checkpoint(tmp_path / "d")]
+    )
