@@ -251,7 +251,9 @@ def test_a_default_fit_with_a_checkpoint_warns_that_it_keeps_every_round(tmp_pat
     assert [str(w.message) for w in record] == [CHECKPOINT_WITHOUT_CHOICE.format(rounds=3)]
     assert record[0].filename == __file__
     assert booster.n_rounds_ == booster.policy_.n_rounds == 3
-    assert booster.policy_.metadata.get("selection") is None
+    assert getattr(booster, "best_round_", None) is None  # no held-out choice was made
+    chosen = Booster(**params).fit(log)  # the same fit without the Checkpoint chooses
+    assert chosen.best_round_ is not None and chosen.selection_["n_holdout"] > 0
     explicit = Booster(**params, validation_fraction=None)
     explicit.fit(log, callbacks=[Checkpoint(tmp_path / "b")])
     assert explicit.policy_.n_rounds == 3
