@@ -67,8 +67,13 @@ class _CategoricalRegressor:
         self.model.fit(X, y, categorical_feature=self.categorical)
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        return self.model.predict(X)
+    def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
+        return self.model.predict(X, **kwargs)
+
+    @property
+    def booster_(self) -> Any:
+        """The fitted LightGBM booster (its prediction threads are chosen by the work)."""
+        return self.model.booster_
 
 
 #: The most actions ``regressor="per_action"`` fits one regressor each for.
@@ -127,8 +132,8 @@ class DRReduction(PolicyLearner):
     Attributes
     ----------
     models_
-        the fitted regressors: K (None for an action never a candidate, scored 0) for
-        "per_action", one for "stacked".
+        the fitted regressors (``lightgbm.Booster``): K (None for an action never a
+        candidate, scored 0) for "per_action", one for "stacked".
     n_actions_, n_features_
         K and d.
     """
@@ -197,6 +202,10 @@ class DRReduction(PolicyLearner):
             self.models_ = [self._fit_one(design, targets, seed)]
             return self
         self._empty_text = _empty_class_model(data.contexts[:2], k, self._categorical)
+        if data.candidates is None:  # every regressor learns from every context
+            shared = self._dataset(data.contexts, gamma[:, 0], seed)
+            self.models_ = [self._fit_one(shared, gamma[:, a], seed) for a in range(k)]
+            return self
         order = np.argsort(actions, kind="stable")
         bounds = np.searchsorted(actions[order], np.arange(k + 1))
         self.models_ = []
@@ -244,21 +253,45 @@ class DRReduction(PolicyLearner):
         self.models_ = [self._fit_one(pairs.matrix(), view.gather(gamma), seed)]
         return self
 
-    def _fit_one(self, X: Any, y: np.ndarray, seed: int) -> Any:
+    def _params(self, X: Any, seed: int) -> dict[str, Any]:
+        """LightGBM's settings of a regressor on the rows ``X`` (n, d): least squares with this
+        learner's trees, threads by the fit's size."""
+        self.num_threads_ = lightgbm_threads(X.shape[0] * X.shape[1], self.num_threads)
+        return {
+            "objective": "regression",
+            "num_iterations": self.n_estimators,
+            "num_leaves": self.num_leaves,
+            "learning_rate": self.learning_rate,
+            "min_data_in_leaf": self.min_child_samples,
+            "seed": seed % (2**31 - 1),
+            "verbose": -1,
+            "num_threads": self.num_threads_,
+            "deterministic": True,  # the same model whatever the thread count
+        }
+
+    def _dataset(self, X: Any, y: np.ndarray, seed: int) -> Any:
+        """The LightGBM Dataset of the rows ``X`` and targets ``y`` (kept: the per-action
+        regressors of logs without candidate sets share one Dataset of the contexts, binned
+        once, and each sets its own targets)."""
         import lightgbm as lgb
 
-        self.num_threads_ = lightgbm_threads(X.shape[0] * X.shape[1], self.num_threads)
-        model = lgb.LGBMRegressor(
-            n_estimators=self.n_estimators,
-            num_leaves=self.num_leaves,
-            learning_rate=self.learning_rate,
-            min_child_samples=self.min_child_samples,
-            random_state=seed % (2**31 - 1),
-            verbose=-1,
-            n_jobs=self.num_threads_,
-            deterministic=True,
+        categorical = self._categorical or "auto"
+        params = self._params(X, seed)
+        return lgb.Dataset(
+            X, y, params=params, categorical_feature=categorical, free_raw_data=False
         )
-        return model.fit(X, y, categorical_feature=self._categorical or "auto")
+
+    def _fit_one(self, rows: Any, y: np.ndarray, seed: int) -> Any:
+        """A ``lightgbm.Booster`` fitted to targets ``y`` on ``rows``: an array (a Dataset of
+        its own, seeded with ``seed``), or a Dataset shared by the per-action regressors of
+        logs without candidate sets (from :meth:`_dataset`, binned once with its first
+        regressor's seed). The seed draws nothing in these fits but the rows the bins are
+        read from, and only above LightGBM's 200,000 (``bin_construct_sample_cnt``)."""
+        import lightgbm as lgb
+
+        dataset = rows if isinstance(rows, lgb.Dataset) else self._dataset(rows, y, seed)
+        dataset.set_label(y)
+        return lgb.train(dataset.params, dataset)
 
     def decision_function(
         self, X: Any, *, candidates: Any = None, action_features: Any = None
@@ -312,14 +345,13 @@ class DRReduction(PolicyLearner):
         check_fitted(self, "models_")
         schema, n_extra, meta = self.action_schema_, 0, {}
         if schema is not None:
-            design, booster = "pairs", self.models_[0].booster_
+            design, booster = "pairs", self.models_[0]
             n_extra, meta = schema.n_features, {ACTION_SCHEMA_KEY: schema.to_json()}
         elif self.regressor == "stacked":
-            design, booster = "stacked_onehot", self.models_[0].booster_
+            design, booster = "stacked_onehot", self.models_[0]
         else:
             design = "per_action"
-            boosters = [None if m is None else m.booster_ for m in self.models_]
-            booster = class_model(boosters, self._empty_text)
+            booster = class_model(self.models_, self._empty_text)
         rounds = booster.num_trees() // (self.n_actions_ if design == "per_action" else 1)
         ensemble = LightGBMEnsemble(
             booster, n_actions=self.n_actions_, action_design=design,
@@ -352,6 +384,6 @@ class DRReduction(PolicyLearner):
         return scores
 
     def _predict(self, model: Any, rows: Any) -> np.ndarray:
-        work = rows.shape[0] * model.booster_.num_trees()
+        work = rows.shape[0] * model.num_trees()
         threads = lightgbm_threads(work, self.num_threads, per_thread=PREDICT_WORK_PER_THREAD)
         return np.asarray(model.predict(rows, num_threads=threads), dtype=np.float64)

@@ -81,9 +81,39 @@ def test_the_learned_policy_beats_the_logging_policy(regressor):
     np.testing.assert_array_equal(scores.argmax(axis=1), actions)
 
 
+def test_the_per_action_regressors_share_one_dataset_and_each_learns_its_own_targets():
+    """Without candidate sets the K regressors share one Dataset of the contexts, binned
+    once; each must equal a LightGBM regressor fitted alone on its action's pseudo-rewards
+    (a label left over from the previous action would make two columns alike)."""
+    import lightgbm as lgb
+
+    from opboost.api.validation import check_random_state
+
+    world = tabular_world(3, max_rows=1500, n_test=500)  # categorical context columns
+    logs = world.logged_bandit()
+    learner = DRReduction(random_state=0, n_estimators=30, num_threads=1).fit(logs)
+    q_seed, seed = (int(s) for s in check_random_state(0).integers(2**31 - 1, size=2))
+    gamma, _ = dr_pseudo_rewards(logs, random_state=q_seed)
+    X = logs.schema.encode(world.test_contexts, "test")
+    categorical = list(logs.schema.categorical_features)
+    alone = [
+        lgb.LGBMRegressor(n_estimators=30, num_leaves=7, learning_rate=0.05,
+                          min_child_samples=200, random_state=seed, n_jobs=1, verbose=-1,
+                          deterministic=True)
+        .fit(logs.contexts, gamma[:, a], categorical_feature=categorical)
+        .predict(X)
+        for a in range(logs.n_actions)
+    ]  # fmt: skip
+    np.testing.assert_allclose(
+        learner.decision_function(X), np.column_stack(alone), rtol=0, atol=1e-12
+    )
+    assert len({tuple(np.round(column, 9)) for column in alone}) == logs.n_actions
+
+
 def _root_rows(model) -> int:
-    """The rows a fitted LGBMRegressor learned from: its first tree's root count."""
-    root = model.booster_.dump_model()["tree_info"][0]["tree_structure"]
+    """The rows a fitted regressor (a lightgbm.Booster) learned from: its first tree's root
+    count."""
+    root = model.dump_model()["tree_info"][0]["tree_structure"]
     return int(root.get("internal_count", root.get("leaf_count")))
 
 
@@ -197,7 +227,7 @@ def test_a_per_action_policy_pads_short_and_missing_regressors():
     )  # fmt: skip
     learner = DRReduction(random_state=0, n_estimators=10, min_child_samples=5).fit(data)
     assert learner.models_[2] is None
-    trees = [m.booster_.num_trees() for m in learner.models_[:2]]
+    trees = [m.num_trees() for m in learner.models_[:2]]
     assert trees[1] < trees[0]  # padded
     policy = learner.to_policy()
     X = np.random.default_rng(3).normal(size=(20, 2))
