@@ -176,6 +176,37 @@ def test_each_tree_grows_with_the_fits_own_count():
         assert default_threads().value == 1
 
 
+@pytest.mark.parametrize("categorical", [False, True])
+def test_the_dr_reward_model_predicts_on_the_free_cores_and_puts_the_count_back(
+    monkeypatch, categorical
+):
+    """The DR estimator's LightGBM reward model fits on one thread; its predictions of every
+    action (the one-hot path of a plain LightGBM model, or one call per action of the DR
+    reduction's categorical one) take threads by their work, with the same values, and leave
+    LightGBM's process-wide count as they found it for the rounds that follow."""
+    if default_threads() is None:
+        pytest.skip("this LightGBM build does not export LGBM_DEFAULT_NUM_THREADS")
+    from opboost.algorithms.estimators import direct
+    from opboost.compose import dr_reduction
+    from opboost.simulation.tabular_worlds import tabular_world
+
+    logs = tabular_world(1, max_rows=2000, n_test=10).logged_bandit()
+
+    def estimator():
+        if categorical:
+            return dr_reduction._dr_estimator(logs, 2, 0)
+        return direct.DoublyRobust(random_state=0)
+
+    one = estimator().reward_predictions(logs)
+    monkeypatch.setattr(direct, "PREDICT_WORK_PER_THREAD", 1_000)  # small work: 2 threads
+    monkeypatch.setattr(threads, "free_cores", lambda: 2)
+    with keeping_threads():
+        use_threads(1)
+        two = estimator().reward_predictions(logs)
+        assert default_threads().value == 1
+    np.testing.assert_array_equal(one, two)
+
+
 def test_keeping_threads_puts_the_count_back():
     if default_threads() is None:
         pytest.skip("this LightGBM build does not export LGBM_DEFAULT_NUM_THREADS")

@@ -45,6 +45,7 @@ from opboost.api.estimator import (
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.lgbm.onehot_scores import onehot_action_scores
+from opboost.lgbm.process_threads import keeping_threads
 from opboost.lgbm.threads import PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = [
@@ -105,9 +106,12 @@ def _prediction_threads(model: Any, n_rows: int) -> dict[str, int]:
 
 
 def _predict_rows(model: Any, rows: Any) -> np.ndarray:
-    """``model.predict(rows)`` as float64 (m,), with :func:`_prediction_threads`."""
+    """``model.predict(rows)`` as float64 (m,), with :func:`_prediction_threads` (LightGBM's
+    process-wide thread count put back afterwards, for a fit's rounds that follow)."""
     threads = _prediction_threads(model, rows.shape[0])
-    return np.asarray(model.predict(rows, **threads), dtype=np.float64).reshape(rows.shape[0])
+    with keeping_threads():
+        predicted = model.predict(rows, **threads)
+    return np.asarray(predicted, dtype=np.float64).reshape(rows.shape[0])
 
 
 def _fresh(model: Any) -> Any:
@@ -266,7 +270,8 @@ class _RewardModelEstimator(Estimator):
         m = contexts.shape[0]
         if _reads_split_columns_only(model):
             threads = _prediction_threads(model, m * n_actions).get("num_threads")
-            return onehot_action_scores(model, contexts, n_actions, num_threads=threads)
+            with keeping_threads():
+                return onehot_action_scores(model, contexts, n_actions, num_threads=threads)
         columns = [
             _predict_rows(model, action_features(contexts, np.full(m, a), n_actions))
             for a in range(n_actions)
