@@ -48,6 +48,7 @@ from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
+from opboost.lgbm.rows import missing_categories_as_nan
 from opboost.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = ["DRReduction", "dr_pseudo_rewards"]
@@ -64,6 +65,7 @@ class _CategoricalRegressor:
         self.categorical = categorical
 
     def fit(self, X: Any, y: np.ndarray) -> _CategoricalRegressor:
+        X = missing_categories_as_nan(X, self.categorical)
         self.model.fit(X, y, categorical_feature=self.categorical)
         return self
 
@@ -104,7 +106,9 @@ def _empty_class_model(X: Any, n_classes: int, categorical: list[int]) -> str:
     import lightgbm as lgb
 
     params = {"objective": "multiclass", "num_class": n_classes, "verbose": -1}
-    rows = lgb.Dataset(X, label=np.zeros(X.shape[0]), categorical_feature=categorical or "auto")
+    categorical = categorical or "auto"
+    X = missing_categories_as_nan(X, categorical)
+    rows = lgb.Dataset(X, label=np.zeros(X.shape[0]), categorical_feature=categorical)
     return lgb.Booster(params=params, train_set=rows).model_to_string()
 
 
@@ -277,6 +281,7 @@ class DRReduction(PolicyLearner):
 
         categorical = self._categorical or "auto"
         params = self._params(X, seed)
+        X = missing_categories_as_nan(X, categorical)
         return lgb.Dataset(
             X, y, params=params, categorical_feature=categorical, free_raw_data=False
         )

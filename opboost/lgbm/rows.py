@@ -29,6 +29,7 @@ __all__ = [
     "context_rows_cache",
     "design_rows",
     "histogram_layout",
+    "missing_categories_as_nan",
     "pairs_dataset",
     "repeated_rows",
     "stacked_dataset",
@@ -119,6 +120,35 @@ def categorical_columns(columns: Any, n_features: int) -> Any:
     return columns
 
 
+def missing_categories_as_nan(X: Any, categorical: Any) -> Any:
+    """``X`` (n, d), dense or CSR, with the negative codes of its ``categorical`` columns
+    (LightGBM's ``categorical_feature``: a list of indices, or "auto" for none) as NaN: a
+    copy where there are any, else ``X`` itself. opboost codes a missing or unseen category
+    -1 (``opboost.api.data.tabular``), which LightGBM reads as its missing category, as it
+    reads NaN: the same bins and the same branches, so the models are the same. But its bin
+    finder warns on every negative code, and ``verbose=-1`` silences only the calling thread
+    (LightGBM keeps its log level per thread): a Dataset binned on two threads printed "Met
+    negative value in categorical features" from the other one, straight to stdout."""
+    if isinstance(categorical, str) or not len(categorical):
+        return X
+    columns = np.asarray(categorical, dtype=np.intp)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        negative = np.isin(X.indices, columns) & (X.data < 0)
+        if not negative.any():
+            return X
+        X = X.astype(np.float64, copy=True)
+        X.data[negative] = np.nan
+        return X
+    block = np.asarray(X)[:, columns]
+    negative = block < 0
+    if not negative.any():
+        return X
+    X = np.array(X, dtype=np.float64, copy=True)
+    X[:, columns] = np.where(negative, np.nan, block)
+    return X
+
+
 def stacked_dataset(
     X: Any, n_actions: int, design: str, params: dict[str, Any], categorical: Any = "auto"
 ) -> lgb.Dataset:
@@ -138,7 +168,7 @@ def stacked_dataset(
     onehot = design == "stacked_onehot"
     names = [f"Column_{j}" for j in range(d + (K if onehot else 1))]
     contexts = lgb.Dataset(
-        X,
+        missing_categories_as_nan(X, categorical),
         params=params,
         feature_name=names[:d],
         categorical_feature=categorical,
@@ -198,8 +228,8 @@ def pairs_dataset(pairs: Any, params: dict[str, Any], categorical: Any = "auto")
     d = X.shape[1]
     names = [f"Column_{j}" for j in range(pairs.width)]
     contexts = lgb.Dataset(
-        X, params=params, feature_name=names[:d], categorical_feature=categorical,
-        free_raw_data=True,
+        missing_categories_as_nan(X, categorical), params=params, feature_name=names[:d],
+        categorical_feature=categorical, free_raw_data=True,
     )  # fmt: skip
     rows = repeated_rows(contexts, np.asarray(pairs.view.rows, dtype=np.int32))
     phi = lgb.Dataset(

@@ -14,7 +14,7 @@ from opboost.algorithms.learners.lightgbm_tree import LightGBMTree
 from opboost.api.data.pairs import PairRows
 from opboost.api.data.slots import SlotView
 from opboost.lgbm.layout import update_one_iter
-from opboost.lgbm.rows import pairs_dataset, stacked_dataset
+from opboost.lgbm.rows import missing_categories_as_nan, pairs_dataset, stacked_dataset
 
 N, D, K = 500, 5, 4
 
@@ -31,7 +31,10 @@ def _contexts() -> np.ndarray:
 
 
 def _list_built(X, design, params, categorical):
-    """The construction before: subset() from a list of Python ints, float64 actions."""
+    """The construction before: subset() from a list of Python ints, float64 actions (the
+    missing category as NaN, as LightGBM is handed it: a -1 code bins the same but leaves
+    its bin finder's lowest value, -1.0, in the file)."""
+    X = missing_categories_as_nan(X, categorical)
     n, d = X.shape
     onehot = design == "stacked_onehot"
     names = [f"Column_{j}" for j in range(d + (K if onehot else 1))]
@@ -93,3 +96,33 @@ def test_pairs_dataset_is_the_dataset_built_from_python_lists(tmp_path):
         old = rows.add_features_from(items.construct())
     assert new.reference is None and new.num_data() == view.n_pairs
     assert _binary(new, tmp_path / "new.bin") == _binary(old, tmp_path / "old.bin")
+
+
+def test_missing_categories_become_nan_only_where_categorical_and_lightgbm_reads_both_alike():
+    """-1 and NaN are the same missing category to LightGBM (same bins, same branches), so
+    handing it NaN changes no model; only the categorical columns' negative codes change,
+    the caller's array is not written, and an array without them is passed as it is."""
+    import scipy.sparse as sp
+
+    X = _contexts().astype(np.float64)
+    X[:5, 1] = -3.0  # a negative numeric value stays
+    before = X.copy()
+    Z = missing_categories_as_nan(X, [0])
+    np.testing.assert_array_equal(X, before)
+    assert np.isnan(Z[:, 0]).sum() == (X[:, 0] < 0).sum() > 0
+    np.testing.assert_array_equal(Z[:, 1:], X[:, 1:])
+    assert missing_categories_as_nan(X, "auto") is X
+    clean = np.abs(X)
+    assert missing_categories_as_nan(clean, [0]) is clean
+    csr = missing_categories_as_nan(sp.csr_matrix(X), [0]).toarray()
+    np.testing.assert_array_equal(np.isnan(csr), np.isnan(Z))
+    y = (X[:, 0] == 2) - 2.0 * (X[:, 0] < 0) + np.random.default_rng(1).normal(size=N)
+    params = {"objective": "regression", "verbose": -1, "num_threads": 1, "seed": 0,
+              "min_data_in_leaf": 5, "max_cat_to_onehot": 64}  # fmt: skip
+    models = [
+        lgb.train(params, lgb.Dataset(rows, y, categorical_feature=[0]), num_boost_round=20)
+        for rows in (X, Z)
+    ]
+    trees = [m.model_to_string().split("parameters:")[0] for m in models]
+    assert trees[0] == trees[1]
+    np.testing.assert_array_equal(models[1].predict(X), models[1].predict(Z))

@@ -207,6 +207,52 @@ def test_the_dr_reward_model_predicts_on_the_free_cores_and_puts_the_count_back(
     np.testing.assert_array_equal(one, two)
 
 
+def _logs_with_missing_categories(n: int = 6000):
+    """Logs from a DataFrame of ``n`` rows whose six string columns miss a tenth of their
+    values (coded -1 by ``LoggedBandit.from_dataframe``), four offers with string ids."""
+    import pandas as pd
+
+    from opboost import LoggedBandit
+
+    rng = np.random.default_rng(0)
+    offers = ["gold", "silver", "bronze", "none"]
+    frame = pd.DataFrame(
+        {f"c{j}": rng.choice(["a", "b", "c", "d", None], size=n) for j in range(6)}
+    )
+    frame["x"] = rng.normal(size=n)
+    frame["offer"] = rng.choice(offers, size=n)
+    frame["p"] = 0.25
+    frame["click"] = ((frame["c0"] == "a") == (frame["offer"] == "gold")).astype(float)
+    frame["click"] += 0.1 * rng.normal(size=n)
+    return LoggedBandit.from_dataframe(
+        frame, contexts=["x", *[f"c{j}" for j in range(6)]], action="offer", propensity="p",
+        reward="click", actions=offers,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["booster", "reward_regression", "dr_reduction"])
+def test_missing_categories_print_no_lightgbm_warning_on_two_threads(capfd, method):
+    """A missing category is coded -1, which LightGBM reads as missing but warns about from
+    every thread except the caller's, whatever verbose=-1 says (its log level is per
+    thread): fits binned on two threads printed "Met negative value in categorical
+    features". They hand LightGBM NaN there instead: the same model, no line."""
+    from opboost import Booster
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+    from opboost.compose.dr_reduction import DRReduction
+
+    logs = _logs_with_missing_categories()
+    assert (logs.contexts[:, 1:] == -1).any()
+    model = {
+        "booster": lambda: Booster(base_learner_params={"num_threads": 2}, random_state=0),
+        "reward_regression": lambda: RewardRegression(num_threads=2, random_state=0),
+        "dr_reduction": lambda: DRReduction(num_threads=2, n_estimators=20, random_state=0),
+    }[method]()
+    capfd.readouterr()
+    model.fit(logs)
+    printed = "".join(capfd.readouterr())
+    assert "Met negative value" not in printed
+
+
 def test_keeping_threads_puts_the_count_back():
     if default_threads() is None:
         pytest.skip("this LightGBM build does not export LGBM_DEFAULT_NUM_THREADS")

@@ -44,7 +44,7 @@ from opboost.algorithms.learners.linear_reward import LinearRewards, fit_linear_
 from opboost.api.numerics.design import action_rows
 from opboost.lgbm.action_trees import per_action_model
 from opboost.lgbm.layout import fetch_scores, merge_in_front
-from opboost.lgbm.rows import design_rows
+from opboost.lgbm.rows import design_rows, missing_categories_as_nan
 from opboost.lgbm.threads import lightgbm_threads
 
 __all__ = [
@@ -227,6 +227,8 @@ class LoggedRows:
         policy's pairs when there are any."""
         rows, rewards, start = (self.rows, self.rewards, self.start) if mask is None else (
             self.part(mask))  # fmt: skip
+        if self.pairs is None:  # binned on its own (with the pairs, by their bins)
+            rows = missing_categories_as_nan(rows, self.categorical)
         return lgb.Dataset(
             rows,
             rewards,

@@ -66,6 +66,7 @@ from opboost.lgbm.rows import (
     action_tilt,
     categorical_columns,
     context_rows_cache,
+    missing_categories_as_nan,
     stacked_dataset,
 )
 from opboost.lgbm.threads import AUTO, lightgbm_threads
@@ -228,7 +229,10 @@ class LightGBMTree(CommittedRounds, PairRounds, RewardStartHooks, BaseLearner):
             params["num_class"] = K
             per_iter = K
             dataset = lgb.Dataset(
-                X, params=params, categorical_feature=categorical, free_raw_data=True
+                missing_categories_as_nan(X, categorical),
+                params=params,
+                categorical_feature=categorical,
+                free_raw_data=True,
             )
         else:
             dataset = stacked_dataset(X, K, design, params, categorical)

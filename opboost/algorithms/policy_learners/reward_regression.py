@@ -25,6 +25,7 @@ from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.lgbm.onehot_scores import onehot_action_scores, split_actions
+from opboost.lgbm.rows import missing_categories_as_nan
 from opboost.lgbm.threads import AUTO, NUM_THREADS, PREDICT_WORK_PER_THREAD, lightgbm_threads
 
 __all__ = ["RewardRegression"]
@@ -133,6 +134,7 @@ class RewardRegression(PolicyLearner):
             n_jobs=self.num_threads_,
             deterministic=True,  # the same model whatever the thread count
         )
+        rows = missing_categories_as_nan(rows, categorical)
         self.model_.fit(rows, data.rewards, categorical_feature=categorical or "auto")
         return self
 
