@@ -47,6 +47,8 @@ SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
     "action_splits": (reward_start, "action_split_params", ACTION_SPLITS.__getitem__),
     "challenger_confidence": (resolve, "AUTO_CHALLENGER_CONFIDENCE", float),
     "stopping_rounds": (reward_start, "STOPPING_ROUNDS", int),
+    "held_out_trees": (reward_start, "HELD_OUT_TREES", int),
+    "most_counted_trees": (reward_start, "MOST_COUNTED_TREES", int),
     "challengers": (resolve, "AUTO_CHALLENGERS", lambda names: tuple(names.split("+"))),
 }
 

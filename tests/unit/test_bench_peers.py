@@ -272,6 +272,10 @@ def test_a_rule_variant_sets_its_settings_for_its_fit_only():
         (resolve, "AUTO_CHALLENGERS", ("dr_reduction", "reward_regression")),
         (reward_start, "STOPPING_ROUNDS", 40),
     ]
+    assert rule.parse_spec("held_out_trees=400,most_counted_trees=800") == [
+        (reward_start, "HELD_OUT_TREES", 400),
+        (reward_start, "MOST_COUNTED_TREES", 800),
+    ]
     with pytest.raises(SystemExit, match="unknown setting 'patiance'"):
         rule.parse_spec("patiance=5")
 

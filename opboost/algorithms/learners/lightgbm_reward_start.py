@@ -86,6 +86,10 @@ SELECTION_PARAMS: dict[str, Any] = {
     "metric": "l2",
 }
 STOPPING_ROUNDS = 10
+#: Most trees of a held-out fit (:data:`SELECTION_PARAMS`' ``num_iterations``).
+HELD_OUT_TREES = 150
+#: Most trees of a start whose trees follow their held-out count (twice the count).
+MOST_COUNTED_TREES = 200
 #: Fewest held-out rows whose early-stopping count the final trees follow (twice it, at most
 #: 200): a count read off fewer rows is too noisy to cut the trees by. On letter@2000 (26
 #: actions, 200-250 held-out rows) the count left 0.09 of the policy's 0.17 with 200 trees.
@@ -397,7 +401,8 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
     if wanted:
         held = np.zeros(n, dtype=bool)
         held[np.random.default_rng(seed).permutation(n)[:n_held]] = True
-        select = dict(SELECTION_PARAMS, seed=seed, num_threads=num_threads, **splits)
+        select = dict(SELECTION_PARAMS, num_iterations=HELD_OUT_TREES, seed=seed,
+                      num_threads=num_threads, **splits)  # fmt: skip
         counts, errors = {}, {}
         if "trees" in wanted:
             counts["trees"], errors["trees"] = _held_out_fit(select, data, ~held, held)
@@ -426,7 +431,7 @@ def _fit_reward_model(X, actions, rewards, n_actions, design, categorical, seed,
             params["num_iterations"] = 2 * counts["linear+trees"]  # the count at half the rate
             return finish(linear)
         if report["trees_follow_count"]:  # the held-out count at half the rate
-            params["num_iterations"] = min(params["num_iterations"], 2 * counts["trees"])
+            params["num_iterations"] = min(MOST_COUNTED_TREES, 2 * counts["trees"])
     data.start = None
     return finish(None)
 
