@@ -187,8 +187,13 @@ def linear_family_problem(X: Any, n_actions: int, categorical: Any) -> str | Non
 
 
 def _has_missing(X: Any) -> bool:
-    """Whether the (finite or NaN) contexts ``X`` hold a NaN: one pass, no temporary."""
-    return bool(np.isnan((X.data if sp.issparse(X) else X).sum()))
+    """Whether the (finite or NaN) contexts ``X`` hold a NaN: one sum, no temporary, unless the
+    sum is NaN without one (values near 1e308 of both signs overflow to inf - inf), which a
+    second, exact pass then tells apart, without numpy's overflow warnings."""
+    values = X.data if sp.issparse(X) else X
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = values.sum()
+    return bool(np.isnan(total)) and bool(np.isnan(values).any())
 
 
 def _linear_columns(X: Any, categorical: Any) -> np.ndarray:
