@@ -137,14 +137,14 @@ def missing_categories_as_nan(X: Any, categorical: Any) -> Any:
         negative = np.isin(X.indices, columns) & (X.data < 0)
         if not negative.any():
             return X
-        X = X.astype(np.float64, copy=True)
+        X = X.astype(np.result_type(X.dtype, np.float32), copy=True)  # float32 stays float32
         X.data[negative] = np.nan
         return X
     block = np.asarray(X)[:, columns]
     negative = block < 0
     if not negative.any():
         return X
-    X = np.array(X, dtype=np.float64, copy=True)
+    X = np.array(X, dtype=np.result_type(np.asarray(X).dtype, np.float32), copy=True)
     X[:, columns] = np.where(negative, np.nan, block)
     return X
 

@@ -112,6 +112,8 @@ def test_missing_categories_become_nan_only_where_categorical_and_lightgbm_reads
     assert np.isnan(Z[:, 0]).sum() == (X[:, 0] < 0).sum() > 0
     np.testing.assert_array_equal(Z[:, 1:], X[:, 1:])
     assert missing_categories_as_nan(X, "auto") is X
+    assert missing_categories_as_nan(X.astype(np.float32), [0]).dtype == np.float32  # no 2x copy
+    assert missing_categories_as_nan(X.astype(np.int64), [0]).dtype == np.float64  # NaN needs float
     clean = np.abs(X)
     assert missing_categories_as_nan(clean, [0]) is clean
     csr = missing_categories_as_nan(sp.csr_matrix(X), [0]).toarray()
