@@ -294,8 +294,11 @@ class DRReduction(PolicyLearner):
         read from, and only above LightGBM's 200,000 (``bin_construct_sample_cnt``)."""
         import lightgbm as lgb
 
-        dataset = rows if isinstance(rows, lgb.Dataset) else self._dataset(rows, y, seed)
-        dataset.set_label(y)
+        if isinstance(rows, lgb.Dataset):
+            dataset = rows
+            dataset.set_label(y)  # the shared Dataset's targets become this regressor's
+        else:
+            dataset = self._dataset(rows, y, seed)
         return lgb.train(dataset.params, dataset)
 
     def decision_function(
