@@ -12,15 +12,24 @@ import numpy as np
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.numerics.arrays import dot
 from opboost.api.numerics.softmax import softmax
+from opboost.api.serving.masks import greedy
 
 __all__ = ["opboost_version", "policy_metadata", "policy_values"]
 
 
-def policy_values(data: LoggedBandit, scores: np.ndarray, *, prefix: str) -> dict[str, float]:
-    """IPS and SNIPS values of the softmax and argmax policies of ``scores`` (n, K)."""
+def policy_values(
+    data: LoggedBandit,
+    scores: np.ndarray,
+    *,
+    prefix: str,
+    tie_order: np.ndarray | None = None,
+) -> dict[str, float]:
+    """IPS and SNIPS values of the softmax and argmax policies of ``scores`` (n, K), the
+    argmax's equal scores broken in ``tie_order`` (K,) (the policy's), else to the lower
+    index."""
     rows = np.arange(len(data))
     ratio_soft = softmax(scores)[rows, data.actions] / data.propensities
-    ratio_max = (np.argmax(scores, axis=1) == data.actions) / data.propensities
+    ratio_max = (greedy(scores, tie_order) == data.actions) / data.propensities
     out = {}
     for kind, ratio in (("softmax", ratio_soft), ("argmax", ratio_max)):
         total = float(np.sum(ratio))

@@ -33,8 +33,14 @@ from opboost.api.learner import Ensemble
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.catalogue import action_schema_of, catalogue_scores
-from opboost.api.serving.exploration import ExplorationMixin
-from opboost.api.serving.masks import mask_scores, serving_mask, top_k
+from opboost.api.serving.exploration import ExplorationMixin, served_tie_order
+from opboost.api.serving.masks import (
+    greedy,
+    mask_scores,
+    recorded_tie_order,
+    serving_mask,
+    top_k,
+)
 
 __all__ = [
     "CONSTANT_FORMAT",
@@ -136,6 +142,15 @@ class Policy(ExplorationMixin):
         return np.asarray(names, dtype=object)
 
     @property
+    def tie_order(self) -> np.ndarray | None:
+        """The actions, preferred first, that equal scores go to in ``predict``, ``rank`` and
+        epsilon-greedy ``sample`` (metadata ``"tie_order"``, shape (n_actions,); a Booster
+        records its logs' actions by their value as constant policies, so where the ensemble
+        cannot tell actions apart it plays the better logged one, whatever the id order); None:
+        equal scores go to the lower index."""
+        return recorded_tie_order(self.metadata, self.n_actions)
+
+    @property
     def action_schema(self) -> ActionSchema | None:
         """The item-feature schema of a policy fitted on candidate pairs (it then scores a
         catalogue given at prediction time: ``action_features=``), else None."""
@@ -185,18 +200,20 @@ class Policy(ExplorationMixin):
         action_features: Any = None,
     ) -> np.ndarray:
         """Argmax policy: the highest-scoring action (candidate, when given) per row, shape
-        (m,); with ``return_ids`` the action ids of the schema's catalogue."""
+        (m,), equal scores broken by [`tie_order`][opboost.api.policy.Policy.tie_order]; with
+        ``return_ids`` the action ids of the schema's catalogue."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        actions = np.argmax(scores, axis=1)
+        actions = greedy(scores, served_tie_order(self, scores.shape[1]))
         return action_ids_of(self.metadata, actions) if return_ids else actions
 
     def rank(
         self, X: Any, k: int, *, candidates: Any = None, action_features: Any = None
     ) -> np.ndarray:
         """A slate per row: the k highest-scoring distinct actions (candidates, when given),
-        best first, shape (m, k) int64; -1 pads a row with fewer than k candidates."""
+        best first (equal scores as ``predict`` breaks them), shape (m, k) int64; -1 pads a row
+        with fewer than k candidates."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        return top_k(scores, k)
+        return top_k(scores, k, served_tie_order(self, scores.shape[1]))
 
     def __repr__(self) -> str:
         meta = self.metadata

@@ -39,7 +39,8 @@ from opboost.api.estimator import normal_interval
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.memory_limit import check_memory, check_stacked_fit
 from opboost.api.policy_learner import PolicyLearner
-from opboost.api.serving.masks import mask_scores, serving_mask
+from opboost.api.serving.exploration import served_tie_order
+from opboost.api.serving.masks import greedy, mask_scores, serving_mask
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.core.booster_checks import split_holdout
 from opboost.core.booster_inputs import check_X, feature_names_of, record_features
@@ -247,7 +248,7 @@ class PolicyChoice(PolicyLearner):
             served = _scores(model, holdout.contexts, data.n_actions)
             if holdout.candidates is not None:  # as served: the best candidate of each row
                 served = mask_scores(served, serving_mask(holdout.candidates, served.shape, ""))
-            probs = action_probs(served, "argmax")
+            probs = action_probs(served, "argmax", served_tie_order(model, data.n_actions))
             values[name] = scorer.row_values(probs)
             interval = normal_interval(values[name], 0.95)
             scores[name] = {
@@ -313,7 +314,8 @@ class PolicyChoice(PolicyLearner):
         actions=...)``) instead of indices."""
         check_fitted(self, "policy_")
         if candidates is not None:
-            actions = self.decision_function(X, candidates=candidates).argmax(axis=1)
+            scores = self.decision_function(X, candidates=candidates)
+            actions = greedy(scores, served_tie_order(self, scores.shape[1]))
         else:
             actions = np.asarray(self.policy_.predict(check_X(self, X, "predict")))
         if not return_ids:

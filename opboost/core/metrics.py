@@ -24,6 +24,7 @@ import numpy as np
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.serving.exploration import served_tie_order
 
 __all__ = ["OffPolicyScorer", "off_policy_scorer", "to_xy"]
 
@@ -91,7 +92,8 @@ class OffPolicyScorer:
         seed = getattr(estimator, "random_state", None)
         seed = seed if isinstance(seed, int | np.integer) else 0
         scorer = logs_scorer(data, self.estimator_name, seed)
-        return float(scorer.interval(action_probs(scores, self.policy)).value)
+        tie_order = served_tie_order(estimator, scores.shape[1])  # as its predict breaks ties
+        return float(scorer.interval(action_probs(scores, self.policy, tie_order)).value)
 
 
 def off_policy_scorer(estimator_name: str = "snips", policy: str = "argmax") -> OffPolicyScorer:

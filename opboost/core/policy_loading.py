@@ -70,6 +70,7 @@ from opboost.api.policy import (
     manifest_digest,
 )
 from opboost.api.serving.catalogue import action_schema_of
+from opboost.api.serving.masks import recorded_tie_order
 
 __all__ = ["load_policy"]
 
@@ -264,10 +265,12 @@ def load_policy(path: str | os.PathLike) -> Policy:
 def _check_metadata(
     manifest_path: Path, metadata: dict, n_features: int | None, n_actions: int
 ) -> None:
-    """The table schema and item-feature schema a policy serves with, checked at load."""
+    """The table schema, item-feature schema and tie order a policy serves with, checked at
+    load."""
     try:
         check_saved_schema(metadata, n_features, n_actions)
         action_schema_of(metadata)
+        recorded_tie_order(metadata, n_actions)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{manifest_path}: corrupted policy file: {exc}; re-save the policy."

@@ -35,6 +35,7 @@ from opboost.api.learner import BaseLearner
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.policy import ConstantPolicy, Policy
+from opboost.api.serving.masks import greedy, value_tie_order
 from opboost.core.registry import get_registry
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "SelectionSettings",
     "action_probs",
     "constant_action_values",
+    "constant_tie_order",
     "estimator_named",
     "logs_scorer",
 ]
@@ -76,6 +78,17 @@ def constant_action_values(data: LoggedBandit) -> np.ndarray:
         return np.where(logged, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+def constant_tie_order(data: LoggedBandit) -> np.ndarray:
+    """(K,) int64: the actions by their value as constant policies
+    (:func:`constant_action_values`), best first, never-logged actions last; equal values by
+    logged rows (more first), then index. A fitted policy breaks equal scores in this order
+    (``Policy.tie_order``): where its ensemble cannot tell actions apart, as the trees of a
+    reward model pool rarely logged ones, it plays the one the logs favour, not the one
+    whose id happens to come first."""
+    counts = np.bincount(data.actions, minlength=data.n_actions)
+    return value_tie_order(constant_action_values(data), counts)
+
+
 def _first_candidates(candidates: Any) -> np.ndarray:
     """(n,) int64: each row's lowest-index candidate."""
     if sp.issparse(candidates):
@@ -83,11 +96,14 @@ def _first_candidates(candidates: Any) -> np.ndarray:
     return np.argmax(candidates, axis=1)
 
 
-def action_probs(scores: np.ndarray, policy: str) -> np.ndarray:
-    """(n, K) action probabilities of the argmax (one-hot) or softmax policy of ``scores``."""
+def action_probs(
+    scores: np.ndarray, policy: str, tie_order: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, K) action probabilities of the argmax (one-hot; equal scores broken in
+    ``tie_order``, else to the lower index) or softmax policy of ``scores``."""
     if policy == "softmax":
         return softmax(scores)
-    return one_hot(np.argmax(scores, axis=1), scores.shape[1])
+    return one_hot(greedy(scores, tie_order), scores.shape[1])
 
 
 def logs_scorer(data: LoggedBandit, method: str, seed: int) -> LogsScorer:
@@ -113,6 +129,7 @@ class SelectedFit(Protocol):
     round: int
     fixed_actions: bool
     reward_start: dict[str, Any] | None
+    tie_order: np.ndarray | None
 
     def view_of(self, data: LoggedBandit) -> LoggedBandit: ...
 
@@ -194,6 +211,7 @@ class RoundSelection:
         self.rounds_confidence = settings.rounds_confidence or settings.paired
         self.challengers = settings.challengers if fit.fixed_actions else ()
         self.challenger_confidence = settings.challenger_confidence or settings.paired
+        self.tie_order = fit.tie_order  # the policy's: held-out rows are scored as served
         self.inputs = fit.inputs_of(holdout)
         self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
         start = fit.reward_start
@@ -213,17 +231,17 @@ class RoundSelection:
 
     def interval(self, scores: np.ndarray) -> ConfidenceInterval:
         """Estimated value of the deployed policy of ``scores`` (n_h, K), with its interval."""
-        return self.scorer.interval(action_probs(scores, self.policy))
+        return self.scorer.interval(action_probs(scores, self.policy, self.tie_order))
 
     def row_values(self, scores: np.ndarray) -> np.ndarray:
         """Per-row held-out values (n_h,) of the deployed policy of ``scores`` (n_h, K)."""
-        return self.scorer.row_values(action_probs(scores, self.policy))
+        return self.scorer.row_values(action_probs(scores, self.policy, self.tie_order))
 
     def track(self, fit: SelectedFit, weight: float) -> tuple[dict[str, float], str | None]:
         """Score the round ``fit`` just committed: (its held-out metrics, why the rounds stop
         here or None)."""
         self.scores = fit.add_round(self.scores, self.inputs, weight)
-        probs = action_probs(self.scores, self.policy)  # (n_h, K) once a round
+        probs = action_probs(self.scores, self.policy, self.tie_order)  # (n_h, K) once a round
         interval = self.last = self.scorer.interval(probs)
         if self.best is None or interval.value > self.best[1].value:
             ensemble = fit.learner.ensemble() if self.keeps_ensembles else None
@@ -258,8 +276,8 @@ class RoundSelection:
         policy = fit.policy_of(ensemble, meta)
         action, constant_rows = None, None
         report = self._report(best_round, interval)
-        if fit.fixed_actions:  # not for a fit on candidates: items come and go
-            action = int(np.nanargmax(constant_action_values(fit.data)))
+        if self.tie_order is not None:  # fixed actions, not candidates: items come and go
+            action = int(self.tie_order[0])  # the best constant action
             probs = one_hot(np.full(len(self.holdout), action), n_actions)
             report["constant_value"] = self.scorer.interval(probs).value
             constant_rows = self.scorer.row_values(probs) if self.paired else None

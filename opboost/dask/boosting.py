@@ -40,6 +40,7 @@ from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
+from opboost.api.serving.masks import TIE_ORDER_KEY, value_tie_order
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
@@ -98,6 +99,7 @@ class DistributedFit:
             self.placement[worker] = self.placement.get(worker, 0) + n_p
         self.ranks = sorted(self.placement)  # LightGBM's machines, rank 0 first
         self.shards = self._start(self._partitions(), params, sampling)
+        self.tie_order = self._tie_order()
         self.eval_scores = None if eval_data is None else np.zeros((len(eval_data), self.K))
         self.round, self.stop_reason = 0, None
         self.history: dict[str, list[float]] = {}
@@ -162,6 +164,16 @@ class DistributedFit:
             raise
         self.stats = self._statistics(stats)
         return shards
+
+    def _tie_order(self) -> np.ndarray:
+        """The order the policy breaks equal scores in, as an in-memory fit's
+        (``opboost.core.selection.constant_tie_order``): the constant actions by SNIPS value
+        over every worker's rows."""
+        sums = self._call("the constant actions' values", "action_sums")  # (3, K) a worker
+        num, den, counts = np.sum(np.stack(sums), axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        return value_tie_order(values, counts)
 
     # --- reductions ---------------------------------------------------------------------
 
@@ -267,7 +279,9 @@ class DistributedFit:
                 X = X.toarray()
             threads = int(self.learner.num_threads)
             self.eval_scores += predict_rows(tree, X, self.K, self.design, threads)
-        return policy_values(self.eval_data, self.eval_scores, prefix="eval_")
+        return policy_values(
+            self.eval_data, self.eval_scores, prefix="eval_", tie_order=self.tie_order
+        )
 
     # --- results ------------------------------------------------------------------------
 
@@ -307,6 +321,7 @@ class DistributedFit:
             "n_workers": len(self.ranks),
             "n_rows": self.n,
         }
+        meta[TIE_ORDER_KEY] = self.tie_order.tolist()
         if rounds < self.round:
             meta["best_round"] = rounds
         return Policy(ensemble, self.K, meta)

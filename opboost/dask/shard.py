@@ -154,6 +154,18 @@ class Shard:
         self.pending = 0
         return self._refresh()
 
+    def action_sums(self) -> np.ndarray:
+        """(3, K): per action, the worker's sums of r / p and of 1 / p over the rows that
+        logged it, and their number (the SNIPS values of the constant actions, summed over
+        the workers)."""
+        out = np.zeros((3, self.K))
+        for part in self.parts:
+            data = part.data
+            weights = 1.0 / np.asarray(data.propensities, dtype=np.float64)
+            for row, values in enumerate((weights * data.rewards, weights, None)):
+                out[row] += np.bincount(data.actions, weights=values, minlength=self.K)
+        return out
+
     # --- rounds -------------------------------------------------------------------------
 
     @_leave_network_on_error

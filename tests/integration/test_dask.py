@@ -94,7 +94,7 @@ def fits(client, problem):
 
 def test_distributed_fit_matches_in_memory_fit(fits, problem):
     """Same true test reward (within REWARD_TOLERANCE), both well above the logging policy;
-    the same per-round history; no worker held all the rows."""
+    the same per-round history and tie order; no worker held all the rows."""
     local, dist, history = fits
     _, X_test, y_test, logger = problem
     local_value, dist_value = true_reward(local, X_test, y_test), true_reward(dist, X_test, y_test)
@@ -115,6 +115,8 @@ def test_distributed_fit_matches_in_memory_fit(fits, problem):
     for _, (F_local, F_dist) in zip(range(SAME_ROUNDS), stages, strict=False):
         np.testing.assert_allclose(F_dist, F_local, atol=1e-5)
     np.testing.assert_array_equal(history.history_["alpha"], dist.history_["alpha"])
+    # equal scores broken alike: the constant actions' values summed over the workers
+    np.testing.assert_array_equal(dist.policy_.tie_order, local.policy_.tie_order)
     assert dist.distributed_["n_partitions"] == 4
     rows = dist.distributed_["rows_per_worker"]
     assert sorted(rows.values()) == [1080, 1080]  # 2,160 training rows, half per worker

@@ -6,8 +6,9 @@ actions whose score is not -inf: a masked ``decision_function`` gives -inf outsi
 ``candidates``); K_i is row i's number of candidates:
 
 * epsilon-greedy (``temperature=None``, the default): the argmax gets
-  ``1 - epsilon + epsilon / K_i``, every other candidate ``epsilon / K_i``; tied maxima
-  share ``1 - epsilon`` evenly;
+  ``1 - epsilon + epsilon / K_i``, every other candidate ``epsilon / K_i``; tied maxima go to
+  the first of them in the policy's ``tie_order`` (as ``predict`` breaks them), or share
+  ``1 - epsilon`` evenly when it has none;
 * softmax (``temperature=T > 0``): ``(1 - epsilon) softmax(F / T) + epsilon / K_i`` on the
   candidates.
 
@@ -38,7 +39,13 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.numerics.plackett_luce import marginal_distributions, sample_plackett_luce
 from opboost.api.numerics.softmax import softmax
-from opboost.api.serving.masks import mask_scores, serving_mask, top_k
+from opboost.api.serving.masks import (
+    greedy,
+    mask_scores,
+    recorded_tie_order,
+    serving_mask,
+    top_k,
+)
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -47,6 +54,8 @@ __all__ = [
     "draw",
     "exploration_distribution",
     "sample_slates",
+    "served_metadata",
+    "served_tie_order",
 ]
 
 
@@ -99,21 +108,26 @@ def exploration_distribution(
     epsilon: float = 0.0,
     temperature: float | None = None,
     owner: str = "exploration_distribution",
+    tie_order: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The (m, K) distribution a policy with ``scores`` (m, K) is deployed with (module
-    docstring); 0 outside each row's candidates (-inf scores), rows sum to 1."""
+    """The (m, K) distribution a policy with ``scores`` (m, K) and ``tie_order`` (K,) or None
+    is deployed with (module docstring); 0 outside each row's candidates (-inf scores), rows
+    sum to 1."""
     epsilon, temperature = check_exploration(epsilon, temperature, owner)
     scores = np.asarray(scores, dtype=np.float64)
     support = _support(scores, owner)
-    if temperature is None:
-        top = scores == scores.max(axis=1, keepdims=True)
-        greedy = top / top.sum(axis=1, keepdims=True)
+    if temperature is not None:
+        best = softmax(scores / temperature)
+    elif tie_order is not None:
+        best = np.zeros_like(scores)
+        best[np.arange(len(scores)), greedy(scores, tie_order)] = 1.0
     else:
-        greedy = softmax(scores / temperature)
+        top = scores == scores.max(axis=1, keepdims=True)
+        best = top / top.sum(axis=1, keepdims=True)
     if epsilon == 0.0:
-        return greedy
+        return best
     uniform = support / support.sum(axis=1, keepdims=True)
-    return (1.0 - epsilon) * greedy + epsilon * uniform
+    return (1.0 - epsilon) * best + epsilon * uniform
 
 
 def draw(probs: np.ndarray, uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,11 +151,13 @@ def sample_slates(
     temperature: float | None = None,
     random_state: Any = None,
     owner: str = "sample_slates",
+    tie_order: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Slates of ``k`` distinct actions per row: with probability ``1 - epsilon`` the ranked
-    slate (``temperature=None``: :func:`~opboost.api.serving.masks.top_k`, best first, ties to
-    the lower index) or a Plackett–Luce slate of scores / ``temperature`` (softmax without
-    replacement), else a uniformly random ordering of the row's candidates.
+    slate (``temperature=None``: :func:`~opboost.api.serving.masks.top_k`, best first, ties in
+    ``tie_order`` (K,), else to the lower index) or a Plackett–Luce slate of scores /
+    ``temperature`` (softmax without replacement), else a uniformly random ordering of the
+    row's candidates.
 
     Returns ``(slates, propensities)``, both (m, k): ``propensities[i, j]`` is the marginal
     probability that position j shows ``slates[i, j]``, ``(1 - epsilon) p_ij(a) + epsilon /
@@ -151,7 +167,7 @@ def sample_slates(
     epsilon, temperature = check_exploration(epsilon, temperature, owner)
     scores = np.asarray(scores, dtype=np.float64)
     support = _support(scores, owner)
-    ranked = top_k(scores, k)
+    ranked = top_k(scores, k, tie_order)
     rng = check_random_state(random_state)
     m, width = ranked.shape
     explore = rng.random(m) < epsilon
@@ -176,6 +192,24 @@ def sample_slates(
         chosen = np.take_along_axis(marginal, shown, axis=2)[:, :, 0]
     propensities = (1.0 - epsilon) * chosen + epsilon / n_candidates
     return slates, np.where(slates < 0, 1.0, propensities)
+
+
+def served_metadata(scorer: Any) -> Mapping[str, Any] | None:
+    """The metadata of the policy ``scorer`` serves (its own, or its fitted ``policy_``'s: a
+    Booster's, a ``PolicyChoice``'s), or None."""
+    metadata = getattr(scorer, "metadata", None)
+    if not isinstance(metadata, Mapping):
+        metadata = getattr(getattr(scorer, "policy_", None), "metadata", None)
+    return metadata if isinstance(metadata, Mapping) else None
+
+
+def served_tie_order(scorer: Any, n_actions: int) -> np.ndarray | None:
+    """The (n_actions,) tie order of the policy ``scorer`` serves
+    (:func:`~opboost.api.serving.masks.recorded_tie_order`), or None: the order its
+    ``predict`` breaks equal scores in, for anyone who takes the argmax of its
+    ``decision_function``."""
+    metadata = served_metadata(scorer)
+    return None if metadata is None else recorded_tie_order(metadata, n_actions)
 
 
 def _accepts(method: Any, name: str) -> bool:
@@ -217,7 +251,11 @@ class ExplorationMixin:
         owner = f"{type(self).__name__}.{method}"
         scores = self._exploration_scores(X, candidates, features, owner)
         return exploration_distribution(
-            scores, epsilon=epsilon, temperature=temperature, owner=owner
+            scores,
+            epsilon=epsilon,
+            temperature=temperature,
+            owner=owner,
+            tie_order=served_tie_order(self, scores.shape[1]),
         )
 
     def action_distribution(
@@ -231,7 +269,8 @@ class ExplorationMixin:
     ) -> np.ndarray:
         """The (m, K) distribution
         [`sample`][opboost.api.serving.exploration.ExplorationMixin.sample] draws from:
-        epsilon-greedy over the argmax (``temperature=None``; ties split evenly) or softmax(scores /
+        epsilon-greedy over the argmax (``temperature=None``; ties as ``predict`` breaks them, or
+        split evenly by a scorer without a ``tie_order``) or softmax(scores /
         temperature), mixed with ``epsilon`` uniform over each row's candidates (all actions by
         default); 0 outside ``candidates``. With ``epsilon=0`` and no temperature: the greedy
         policy."""
@@ -266,10 +305,8 @@ class ExplorationMixin:
     def _action_ids(self, actions: np.ndarray, owner: str) -> np.ndarray:
         """The catalogue ids of action indices ``actions``, from the metadata of the policy
         (its own, or its fitted ``policy_``'s); the indices when it has no catalogue."""
-        metadata = getattr(self, "metadata", None)
-        if not isinstance(metadata, Mapping):
-            metadata = getattr(getattr(self, "policy_", None), "metadata", None)
-        if not isinstance(metadata, Mapping):
+        metadata = served_metadata(self)
+        if metadata is None:
             raise InvalidParameterError(
                 f"{owner}: this {type(self).__name__} records no action catalogue (no policy "
                 f"metadata); drop return_ids=."
@@ -300,4 +337,5 @@ class ExplorationMixin:
             temperature=temperature,
             random_state=random_state,
             owner=owner,
+            tie_order=served_tie_order(self, scores.shape[1]),
         )

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from opboost.api.numerics.arrays import one_hot
+from opboost.api.serving.exploration import served_tie_order
+from opboost.api.serving.masks import greedy
 from opboost.compose.trial.plan import ResolvedTrial
 from opboost.compose.trial.result import (
     TrialResult,
@@ -63,7 +65,8 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
     The ensemble's ``staged_decision_function(X)`` yields the start's members first (a reward
     model's trees, a warm start's members), then one stage per boosting round: the last
     ``metadata["n_rounds"]`` stages are the rounds and the stage before them is round 0 (F_0 = 0
-    without a start, where ``predict``'s argmax plays action 0). The last value is the
+    without a start, where ``predict``'s argmax plays the first action of its ``tie_order``,
+    else action 0). The last value is the
     policy's own (``decision_function``, which the final stage must match, or None); a policy of
     no stages, such as a :class:`~opboost.api.policy.ConstantPolicy`, gives that one value.
     """
@@ -73,8 +76,10 @@ def staged_rewards(policy: Any, X: Any, y: Any, reward: Any) -> list[float] | No
         return None
     k = policy.n_actions
 
+    tie_order = served_tie_order(policy, k)  # as predict breaks equal scores
+
     def value(scores: np.ndarray) -> float:
-        return expected_reward(one_hot(np.argmax(scores, axis=1), k), y, reward)
+        return expected_reward(one_hot(greedy(scores, tie_order), k), y, reward)
 
     final = policy.decision_function(X)
     scores = np.zeros((X.shape[0], k))

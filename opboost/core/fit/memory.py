@@ -22,10 +22,11 @@ from opboost.api.learner import BaseProblem
 from opboost.api.numerics.row_blocks import add_scaled
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
+from opboost.api.serving.masks import TIE_ORDER_KEY
 from opboost.core.booster_checks import check_f
 from opboost.core.fit.checkpoint import Progress, fingerprint, restored, snapshot
 from opboost.core.fit.warm_start import fit_warm_start
-from opboost.core.selection import RoundSelection, SelectionSettings
+from opboost.core.selection import RoundSelection, SelectionSettings, constant_tie_order
 
 __all__ = ["InMemoryFit", "check_reward_range", "training_coefficients"]
 
@@ -100,6 +101,8 @@ class InMemoryFit:
         self.selection: Any = None
         self.best: tuple[int, Any] | None = None
         self.reward_start: dict[str, Any] | None = None  # what the reward-model start chose
+        # the order the policy breaks equal scores in (fixed actions only: not slot logs)
+        self.tie_order = constant_tie_order(data) if self.fixed_actions else None
 
     def _coefficients(self) -> np.ndarray:
         """The estimator's training coefficients on the (reward-shifted) training logs."""
@@ -214,7 +217,9 @@ class InMemoryFit:
         if self.eval_data is not None:
             inputs = self.inputs_of(self.eval_data)
             self.eval_scores = self.add_round(self.eval_scores, inputs, weight)
-            self.eval_metrics = policy_values(self.eval_data, self.eval_scores, prefix="eval_")
+            self.eval_metrics = policy_values(
+                self.eval_data, self.eval_scores, prefix="eval_", tie_order=self.tie_order
+            )
         if self.selection is not None:
             held_out, stop = self.selection.track(self, weight)
             self.eval_metrics.update(held_out)
@@ -293,6 +298,8 @@ class InMemoryFit:
         )
         if self.reward_start is not None:
             meta["reward_start"] = self.reward_start
+        if self.tie_order is not None:
+            meta[TIE_ORDER_KEY] = self.tie_order.tolist()
         return meta
 
     #: Whether the actions are fixed ids (False in slot coordinates, where slot j is another
