@@ -5,18 +5,21 @@ rule and of the reward-model start as extra methods (issue 48).
 confidence over the start alone, the replacements' confidence, the patience, the challengers
 (``+``-separated registered names); ``opboost.algorithms.learners.lightgbm_reward_start``:
 when the start's trees follow its held-out count, how long its held-out fits wait for a lower
-error, how its trees split the action column), so each variant is the default fitted with
-those module settings replaced during its fit. ``--variant NAME=SPEC`` adds one, SPEC
-either ``CONFIDENCE:PATIENCE`` (the rounds' confidence and the patience) or a comma list of
-``SETTING=VALUE`` with SETTING one of :data:`SETTINGS`. Every other argument is
-``bench_peers.py``'s, and ``--methods`` must name the variants to run them. Tune on the tuning
-worlds only (``--suite tabular --worlds tuning`` or their names): the reporting worlds are for
-reporting.
+error, how its trees split the action column, and ``start_param`` / ``held_out_param``
+NAME:VALUE: one LightGBM setting of the start's final trees / of its held-out fits), so each
+variant is the default fitted with those module settings replaced during its fit.
+``--variant NAME=SPEC`` adds one, SPEC either ``CONFIDENCE:PATIENCE`` (the rounds' confidence
+and the patience) or a comma list of ``SETTING=VALUE`` with SETTING one of :data:`SETTINGS`.
+Every other argument is ``bench_peers.py``'s, and ``--methods`` must name the variants to run
+them. Tune on the tuning worlds only (``--suite tabular --worlds tuning`` or their names): the
+reporting worlds are for reporting.
 
     python examples/benchmarks/bench_round_rule.py --suite tabular --worlds tuning --seeds 3 \\
         --variant r75=0.75:20 --variant d75=challenger_confidence=0.75 \\
         --variant count0=count_rows=0 --variant lgb=action_splits=lightgbm \\
         --methods default r75 d75 count0 lgb reward_regression dr_reduction constant
+    python examples/benchmarks/bench_round_rule.py --suite tabular --worlds tuning --seeds 3 \\
+        --variant l2=start_param=lambda_l2:10,held_out_param=lambda_l2:10 --methods l2
 """
 
 from __future__ import annotations
@@ -50,7 +53,29 @@ SETTINGS: dict[str, tuple[Any, str, Callable[[str], Any]]] = {
     "held_out_trees": (reward_start, "HELD_OUT_TREES", int),
     "most_counted_trees": (reward_start, "MOST_COUNTED_TREES", int),
     "challengers": (resolve, "AUTO_CHALLENGERS", lambda names: tuple(names.split("+"))),
+    # NAME:VALUE, a LightGBM parameter of the start's final trees / of its held-out fits
+    "start_param": (
+        reward_start,
+        "REWARD_MODEL_PARAMS",
+        lambda v: _lgb_param("REWARD_MODEL_PARAMS", v),
+    ),
+    "held_out_param": (
+        reward_start,
+        "SELECTION_PARAMS",
+        lambda v: _lgb_param("SELECTION_PARAMS", v),
+    ),
 }
+
+
+def _lgb_param(attribute: str, item: str) -> dict[str, Any]:
+    """The start's LightGBM settings ``attribute`` with ``item`` ("NAME:VALUE", a number)
+    replaced."""
+    name, _, value = item.partition(":")
+    number = float(value)
+    return {
+        **getattr(reward_start, attribute),
+        name: int(number) if number.is_integer() else number,
+    }
 
 
 def parse_spec(spec: str) -> list[tuple[Any, str, Any]]:

@@ -276,6 +276,12 @@ def test_a_rule_variant_sets_its_settings_for_its_fit_only():
         (reward_start, "HELD_OUT_TREES", 400),
         (reward_start, "MOST_COUNTED_TREES", 800),
     ]
+    (start, held_out) = rule.parse_spec("start_param=lambda_l2:10,held_out_param=lambda_l2:0.5")
+    assert start[:2] == (reward_start, "REWARD_MODEL_PARAMS")
+    assert start[2] == {**reward_start.REWARD_MODEL_PARAMS, "lambda_l2": 10}
+    assert held_out[:2] == (reward_start, "SELECTION_PARAMS")
+    assert held_out[2] == {**reward_start.SELECTION_PARAMS, "lambda_l2": 0.5}
+    assert "lambda_l2" not in reward_start.REWARD_MODEL_PARAMS  # a copy, not the module's dict
     with pytest.raises(SystemExit, match="unknown setting 'patiance'"):
         rule.parse_spec("patiance=5")
 
