@@ -35,6 +35,7 @@ from opboost.core.resolve import (
     set_component_params,
     split_component_params,
 )
+from opboost.core.selection import challenger_policy, constant_tie_order
 
 __all__ = ["Booster"]
 
@@ -321,7 +322,7 @@ class Booster(ExplorationMixin, BaseEstimator):
                 p.stage("refit")
             if challenger:  # the policy learner that won, on all the logs
                 learner = fit.selection.new_challenger(self.fallback_, fit.seed).fit(data)
-                self.policy_ = learner.to_policy()
+                self.policy_ = challenger_policy(learner, constant_tie_order(data))
             else:
                 self._refit(data, progress, fit.learner.refit_params())
 

@@ -35,7 +35,7 @@ from opboost.api.learner import BaseLearner
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.policy import ConstantPolicy, Policy
-from opboost.api.serving.masks import greedy, value_tie_order
+from opboost.api.serving.masks import TIE_ORDER_KEY, greedy, value_tie_order
 from opboost.core.registry import get_registry
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "SelectedFit",
     "SelectionSettings",
     "action_probs",
+    "challenger_policy",
     "constant_action_values",
     "constant_tie_order",
     "estimator_named",
@@ -87,6 +88,16 @@ def constant_tie_order(data: LoggedBandit) -> np.ndarray:
     whose id happens to come first."""
     counts = np.bincount(data.actions, minlength=data.n_actions)
     return value_tie_order(constant_action_values(data), counts)
+
+
+def challenger_policy(learner: Any, tie_order: np.ndarray | None) -> Policy:
+    """The saveable policy of a fitted challenger (a policy learner's ``to_policy()``), its
+    equal scores broken in ``tie_order`` (K,) as the boosted policy's are (None: as it has
+    them)."""
+    policy = learner.to_policy()
+    if tie_order is not None:
+        policy.metadata[TIE_ORDER_KEY] = tie_order.tolist()
+    return policy
 
 
 def _first_candidates(candidates: Any) -> np.ndarray:
@@ -304,7 +315,7 @@ class RoundSelection:
             gain = self._gain(rows - kept, self.challenger_confidence)
             report[f"{name}_gain"], report[f"{name}_gain_low"] = gain
             if gain[1] > 0:
-                fallback, policy, kept = name, learner.to_policy(), rows
+                fallback, policy, kept = name, challenger_policy(learner, self.tie_order), rows
         return policy, best_round, report, fallback
 
     def _report(self, best_round: int, interval: ConfidenceInterval) -> dict[str, Any]:
@@ -336,7 +347,8 @@ class RoundSelection:
             report[f"{name}_skipped"] = str(exc)
             return learner, None
         learner.fit(fit.data)
-        return learner, self.scorer.row_values(learner.predict_proba(self.holdout.contexts))
+        scores = np.asarray(learner.decision_function(self.holdout.contexts), dtype=np.float64)
+        return learner, self.row_values(scores)  # as challenger_policy serves it
 
     @staticmethod
     def new_challenger(name: str, seed: int) -> Any:

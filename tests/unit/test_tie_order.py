@@ -150,3 +150,28 @@ def test_a_policy_file_with_a_broken_tie_order_is_refused_at_load(tmp_path):
         f"0 .. 4 exactly once, got [3, 3]; re-save the policy."
     )
     assert json.loads(path.read_text())["metadata"]["tie_order"] == [3, 3]
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_challenger_that_replaces_the_boosted_policy_breaks_ties_in_the_same_order(
+    monkeypatch, refit
+):
+    """The DR reduction, when it wins (forced here), is served with the fit's tie order: the
+    training rows' order without a refit, every row's after one."""
+    from opboost.core.selection import RoundSelection
+
+    monkeypatch.setattr("opboost.core.resolve.AUTO_CHALLENGER_CONFIDENCE", 0.51)
+    gain = RoundSelection._gain
+
+    def challenger_wins(self, differences, confidence=None):
+        return (1.0, 1.0) if confidence == 0.51 else gain(self, differences, confidence)
+
+    monkeypatch.setattr(RoundSelection, "_gain", challenger_wins)
+    frame = pooled_frame()
+    logs = logs_in_order(frame, IDS[::-1])
+    booster = Booster(random_state=0, refit=refit).fit(logs)
+    assert booster.fallback_ == "dr_reduction"
+    order = booster.policy_.tie_order
+    assert order is not None and IDS[::-1][order[0]] == "gold"
+    if refit:  # refitted on every row: their order
+        np.testing.assert_array_equal(order, constant_tie_order(logs))
