@@ -104,11 +104,19 @@ def test_epsilon_greedy_gives_the_argmax_one_minus_epsilon_plus_epsilon_over_k(b
     assert np.all(propensities == np.where(actions == best, 1 - eps + eps / k, eps / k))
 
 
-def test_ties_split_the_greedy_mass_evenly_and_softmax_matches_predict_proba(booster, sim):
+def test_ties_give_the_greedy_mass_to_predicts_action_and_softmax_matches_predict_proba(
+    booster, sim
+):
+    """Without a tie order the lower index, as every scorer's ``predict`` (with one: its
+    first, tests/unit/test_tie_order.py)."""
     scores = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
     probs = exploration_distribution(scores, epsilon=0.2)
-    assert probs[0].tolist() == [0.05, 0.4 + 0.05, 0.4 + 0.05, 0.05]
-    assert np.allclose(probs[1], 0.25)
+    np.testing.assert_allclose(probs, [[0.05, 0.85, 0.05, 0.05], [0.85, 0.05, 0.05, 0.05]])
+    tied = RewardRegression(random_state=0).fit(sim.data)
+    tied.decision_function = lambda X, **_: np.zeros((len(X), 4))  # every action ties
+    actions, propensities = tied.sample(sim.data.contexts[:10], random_state=0)
+    np.testing.assert_array_equal(actions, tied.predict(sim.data.contexts[:10]))
+    assert (propensities == 1.0).all()
     X = sim.data.contexts[:20]
     assert np.allclose(
         booster.action_distribution(X, temperature=1.0), booster.predict_proba(X), atol=1e-12

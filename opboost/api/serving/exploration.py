@@ -5,10 +5,10 @@ A deployed policy explores around its scores F(x) (m, K), over each row's candid
 actions whose score is not -inf: a masked ``decision_function`` gives -inf outside
 ``candidates``); K_i is row i's number of candidates:
 
-* epsilon-greedy (``temperature=None``, the default): the argmax gets
-  ``1 - epsilon + epsilon / K_i``, every other candidate ``epsilon / K_i``; tied maxima go to
-  the first of them in the policy's ``tie_order`` (as ``predict`` breaks them), or share
-  ``1 - epsilon`` evenly when it has none;
+* epsilon-greedy (``temperature=None``, the default): the action ``predict`` plays gets
+  ``1 - epsilon + epsilon / K_i``, every other candidate ``epsilon / K_i`` (tied maxima go to
+  the first of them in the policy's ``tie_order``, else to the lower index, as in ``predict``:
+  with ``epsilon=0`` a draw is ``predict``'s action);
 * softmax (``temperature=T > 0``): ``(1 - epsilon) softmax(F / T) + epsilon / K_i`` on the
   candidates.
 
@@ -118,12 +118,9 @@ def exploration_distribution(
     support = _support(scores, owner)
     if temperature is not None:
         best = softmax(scores / temperature)
-    elif tie_order is not None:
+    else:
         best = np.zeros_like(scores)
         best[np.arange(len(scores)), greedy(scores, tie_order)] = 1.0
-    else:
-        top = scores == scores.max(axis=1, keepdims=True)
-        best = top / top.sum(axis=1, keepdims=True)
     if epsilon == 0.0:
         return best
     uniform = support / support.sum(axis=1, keepdims=True)
@@ -269,11 +266,10 @@ class ExplorationMixin:
     ) -> np.ndarray:
         """The (m, K) distribution
         [`sample`][opboost.api.serving.exploration.ExplorationMixin.sample] draws from:
-        epsilon-greedy over the argmax (``temperature=None``; ties as ``predict`` breaks them, or
-        split evenly by a scorer without a ``tie_order``) or softmax(scores /
-        temperature), mixed with ``epsilon`` uniform over each row's candidates (all actions by
-        default); 0 outside ``candidates``. With ``epsilon=0`` and no temperature: the greedy
-        policy."""
+        epsilon-greedy over the argmax (``temperature=None``; ties as ``predict`` breaks them) or
+        softmax(scores / temperature), mixed with ``epsilon`` uniform over each row's candidates
+        (all actions by default); 0 outside ``candidates``. With ``epsilon=0`` and no
+        temperature: the greedy policy, ``predict``'s actions."""
         return self._explore(
             "action_distribution", X, epsilon, temperature, candidates, action_features
         )
