@@ -348,7 +348,8 @@ class RoundSelection:
             return learner, None
         learner.fit(fit.data)
         scores = np.asarray(learner.decision_function(self.holdout.contexts), dtype=np.float64)
-        return learner, self.row_values(scores)  # as challenger_policy serves it
+        probs = action_probs(scores, "argmax", self.tie_order)  # as challenger_policy serves it
+        return learner, self.scorer.row_values(probs)
 
     @staticmethod
     def new_challenger(name: str, seed: int) -> Any:
