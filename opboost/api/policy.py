@@ -33,7 +33,7 @@ from opboost.api.learner import Ensemble
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.catalogue import action_schema_of, catalogue_scores
-from opboost.api.serving.exploration import ExplorationMixin, served_tie_order
+from opboost.api.serving.exploration import ExplorationMixin
 from opboost.api.serving.masks import (
     greedy,
     mask_scores,
@@ -203,7 +203,7 @@ class Policy(ExplorationMixin):
         (m,), equal scores broken by [`tie_order`][opboost.api.policy.Policy.tie_order]; with
         ``return_ids`` the action ids of the schema's catalogue."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        actions = greedy(scores, served_tie_order(self, scores.shape[1]))
+        actions = greedy(scores, self.tie_order)
         return action_ids_of(self.metadata, actions) if return_ids else actions
 
     def rank(
@@ -213,7 +213,7 @@ class Policy(ExplorationMixin):
         best first (equal scores as ``predict`` breaks them), shape (m, k) int64; -1 pads a row
         with fewer than k candidates."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        return top_k(scores, k, served_tie_order(self, scores.shape[1]))
+        return top_k(scores, k, self.tie_order)
 
     def __repr__(self) -> str:
         meta = self.metadata
