@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from opboost import Booster
+from opboost.api.serving.tie_order import constant_action_values
 from opboost.core.registry import get_registry
-from opboost.core.selection import constant_action_values
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/benchmarks: not a package
 from _bench_common import simulate_trial, summary

@@ -121,8 +121,8 @@ from opboost import Booster
 from opboost.simulation.datasets import SupervisedData, resolve_data_dir
 
 try:
+    from opboost.api.serving.tie_order import constant_action_values
     from opboost.core.registry import UnknownComponentError, get_registry
-    from opboost.core.selection import constant_action_values
 except ImportError:  # a tree before opboost.core: bench_round_time.py --before runs load() there
     from opboost.registry import UnknownComponentError, get_registry
     from opboost.selection import constant_action_values

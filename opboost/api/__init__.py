@@ -117,6 +117,7 @@ _HELPERS: dict[str, str] = {
     "serving_mask": "serving.masks",
     "mask_scores": "serving.masks",
     "top_k": "serving.masks",
+    "logs_tie_order": "serving.tie_order",
     "slate_inputs": "slates",
     # what a remote engine's fitted policy records
     "policy_metadata": "fit_metadata",

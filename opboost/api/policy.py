@@ -34,13 +34,8 @@ from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.catalogue import action_schema_of, catalogue_scores
 from opboost.api.serving.exploration import ExplorationMixin
-from opboost.api.serving.masks import (
-    greedy,
-    mask_scores,
-    recorded_tie_order,
-    serving_mask,
-    top_k,
-)
+from opboost.api.serving.masks import greedy, mask_scores, serving_mask, top_k
+from opboost.api.serving.tie_order import recorded_tie_order
 
 __all__ = [
     "CONSTANT_FORMAT",

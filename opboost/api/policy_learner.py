@@ -15,8 +15,9 @@ import numpy as np
 
 from opboost.api.component import Component
 from opboost.api.data.logged import LoggedBandit
-from opboost.api.serving.exploration import ExplorationMixin
-from opboost.api.serving.masks import mask_scores, serving_mask
+from opboost.api.numerics.arrays import one_hot
+from opboost.api.serving.exploration import ExplorationMixin, served_tie_order
+from opboost.api.serving.masks import greedy, mask_scores, serving_mask
 
 __all__ = ["PolicyLearner"]
 
@@ -29,6 +30,10 @@ class PolicyLearner(ExplorationMixin, Component, ABC):
     ``predict`` and ``predict_proba`` take ``candidates=`` (each row's eligible actions) and
     never serve an action outside them; a learner fitted on logs with candidate sets must
     also fit and choose within them (``opboost.testing``'s candidate-set check).
+
+    Equal scores go to the first action in the fitted attribute ``tie_order_`` (K,) when the
+    learner records one (``opboost.api.serving.tie_order.constant_tie_order`` of its logs, as
+    the built-in learners do), else to the lower index.
     """
 
     kind: ClassVar[str] = "policy_learner"
@@ -44,14 +49,22 @@ class PolicyLearner(ExplorationMixin, Component, ABC):
     def predict(self, X: Any, *, candidates: Any = None) -> np.ndarray:
         """Greedy actions, shape (m,): the best-scoring action, among each row's
         ``candidates`` when given (an (m, K) boolean mask, dense or sparse)."""
-        return self._served_scores(X, candidates, "predict").argmax(axis=1)
+        return self._greedy(self._served_scores(X, candidates, "predict"))
 
     def predict_proba(self, X: Any, *, candidates: Any = None) -> np.ndarray:
         """The greedy policy as (m, K) one-hot probabilities (on a candidate, when given)."""
-        scores = self._served_scores(X, candidates, "predict_proba")
-        probs = np.zeros_like(scores, dtype=np.float64)
-        probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
-        return probs
+        return self._greedy_probs(self._served_scores(X, candidates, "predict_proba"))
+
+    def _greedy(self, scores: Any) -> np.ndarray:
+        """(m,) int64: each row's best action of ``scores`` (m, K), equal scores broken in the
+        learner's ``tie_order_`` when it has one, else to the lower index."""
+        scores = np.asarray(scores, dtype=np.float64)
+        return greedy(scores, served_tie_order(self, scores.shape[1]))
+
+    def _greedy_probs(self, scores: Any) -> np.ndarray:
+        """(m, K) float64: the greedy policy of ``scores`` (m, K) as one-hot probabilities."""
+        scores = np.asarray(scores, dtype=np.float64)
+        return one_hot(self._greedy(scores), scores.shape[1])
 
     def _served_scores(self, X: Any, candidates: Any, method: str) -> np.ndarray:
         """``decision_function(X)``, -inf outside ``candidates`` when given."""

@@ -364,7 +364,7 @@ def _check_memory(learners: Mapping[str, Any], data: LoggedBandit, n_holdout: in
 def _fit(learner: Any, data: LoggedBandit, seed: int) -> Any:
     """A fitted copy of ``learner`` (the best constant action for "constant")."""
     from opboost.api.policy import ConstantPolicy
-    from opboost.core.selection import constant_action_values
+    from opboost.api.serving.tie_order import constant_action_values
 
     if isinstance(learner, str):
         action = int(np.nanargmax(constant_action_values(data)))

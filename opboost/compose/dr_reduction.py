@@ -47,6 +47,7 @@ from opboost.api.numerics.design import action_rows, stacked_design
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
+from opboost.api.serving.tie_order import logs_tie_order, record_tie_order
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.lgbm.rows import missing_categories_as_nan
 from opboost.lgbm.threads import AUTO, PREDICT_WORK_PER_THREAD, lightgbm_threads
@@ -140,6 +141,9 @@ class DRReduction(PolicyLearner):
         candidate, scored 0) for "per_action", one for "stacked".
     n_actions_, n_features_
         K and d.
+    tie_order_
+        (K,) the order equal scores are broken in, best first: the logs' actions by SNIPS
+        value as constant policies (None on logs with item features).
     """
 
     name: ClassVar[str] = "dr_reduction"
@@ -187,6 +191,7 @@ class DRReduction(PolicyLearner):
         q_seed, seed = (int(s) for s in rng.integers(2**31 - 1, size=2))
         self.n_actions_, self.n_features_ = data.n_actions, data.n_features
         self.schema_, self.action_schema_ = data.schema, None
+        self.tie_order_ = logs_tie_order(data)
         self._categorical = list(data.schema.categorical_features) if data.schema else []
         if data.action_features is not None:
             return self._fit_pairs(data, q_seed, seed)
@@ -329,16 +334,12 @@ class DRReduction(PolicyLearner):
     def predict(self, X: Any, *, candidates: Any = None, action_features: Any = None):
         """Greedy actions (m,): the best-scored (candidate, when given) action or item."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        return np.asarray(scores).argmax(axis=1)
+        return self._greedy(scores)
 
     def predict_proba(self, X: Any, *, candidates: Any = None, action_features: Any = None):
         """The greedy policy as one-hot probabilities (m, K)."""
-        scores = np.asarray(
-            self.decision_function(X, candidates=candidates, action_features=action_features)
-        )
-        probs = np.zeros_like(scores, dtype=np.float64)
-        probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
-        return probs
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        return self._greedy_probs(scores)
 
     def to_policy(self) -> Any:
         """The fitted regressors as an ``opboost.api.policy.Policy`` (scores = predicted
@@ -373,6 +374,7 @@ class DRReduction(PolicyLearner):
             "n_features": self.n_features_,
             **meta,
         }
+        record_tie_order(meta, self.tie_order_)
         policy = Policy(ensemble, self.n_actions_, meta)
         attach_schema(policy, self.schema_)
         return policy

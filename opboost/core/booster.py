@@ -23,6 +23,7 @@ from opboost.api.data.logged import LoggedBandit
 from opboost.api.data.tabular_frames import attach_feature_names, attach_schema
 from opboost.api.engine import BoosterEngine, Components, RemoteLogs
 from opboost.api.serving.exploration import ExplorationMixin
+from opboost.api.serving.tie_order import constant_tie_order
 from opboost.api.validation import check_fitted
 from opboost.core.booster_checks import BOOSTER_CONSTRAINTS
 from opboost.core.booster_inputs import check_X, fit_logs, record_features
@@ -35,7 +36,7 @@ from opboost.core.resolve import (
     set_component_params,
     split_component_params,
 )
-from opboost.core.selection import challenger_policy, constant_tie_order
+from opboost.core.selection import challenger_policy
 
 __all__ = ["Booster"]
 

@@ -70,7 +70,7 @@ from opboost.api.policy import (
     manifest_digest,
 )
 from opboost.api.serving.catalogue import action_schema_of
-from opboost.api.serving.masks import recorded_tie_order
+from opboost.api.serving.tie_order import recorded_tie_order
 
 __all__ = ["load_policy"]
 

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.engine import FitSettings
@@ -35,7 +34,8 @@ from opboost.api.learner import BaseLearner
 from opboost.api.numerics.arrays import one_hot
 from opboost.api.numerics.softmax import softmax
 from opboost.api.policy import ConstantPolicy, Policy
-from opboost.api.serving.masks import TIE_ORDER_KEY, greedy, value_tie_order
+from opboost.api.serving.masks import greedy
+from opboost.api.serving.tie_order import record_tie_order
 from opboost.core.registry import get_registry
 
 __all__ = [
@@ -45,8 +45,6 @@ __all__ = [
     "SelectionSettings",
     "action_probs",
     "challenger_policy",
-    "constant_action_values",
-    "constant_tie_order",
     "estimator_named",
     "logs_scorer",
 ]
@@ -55,56 +53,13 @@ __all__ = [
 SELECTION_POLICIES = ("argmax", "softmax")
 
 
-def constant_action_values(data: LoggedBandit) -> np.ndarray:
-    """SNIPS value of every constant policy "always action a", shape (K,).
-
-    V(a) = sum_{i: a_i = a} r_i / p_i / sum_{i: a_i = a} 1 / p_i; NaN for never-logged actions.
-    With candidate sets it is the value of the policy as ``ConstantPolicy.predict(X,
-    candidates=...)`` serves it: a where a is a candidate, the row's first candidate elsewhere
-    (a row then counts when its logged action is that first candidate); still NaN for a
-    never logged.
-    """
-    w = 1.0 / np.asarray(data.propensities, dtype=np.float64)
-    k = data.n_actions
-    num = np.bincount(data.actions, weights=w * data.rewards, minlength=k)
-    den = np.bincount(data.actions, weights=w, minlength=k)
-    logged = den > 0
-    if data.candidates is not None:
-        # rows whose logged action is their first candidate count for every a that is not a
-        # candidate there (a falls back to it); rows where a is a candidate counted above
-        first = _first_candidates(data.candidates) == data.actions
-        for total, weights in ((num, w * data.rewards * first), (den, w * first)):
-            total += weights.sum() - data.candidates.T @ weights
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(logged, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def constant_tie_order(data: LoggedBandit) -> np.ndarray:
-    """(K,) int64: the actions by their value as constant policies
-    (:func:`constant_action_values`), best first, never-logged actions last; equal values by
-    logged rows (more first), then index. A fitted policy breaks equal scores in this order
-    (``Policy.tie_order``): where its ensemble cannot tell actions apart, as the trees of a
-    reward model pool rarely logged ones, it plays the one the logs favour, not the one
-    whose id happens to come first."""
-    counts = np.bincount(data.actions, minlength=data.n_actions)
-    return value_tie_order(constant_action_values(data), counts)
-
-
 def challenger_policy(learner: Any, tie_order: np.ndarray | None) -> Policy:
     """The saveable policy of a fitted challenger (a policy learner's ``to_policy()``), its
     equal scores broken in ``tie_order`` (K,) as the boosted policy's are (None: as it has
     them)."""
     policy = learner.to_policy()
-    if tie_order is not None:
-        policy.metadata[TIE_ORDER_KEY] = tie_order.tolist()
+    record_tie_order(policy.metadata, tie_order)
     return policy
-
-
-def _first_candidates(candidates: Any) -> np.ndarray:
-    """(n,) int64: each row's lowest-index candidate."""
-    if sp.issparse(candidates):
-        return candidates.indices[candidates.indptr[:-1]].astype(np.int64)
-    return np.argmax(candidates, axis=1)
 
 
 def action_probs(

@@ -40,7 +40,7 @@ from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
-from opboost.api.serving.masks import TIE_ORDER_KEY, value_tie_order
+from opboost.api.serving.tie_order import TIE_ORDER_KEY, snips_values, value_tie_order
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
@@ -167,13 +167,11 @@ class DistributedFit:
 
     def _tie_order(self) -> np.ndarray:
         """The order the policy breaks equal scores in, as an in-memory fit's
-        (``opboost.core.selection.constant_tie_order``): the constant actions by SNIPS value
-        over every worker's rows."""
+        (``opboost.api.serving.tie_order.constant_tie_order``): the constant actions by SNIPS
+        value over every worker's rows."""
         sums = self._call("the constant actions' values", "action_sums")  # (3, K) a worker
         num, den, counts = np.sum(np.stack(sums), axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        return value_tie_order(values, counts)
+        return value_tie_order(snips_values(num, den), counts)
 
     # --- reductions ---------------------------------------------------------------------
 

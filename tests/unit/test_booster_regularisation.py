@@ -15,13 +15,13 @@ from opboost.algorithms.learners.lightgbm_reward_start import fit_reward_model
 from opboost.algorithms.objectives import softmax
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
+from opboost.api.serving.tie_order import constant_action_values
 from opboost.api.validation import check_random_state
 from opboost.core.fit.warm_start import (
     LOGGING_WARM_MEMBERS,
     REWARD_WARM_MEMBERS,
     reward_temperature,
 )
-from opboost.core.selection import constant_action_values
 from opboost.lgbm.rows import design_rows
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 

@@ -9,10 +9,11 @@ import scipy.sparse as sp
 
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.policy import ConstantPolicy
+from opboost.api.serving.tie_order import constant_action_values
 from opboost.api.validation import check_random_state
 from opboost.compose.choice import PolicyChoice
 from opboost.core.booster_checks import split_holdout
-from opboost.core.selection import constant_action_values, logs_scorer
+from opboost.core.selection import logs_scorer
 
 
 def _logs(n: int = 400, seed: int = 0, sparse: bool = False) -> LoggedBandit:

@@ -12,8 +12,9 @@ from opboost import Booster, load_policy
 from opboost.api.data.logged import LoggedBandit
 from opboost.api.exceptions import InvalidParameterError
 from opboost.api.policy import ConstantPolicy
+from opboost.api.serving.tie_order import constant_action_values
 from opboost.core.callbacks import Callback, EarlyStopping
-from opboost.core.selection import action_probs, constant_action_values, logs_scorer
+from opboost.core.selection import action_probs, logs_scorer
 from opboost.simulation.supervised import expected_reward, supervised_to_bandit
 
 LGB = {"num_threads": 1, "num_leaves": 8}

@@ -14,10 +14,14 @@ import pytest
 from opboost import Booster, LoggedBandit
 from opboost.api.policy import Policy
 from opboost.api.serving.exploration import exploration_distribution
-from opboost.api.serving.masks import greedy, recorded_tie_order, top_k
+from opboost.api.serving.masks import greedy, top_k
+from opboost.api.serving.tie_order import (
+    constant_action_values,
+    constant_tie_order,
+    recorded_tie_order,
+)
 from opboost.core.metrics import off_policy_scorer
 from opboost.core.policy_loading import load_policy
-from opboost.core.selection import constant_action_values, constant_tie_order
 
 IDS = ["base", "rare_a", "rare_b", "gold", "rare_c"]
 
@@ -175,3 +179,43 @@ def test_a_challenger_that_replaces_the_boosted_policy_breaks_ties_in_the_same_o
     assert order is not None and IDS[::-1][order[0]] == "gold"
     if refit:  # refitted on every row: their order
         np.testing.assert_array_equal(order, constant_tie_order(logs))
+
+
+@pytest.mark.parametrize(
+    ("name", "params"), [("reward_regression", {}), ("dr_reduction", {"regressor": "stacked"})]
+)
+def test_the_built_in_policy_learners_break_pooled_scores_in_the_logs_order_in_any_id_order(
+    name, params, tmp_path
+):
+    """Reward regression and the stacked DR reduction on their own: their stacked trees pool
+    the rare actions as the start's do, so their scores tie, and what they serve no longer
+    depends on the order of the ids (before: the first tied id of ``actions=``; reward
+    regression played rare_a, rare_c or gold by the order, the DR reduction base or rare_c on
+    21 of the 200 rows); predict_proba, sample and the saved policy agree with predict."""
+    from opboost.algorithms.policy_learners.reward_regression import RewardRegression
+    from opboost.compose.dr_reduction import DRReduction
+
+    learner_class = {"reward_regression": RewardRegression, "dr_reduction": DRReduction}[name]
+    frame = pooled_frame()
+    X = frame[["x"]][:200]
+    served_ids = []
+    for order in ORDERS:
+        logs = logs_in_order(frame, order)
+        learner = learner_class(random_state=0, **params).fit(logs)
+        scores = learner.decision_function(X)
+        tied = (scores == scores.max(axis=1, keepdims=True)).sum(axis=1) > 1
+        assert tied.sum() >= 20, order
+        np.testing.assert_array_equal(learner.tie_order_, constant_tie_order(logs))
+        served = learner.predict(X)
+        np.testing.assert_array_equal(served, greedy(scores, constant_tie_order(logs)))
+        served_ids.append([order[a] for a in served])
+        np.testing.assert_array_equal(learner.predict_proba(X), np.eye(len(IDS))[served])
+        actions, propensities = learner.sample(X, epsilon=0.0, random_state=0)
+        np.testing.assert_array_equal(actions, served)
+        assert (propensities == 1.0).all(), order
+        loaded = load_policy(learner.to_policy().save(tmp_path / f"{name}.json"))
+        np.testing.assert_array_equal(loaded.tie_order, learner.tie_order_)
+        np.testing.assert_array_equal(loaded.predict(X), served)
+    assert served_ids[0] == served_ids[1] == served_ids[2]
+    if name == "reward_regression":  # every rare score ties with gold's
+        assert set(served_ids[0]) == {"gold"}

@@ -23,6 +23,7 @@ from opboost.api.numerics.design import action_rows
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.policy_learner import PolicyLearner
 from opboost.api.serving.masks import mask_scores, serving_mask
+from opboost.api.serving.tie_order import logs_tie_order, record_tie_order
 from opboost.api.validation import check_fitted, check_random_state
 from opboost.lgbm.onehot_scores import onehot_action_scores, split_actions
 from opboost.lgbm.rows import missing_categories_as_nan
@@ -63,6 +64,9 @@ class RewardRegression(PolicyLearner):
     ----------
     num_threads_
         the fit's LightGBM threads.
+    tie_order_
+        (K,) the order equal predicted rewards are broken in, best first: the logs' actions
+        by SNIPS value as constant policies (None on logs with item features).
     """
 
     name: ClassVar[str] = "reward_regression"
@@ -110,6 +114,7 @@ class RewardRegression(PolicyLearner):
         self.schema_ = data.schema  # from_dataframe's: categorical columns and action ids
         categorical = list(data.schema.categorical_features) if data.schema else []
         self.action_schema_ = None
+        self.tie_order_ = logs_tie_order(data)
         self.check_fit_memory(data, "RewardRegression.fit")
         if data.action_features is None:
             rows = action_rows(data.contexts, data.actions, data.n_actions)  # [x; onehot(a)]
@@ -186,16 +191,12 @@ class RewardRegression(PolicyLearner):
     def predict(self, X: Any, *, candidates: Any = None, action_features: Any = None):
         """Greedy actions (m,): the best-predicted (candidate, when given) action or item."""
         scores = self.decision_function(X, candidates=candidates, action_features=action_features)
-        return np.asarray(scores).argmax(axis=1)
+        return self._greedy(scores)
 
     def predict_proba(self, X: Any, *, candidates: Any = None, action_features: Any = None):
         """The greedy policy as one-hot probabilities (m, K)."""
-        scores = np.asarray(
-            self.decision_function(X, candidates=candidates, action_features=action_features)
-        )
-        probs = np.zeros_like(scores, dtype=np.float64)
-        probs[np.arange(len(scores)), scores.argmax(axis=1)] = 1.0
-        return probs
+        scores = self.decision_function(X, candidates=candidates, action_features=action_features)
+        return self._greedy_probs(scores)
 
     def to_policy(self) -> Any:
         """The fitted model as a [`Policy`][opboost.api.policy.Policy] (scores = predicted
@@ -223,6 +224,7 @@ class RewardRegression(PolicyLearner):
         }
         if schema is not None:
             meta[ACTION_SCHEMA_KEY] = schema.to_json()
+        record_tie_order(meta, self.tie_order_)
         policy = Policy(ensemble, self.n_actions_, meta)
         attach_schema(policy, self.schema_)
         return policy

@@ -39,13 +39,8 @@ from opboost.api.exceptions import InvalidParameterError
 from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.numerics.plackett_luce import marginal_distributions, sample_plackett_luce
 from opboost.api.numerics.softmax import softmax
-from opboost.api.serving.masks import (
-    greedy,
-    mask_scores,
-    recorded_tie_order,
-    serving_mask,
-    top_k,
-)
+from opboost.api.serving.masks import greedy, mask_scores, serving_mask, top_k
+from opboost.api.serving.tie_order import TIE_ORDER_KEY, recorded_tie_order
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -201,10 +196,14 @@ def served_metadata(scorer: Any) -> Mapping[str, Any] | None:
 
 
 def served_tie_order(scorer: Any, n_actions: int) -> np.ndarray | None:
-    """The (n_actions,) tie order of the policy ``scorer`` serves
-    (:func:`~opboost.api.serving.masks.recorded_tie_order`), or None: the order its
+    """The (n_actions,) tie order of the policy ``scorer`` serves: a fitted policy learner's
+    ``tie_order_``, else what its metadata records
+    (:func:`~opboost.api.serving.tie_order.recorded_tie_order`), or None: the order its
     ``predict`` breaks equal scores in, for anyone who takes the argmax of its
     ``decision_function``."""
+    fitted = getattr(scorer, "tie_order_", None)
+    if fitted is not None:
+        return recorded_tie_order({TIE_ORDER_KEY: np.asarray(fitted).tolist()}, n_actions)
     metadata = served_metadata(scorer)
     return None if metadata is None else recorded_tie_order(metadata, n_actions)
 

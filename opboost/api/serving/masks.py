@@ -2,8 +2,7 @@
 each row's best action and the top-k distinct actions of each row for slates.
 
 Equal scores are broken by a policy's ``tie_order`` when it has one (a permutation of the
-actions, preferred first: a Booster records its logs' constant actions by value there), else by
-the lower index.
+actions, preferred first: :mod:`opboost.api.serving.tie_order`), else by the lower index.
 
 ``candidates`` at prediction time is an (m, K) boolean mask (dense or scipy.sparse), True
 where the action may be served in that row; every row needs at least one candidate. A
@@ -12,21 +11,14 @@ masked policy never returns, and gives no probability to, a non-candidate action
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "TIE_ORDER_KEY",
-    "greedy",
-    "mask_scores",
-    "recorded_tie_order",
-    "serving_mask",
-    "top_k",
-    "value_tie_order",
-]
+from opboost.api.serving.tie_order import tie_ranks
+
+__all__ = ["greedy", "mask_scores", "serving_mask", "top_k"]
 
 
 def serving_mask(candidates: Any, shape: tuple[int, int], owner: str) -> np.ndarray:
@@ -60,52 +52,12 @@ def mask_scores(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(mask, scores, -np.inf)
 
 
-#: The policy metadata key of the order that breaks equal scores (:func:`recorded_tie_order`).
-TIE_ORDER_KEY = "tie_order"
-
-
-def recorded_tie_order(metadata: Mapping[str, Any], n_actions: int) -> np.ndarray | None:
-    """The (n_actions,) int64 tie order a policy's ``metadata`` records (None: none);
-    ValueError unless it lists every action index 0 .. n_actions - 1 exactly once."""
-    recorded = metadata.get(TIE_ORDER_KEY)
-    if recorded is None:
-        return None
-    order = np.asarray(recorded) if isinstance(recorded, list) else np.empty(0)
-    valid = (
-        order.shape == (n_actions,)
-        and order.dtype.kind in "iu"
-        and np.array_equal(np.sort(order), np.arange(n_actions))
-    )
-    if not valid:
-        raise ValueError(
-            f"metadata[{TIE_ORDER_KEY!r}] must list every action index 0 .. {n_actions - 1} "
-            f"exactly once, got {recorded!r:.120}"
-        )
-    return order.astype(np.int64)
-
-
-def value_tie_order(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(K,) int64: the actions by ``values`` (K,), best first, NaN last; equal values by
-    ``counts`` (K,), more first, then by index. A fit records its actions' values as constant
-    policies and their logged rows here (``Policy.tie_order``)."""
-    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=-np.inf)
-    order = np.lexsort((np.arange(len(values)), -np.asarray(counts), -values))
-    return order.astype(np.int64)
-
-
-def _tie_ranks(tie_order: np.ndarray) -> np.ndarray:
-    """(K,) int64: each action's position in ``tie_order`` (0: preferred)."""
-    ranks = np.empty(len(tie_order), dtype=np.int64)
-    ranks[tie_order] = np.arange(len(tie_order))
-    return ranks
-
-
 def greedy(scores: np.ndarray, tie_order: np.ndarray | None = None) -> np.ndarray:
     """(m,) int64: each row's highest-scoring action; equal scores go to the action first in
     ``tie_order`` (K,), else to the lower index."""
     if tie_order is None:
         return np.argmax(scores, axis=1)
-    ranks = _tie_ranks(tie_order)
+    ranks = tie_ranks(tie_order)
     top = scores == scores.max(axis=1, keepdims=True)
     return np.argmin(np.where(top, ranks, len(ranks)), axis=1)
 
@@ -120,7 +72,7 @@ def top_k(scores: np.ndarray, k: int, tie_order: np.ndarray | None = None) -> np
     if tie_order is None:
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     else:
-        ranks = np.broadcast_to(_tie_ranks(tie_order), scores.shape)
+        ranks = np.broadcast_to(tie_ranks(tie_order), scores.shape)
         order = np.lexsort((ranks, -scores), axis=1)[:, :k]
     ranked = np.take_along_axis(scores, order, axis=1)
     return np.where(np.isneginf(ranked), -1, order).astype(np.int64)

@@ -22,11 +22,11 @@ from opboost.api.learner import BaseProblem
 from opboost.api.numerics.row_blocks import add_scaled
 from opboost.api.objective import centre_rows
 from opboost.api.policy import Policy
-from opboost.api.serving.masks import TIE_ORDER_KEY
+from opboost.api.serving.tie_order import constant_tie_order, record_tie_order
 from opboost.core.booster_checks import check_f
 from opboost.core.fit.checkpoint import Progress, fingerprint, restored, snapshot
 from opboost.core.fit.warm_start import fit_warm_start
-from opboost.core.selection import RoundSelection, SelectionSettings, constant_tie_order
+from opboost.core.selection import RoundSelection, SelectionSettings
 
 __all__ = ["InMemoryFit", "check_reward_range", "training_coefficients"]
 
@@ -298,8 +298,7 @@ class InMemoryFit:
         )
         if self.reward_start is not None:
             meta["reward_start"] = self.reward_start
-        if self.tie_order is not None:
-            meta[TIE_ORDER_KEY] = self.tie_order.tolist()
+        record_tie_order(meta, self.tie_order)
         return meta
 
     #: Whether the actions are fixed ids (False in slot coordinates, where slot j is another

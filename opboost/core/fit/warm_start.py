@@ -29,10 +29,10 @@ from opboost.api.data.logged import LoggedBandit
 from opboost.api.engine import Components, FitSettings, Fitted, StepSettings
 from opboost.api.estimator import Estimator
 from opboost.api.learner import BaseLearner, BaseProblem
+from opboost.api.serving.tie_order import constant_action_values
 from opboost.core.booster_checks import check_f
 from opboost.core.loop import run_rounds
 from opboost.core.registry import make
-from opboost.core.selection import constant_action_values
 
 __all__ = [
     "LOGGING_WARM_MEMBERS",
