@@ -136,6 +136,62 @@ def test_errors_name_the_column(change, kwargs, match):
         )
 
 
+OWNER = "LoggedBandit.from_dataframe"
+TIMES = pd.date_range("2024-01-01", periods=4, freq="h")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(
+            {"age": TIMES},
+            f"{OWNER}: context column 'age' holds datetimes ({{dtype}}), which a model "
+            "cannot read as they are; make features of them first, numbers such as "
+            "df['age'].dt.hour or .dt.dayofweek, or categories with .astype(str)",
+            id="datetimes",
+        ),
+        pytest.param(
+            {"age": TIMES.tz_localize("UTC")},
+            f"{OWNER}: context column 'age' holds datetimes ({{dtype}}), which a model "
+            "cannot read as they are; make features of them first, numbers such as "
+            "df['age'].dt.hour or .dt.dayofweek, or categories with .astype(str)",
+            id="datetimes-with-a-time-zone",
+        ),
+        pytest.param(
+            {"age": TIMES - TIMES[0]},
+            f"{OWNER}: context column 'age' holds time spans ({{dtype}}), which a model "
+            "cannot read as they are; make them numbers first, e.g. df['age'].dt.total_seconds()",
+            id="time-spans",
+        ),
+        pytest.param(
+            {"device": pd.Series(list(TIMES), dtype=object)},
+            f"{OWNER}: context column 'device' holds Timestamp values, neither numbers nor "
+            "strings; make it either type: df['device'].astype(str) for categories, "
+            "pd.to_numeric for numbers.",
+            id="objects-of-one-other-type",
+        ),
+        pytest.param(
+            {"ad": ["ad-a", None, "ad-c", "ad-a"]},
+            f"{OWNER}: column 'ad' has no action (a missing value) at row 1 (index 1); every "
+            "logged row needs the action it took: drop the rows without one, "
+            "df.dropna(subset=['ad']).",
+            id="missing-action",
+        ),
+    ],
+)
+def test_columns_a_model_cannot_read_are_refused_with_how_to_convert_them(change, message):
+    """Times were reported as "mixes types datetime" and a missing action as an id "not in
+    the action catalogue"; each now says what the column holds and how to fix it."""
+    df = _frame(4).assign(ad=["ad-a", "ad-b", "ad-c", "ad-a"]).assign(**change)
+    df.index = range(4)
+    with pytest.raises(ValueError) as info:
+        LoggedBandit.from_dataframe(
+            df, contexts=CONTEXTS, action="ad", propensity="p", reward="click", actions=ADS
+        )
+    column = next(iter(change))  # its dtype's name follows pandas' resolution (ns, us)
+    assert str(info.value) == message.replace("{dtype}", str(df[column].dtype))
+
+
 def test_schema_must_match_the_logs():
     data = _logs(_frame(10))
     with pytest.raises(ValueError, match="schema has 3 columns and 4 action ids"):

@@ -44,10 +44,17 @@ def _row(index: Any, position: int) -> str:
 
 def column_kind(dtype: Any, values: Any, column: Any, owner: str) -> str:
     """ "categorical" (a pandas category, strings, or objects that are all strings) or
-    "numeric" of a column of ``dtype`` holding ``values``; ValueError for an object column of
-    mixed types. Decided by the dtype alone except for an object column."""
+    "numeric" of a column of ``dtype`` holding ``values``; ValueError for times (datetimes,
+    time spans), which a model cannot read as they are, and for an object column of other
+    types or of mixed types. Decided by the dtype alone except for an object column."""
     import pandas as pd
 
+    times = _times(dtype)
+    if times is not None:
+        raise ValueError(
+            f"{owner}: context column {column!r} holds {times} ({dtype}), which a model cannot "
+            f"read as they are; {_TIME_FIXES[times].format(column=column)}"
+        )
     if isinstance(dtype, np.dtype):
         if dtype.kind in "iufb":
             return "numeric"
@@ -65,10 +72,36 @@ def column_kind(dtype: Any, values: Any, column: Any, owner: str) -> str:
     if all(issubclass(t, int | float | np.number | np.bool_) for t in types):
         return "numeric"
     names = sorted({t.__name__ for t in types})
-    raise ValueError(
-        f"{owner}: context column {column!r} mixes types {', '.join(names)}; make it one "
-        f"type: df[{column!r}].astype(str) for categories, pd.to_numeric for numbers."
+    what = (
+        f"mixes types {', '.join(names)}; make it one"
+        if len(names) > 1
+        else f"holds {names[0]} values, neither numbers nor strings; make it either"
     )
+    raise ValueError(
+        f"{owner}: context column {column!r} {what} type: df[{column!r}].astype(str) for "
+        f"categories, pd.to_numeric for numbers."
+    )
+
+
+#: How to turn each kind of time column into something a model reads (``{column}``: its name).
+_TIME_FIXES = {
+    "datetimes": (
+        "make features of them first, numbers such as df[{column!r}].dt.hour or "
+        ".dt.dayofweek, or categories with .astype(str)"
+    ),
+    "time spans": "make them numbers first, e.g. df[{column!r}].dt.total_seconds()",
+}
+
+
+def _times(dtype: Any) -> str | None:
+    """ "datetimes" or "time spans" for a datetime, period or timedelta ``dtype``, else None."""
+    import pandas as pd
+
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "time spans"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+        return "datetimes"
+    return None
 
 
 def numeric_values(values: Any, column: Any, owner: str, index: Any = None) -> np.ndarray:

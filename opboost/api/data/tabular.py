@@ -276,6 +276,14 @@ def _action_indices(series: Any, catalogue: Sequence[Any], owner: str) -> np.nda
     index = _codes(series, catalogue).astype(np.int64)
     bad = index < 0
     if bad.any():
+        missing = np.flatnonzero(np.asarray(series.isna()) & bad)
+        if missing.size:
+            i = int(missing[0])
+            raise ValueError(
+                f"{owner}: column {series.name!r} has no action (a missing value) at "
+                f"{_row(series, i)}; every logged row needs the action it took: drop the "
+                f"rows without one, df.dropna(subset=[{series.name!r}])."
+            )
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"{owner}: column {series.name!r} has action {_scalar(series.iloc[i])!r} at "
