@@ -363,3 +363,30 @@ def test_other_logs_are_encoded_with_the_training_schema():
         _booster().fit(train, eval_data=alone)
     with pytest.raises(ValueError, match=r"differ from the schema's columns"):
         LoggedBandit.from_dataframe(other, schema=train.schema, **{**kwargs, "contexts": ["age"]})
+
+
+def test_an_array_of_strings_is_refused_with_the_dataframe_route():
+    """A policy fitted on a DataFrame, asked to predict an object array of the raw values (the
+    DataFrame's ``to_numpy()``), raised NumPy's bare "could not convert string to float";
+    LoggedBandit given such contexts did not say how to encode them."""
+    df = _frame(60)
+    logs = _logs(df)
+    booster = opboost.Booster(n_rounds=2, random_state=0).fit(logs)
+    raw = df[CONTEXTS].head(3).to_numpy()  # city, device: strings
+    with pytest.raises(InvalidParameterError) as info:
+        booster.predict(raw)
+    assert str(info.value) == (
+        f"contexts must be numbers; got an array of dtype object with {raw[0, 0]!r} at row 0, "
+        "column 0. An array holds the encoded numbers (a categorical column as its codes): "
+        "pass a DataFrame with the fit's column names to have strings and categories encoded "
+        "by the policy's schema (LoggedBandit.from_dataframe), or encode them yourself."
+    )
+    encoded = logs.contexts[:3]  # the codes an array holds: accepted
+    np.testing.assert_array_equal(booster.predict(encoded), booster.predict(df[CONTEXTS].head(3)))
+    with pytest.raises(ValueError) as info:
+        LoggedBandit(raw, np.zeros(3, int), np.ones(3), np.ones(3), 2)
+    assert str(info.value) == (
+        f"LoggedBandit: contexts must be numeric: could not convert string to float: "
+        f"{raw[0, 0]!r}. For string or categorical columns, build the logs from a DataFrame "
+        "with LoggedBandit.from_dataframe, which encodes them (and the policy encodes new rows)."
+    )

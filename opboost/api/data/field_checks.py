@@ -64,7 +64,17 @@ def as_real(field: str, value: Any, *, keep_float32: bool = False) -> np.ndarray
     try:
         return np.asarray(array, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.") from exc
+        hint = _NOT_NUMERIC_HINTS.get(field, "")
+        raise ValueError(f"LoggedBandit: {field} must be numeric: {exc}.{hint}") from exc
+
+
+#: What to do when a field's array holds strings or other objects, by field.
+_NOT_NUMERIC_HINTS = {
+    "contexts": (
+        " For string or categorical columns, build the logs from a DataFrame with "
+        "LoggedBandit.from_dataframe, which encodes them (and the policy encodes new rows)."
+    ),
+}
 
 
 def readonly(array: np.ndarray) -> np.ndarray:

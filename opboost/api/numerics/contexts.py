@@ -33,7 +33,10 @@ def as_contexts(
     else:
         X = np.asarray(X)
         target = dtype or (X.dtype if X.dtype in (np.float32, np.float64) else np.float64)
-        X = np.ascontiguousarray(X, dtype=target)
+        try:
+            X = np.ascontiguousarray(X, dtype=target)
+        except (TypeError, ValueError) as error:
+            raise InvalidParameterError(_not_numbers(X)) from error
     if X.ndim != 2:
         raise InvalidParameterError(f"contexts must be a 2-D (m, d) array; got shape {X.shape}.")
     if n_features is not None and X.shape[1] != n_features:
@@ -43,6 +46,25 @@ def as_contexts(
         )
     check_finite_contexts(X, missing=missing)
     return X
+
+
+def _not_numbers(X: np.ndarray) -> str:
+    """Why the array ``X`` cannot be read as numbers: its first value that is not one."""
+    where, value = "", None
+    for index in np.ndindex(X.shape):
+        try:
+            float(X[index])
+        except (TypeError, ValueError):
+            names = ("row", "column") if len(index) == 2 else ("position",) * len(index)
+            where = " at " + ", ".join(f"{n} {i}" for n, i in zip(names, index, strict=True))
+            value = X[index]
+            break
+    return (
+        f"contexts must be numbers; got an array of dtype {X.dtype} with {value!r}{where}. "
+        f"An array holds the encoded numbers (a categorical column as its codes): pass a "
+        f"DataFrame with the fit's column names to have strings and categories encoded by the "
+        f"policy's schema (LoggedBandit.from_dataframe), or encode them yourself."
+    )
 
 
 def check_finite_contexts(X: Any, *, missing: bool = False) -> None:
