@@ -139,12 +139,13 @@ class Checkpoint(Callback):
 
     Layout: ``LATEST`` names the newest complete ``round-NNNNNN/`` directory holding
     ``state.json``, ``policy/`` (the ensemble so far) and ``scores.npy``
-    (+ ``eval_scores.npy``, and ``best_policy/`` when a callback marked an earlier round as
-    the best, so that a resumed fit still ends there). A write goes: new round directory
-    complete and fsynced (under a unique temporary name) -> ``LATEST`` switched atomically ->
-    older rounds removed, so a fit killed at any point resumes from the previous checkpoint or
-    the new one. With ``resume=True`` a fit with this callback continues from ``LATEST`` when
-    it exists.
+    (+ ``eval_scores.npy``, ``best_policy/`` when a callback marked an earlier round as
+    the best, so that a resumed fit still ends there, and ``selection_*.npy`` with the
+    held-out choice's scores, so that a resumed fit chooses as an uninterrupted one). A write
+    goes: new round directory complete and fsynced (under a unique temporary name) ->
+    ``LATEST`` switched atomically -> older rounds removed, so a fit killed at any point
+    resumes from the previous checkpoint or the new one. With ``resume=True`` a fit with this
+    callback continues from ``LATEST`` when it exists.
     """
 
     name: ClassVar[str] = "checkpoint"
@@ -198,6 +199,8 @@ class Checkpoint(Callback):
                 state["best_policy"].save(staging / "best_policy")
             keys = ("round", "seed", "fingerprint", "stop_reason", "history", "best_round")
             meta = {k: state.get(k) for k in keys}
+            meta["reward_start"] = state.get("reward_start")
+            meta["selection"] = _write_selection(staging, state.get("selection"))
             (staging / "state.json").write_text(json.dumps(meta), encoding="utf-8")
             _fsync_tree(staging)
         except BaseException:
@@ -235,12 +238,36 @@ class Checkpoint(Callback):
             state["eval_scores"] = np.load(path, allow_pickle=False) if path.exists() else None
             best = target / "best_policy"
             state["best_ensemble"] = load_policy(best).ensemble if best.is_dir() else None
-        except (OSError, ValueError, KeyError) as exc:
+            state["selection"] = _read_selection(target, state.get("selection"))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(
                 f"Checkpoint {target} is unreadable ({exc}); delete {root} to start afresh."
             ) from exc
         state["directory"] = str(root)
         return state
+
+
+def _write_selection(staging: Path, selection: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Save the arrays of a held-out choice's ``selection`` state as ``selection_NAME.npy``
+    in ``staging``; its numbers (and the arrays' names) for ``state.json``."""
+    if selection is None:
+        return None
+    arrays = {k: v for k, v in selection.items() if isinstance(v, np.ndarray)}
+    for key, values in arrays.items():
+        np.save(staging / f"selection_{key}.npy", values, allow_pickle=False)
+    numbers = {k: v for k, v in selection.items() if k not in arrays}
+    return {**numbers, "arrays": sorted(arrays)}
+
+
+def _read_selection(target: Path, saved: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A held-out choice's state as :func:`_write_selection` left it in ``target``."""
+    if saved is None:
+        return None
+    names = saved.pop("arrays")
+    if not all(isinstance(k, str) and k.isidentifier() for k in names):
+        raise ValueError(f"state.json names selection arrays {names!r:.80}")
+    arrays = {k: np.load(target / f"selection_{k}.npy", allow_pickle=False) for k in names}
+    return {**saved, **arrays}
 
 
 def _fsync_tree(root: Path) -> None:

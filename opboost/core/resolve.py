@@ -4,7 +4,6 @@ together. Core meets the algorithms only here, and only by name."""
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ from sklearn.base import clone
 from opboost.api.callback import Callback
 from opboost.api.data.tabular import use_categorical_features
 from opboost.api.engine import BoosterEngine, Components, FitSettings, RemoteLogs, StepSettings
-from opboost.api.exceptions import InvalidParameterError, OpboostWarning
+from opboost.api.exceptions import InvalidParameterError
 from opboost.api.validation import check_random_state
 from opboost.core.booster_checks import check_callbacks, with_progress
 from opboost.core.booster_inputs import check_missing
@@ -31,7 +30,6 @@ __all__ = [
     "AUTO_ROUNDS",
     "AUTO_ROUNDS_CONFIDENCE",
     "AUTO_VALIDATION_FRACTION",
-    "CHECKPOINT_WITHOUT_CHOICE",
     "COMPONENT_KINDS",
     "FitPlan",
     "RoundChoice",
@@ -220,18 +218,6 @@ AUTO_CHALLENGERS: tuple[str, ...] = ("dr_reduction",)
 AUTO_CHALLENGER_CONFIDENCE = 0.95
 
 
-#: The warning of a default fit (``validation_fraction="auto"`` after a reward-model start)
-#: with a callback that writes checkpoints: adding a ``Checkpoint`` for crash safety should not
-#: change the algorithm unnoticed.
-CHECKPOINT_WITHOUT_CHOICE = (
-    "Booster.fit: validation_fraction='auto' makes no held-out choice in a fit with a "
-    "Checkpoint callback (that choice is not checkpointed), so this fit keeps all {rounds} "
-    "rounds, with no refit and no fallback to the best constant action or the DR reduction. "
-    "Pass validation_fraction=None to keep every round without this warning, or fit without "
-    "the Checkpoint to get the default's choice."
-)
-
-
 @dataclass(frozen=True)
 class RoundChoice:
     """How a fit chooses its rounds on held-out logs: ``fraction`` held out (None: no
@@ -265,12 +251,11 @@ def effective_round_choice(
     from one over fixed actions, else "snips". ``validation_fraction="auto"`` is the paired
     rule (:data:`AUTO_VALIDATION_FRACTION` held out, :data:`AUTO_PAIRED_CONFIDENCE`,
     :data:`AUTO_PATIENCE`) when the fit starts from a reward model over fixed actions in
-    memory, runs rounds and has no callback that writes checkpoints or chooses where the
-    rounds end (``Callback.chooses_rounds``: early stopping); else
-    :data:`AUTO_VALIDATION_FRACTION` with the highest estimate kept for ``safe=True`` (its
-    fallback needs held-out logs), and None without. A fit the paired rule would choose for
-    that has a checkpoint-writing callback (and no early stopping) warns
-    (:data:`CHECKPOINT_WITHOUT_CHOICE`, an ``OpboostWarning``) that it keeps every round."""
+    memory, runs rounds and has no callback that chooses where the rounds end
+    (``Callback.chooses_rounds``: early stopping); else :data:`AUTO_VALIDATION_FRACTION` with
+    the highest estimate kept for ``safe=True`` (its fallback needs held-out logs), and None
+    without. A ``Checkpoint`` changes nothing: the choice's state is checkpointed with the
+    rounds, so a resumed fit chooses as an uninterrupted one."""
     own_start = warm_start == "reward_model" and not pairs
     selection = booster.selection
     if selection == "auto":
@@ -278,12 +263,9 @@ def effective_round_choice(
     fraction = booster.validation_fraction
     if fraction != "auto":
         return RoundChoice(fraction, selection)
-    checkpoints = any(getattr(cb, "writes_checkpoints", False) for cb in callbacks)
     chooses = any(getattr(cb, "chooses_rounds", False) for cb in callbacks)
     paired_rule = own_start and n_rows is not None and rounds > 0
-    if paired_rule and checkpoints and not chooses:  # EarlyStopping: the user's own choice
-        warnings.warn(CHECKPOINT_WITHOUT_CHOICE.format(rounds=rounds), OpboostWarning, stacklevel=4)
-    if paired_rule and not (checkpoints or chooses):
+    if paired_rule and not chooses:  # EarlyStopping: the user's own choice
         return RoundChoice(
             AUTO_VALIDATION_FRACTION,
             selection,

@@ -21,6 +21,7 @@ any other registered estimator name: what its ``on_logs`` scorer gives every rou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -160,8 +161,14 @@ class RoundSelection:
     """
 
     def __init__(
-        self, fit: SelectedFit, holdout: LoggedBandit, settings: SelectionSettings
+        self,
+        fit: SelectedFit,
+        holdout: LoggedBandit,
+        settings: SelectionSettings,
+        restored: Mapping[str, Any] | None = None,
     ) -> None:
+        """``restored``: the :meth:`state` of this choice at a checkpoint, to go on from there
+        (the fit's ensemble then holds the checkpoint's rounds, not round 0's)."""
         method = settings.method
         estimator = estimator_named(method, fit.seed)
         if not fit.fixed_actions and estimator.needs_fixed_actions:
@@ -179,7 +186,11 @@ class RoundSelection:
         self.challenger_confidence = settings.challenger_confidence or settings.paired
         self.tie_order = fit.tie_order  # the policy's: held-out rows are scored as served
         self.inputs = fit.inputs_of(holdout)
-        self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
+        if restored is None:
+            self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
+        else:
+            self.scores = np.array(restored["start_scores"], dtype=np.float64)
+        self._start_scores = self.scores.copy()  # F_0 on the held-out rows, for checkpoints
         start = fit.reward_start
         if estimator.takes_reward_predictions and start and start.get("scale"):
             q = self.scores / float(start["scale"])  # F_0 = q * scale, new to these rows
@@ -192,8 +203,39 @@ class RoundSelection:
         self.start_rows = self.best_rows = self.row_values(self.scores) if self.paired else None
         self._start_ensemble = None
         if fit.settings.warm_start is not None:  # round 0: F_0
-            self._start_ensemble = fit.learner.ensemble()
+            self._start_ensemble = None if restored else fit.learner.ensemble()
             self.best = (0, self.initial, self._start_ensemble)
+        if restored is not None:
+            self._go_on_from(restored)
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint stores of this choice: the held-out scores at round 0
+        (``start_scores``) and now (``scores``), each (n_h, K), the best round's per-row values
+        (``best_rows``, (n_h,), with the paired rule), the best round and the (value, low,
+        high) of its estimate and of the last round's."""
+        best_round, best, _ = self.best if self.best is not None else (None, None, None)
+        out: dict[str, Any] = {
+            "start_scores": self._start_scores,
+            "scores": self.scores,
+            "best_round": best_round,
+            "best": None if best is None else [best.value, best.low, best.high, best.level],
+            "last": [self.last.value, self.last.low, self.last.high, self.last.level],
+        }
+        if self.best_rows is not None:
+            out["best_rows"] = self.best_rows
+        return out
+
+    def _go_on_from(self, state: Mapping[str, Any]) -> None:
+        """Take the held-out scores, best round and estimates of a checkpoint's :meth:`state`;
+        round 0's are recomputed from its start scores, as they were."""
+        self.scores = np.array(state["scores"], dtype=np.float64)
+        self.last = ConfidenceInterval(*state["last"])
+        if state["best_round"] is not None:
+            best_round = int(state["best_round"])
+            ensemble = self._start_ensemble if best_round == 0 else None
+            self.best = (best_round, ConfidenceInterval(*state["best"]), ensemble)
+        if self.paired and "best_rows" in state:
+            self.best_rows = np.array(state["best_rows"], dtype=np.float64)
 
     def interval(self, scores: np.ndarray) -> ConfidenceInterval:
         """Estimated value of the deployed policy of ``scores`` (n_h, K), with its interval."""

@@ -12,14 +12,14 @@ from action_only_data import action_means, action_only_log
 from opboost import Booster
 from opboost.algorithms.estimators.direct import _RewardModelEstimator
 from opboost.algorithms.learners.lightgbm_reward_start import MIN_HOLDOUT_ROWS_FOR_COUNT
+from opboost.api.callback import Callback
 from opboost.api.data.logged import LoggedBandit
-from opboost.api.exceptions import InvalidParameterError, OpboostWarning
+from opboost.api.exceptions import InvalidParameterError
 from opboost.core.callbacks import Checkpoint, EarlyStopping, Progress
 from opboost.core.resolve import (
     AUTO_PAIRED_CONFIDENCE,
     AUTO_PATIENCE,
     AUTO_VALIDATION_FRACTION,
-    CHECKPOINT_WITHOUT_CHOICE,
     effective_round_choice,
 )
 from opboost.simulation.supervised import supervised_to_bandit
@@ -46,9 +46,8 @@ def test_auto_applies_the_paired_rule_at_every_log_size_after_a_reward_model_sta
         choice(cbs=[EarlyStopping(), Checkpoint(tmp_path)]),  # the user's own choice
     ):
         assert no_choice.fraction is None
-    with pytest.warns(OpboostWarning, match="keeps all 100 rounds"):
-        # the selection state is not checkpointed
-        assert choice(cbs=[Checkpoint(tmp_path)]).fraction is None
+    # the choice's state is checkpointed: a Checkpoint changes nothing (and warns of nothing)
+    assert choice(cbs=[Checkpoint(tmp_path)]).paired == AUTO_PAIRED_CONFIDENCE
     assert choice(cbs=[Progress()]).fraction == AUTO_VALIDATION_FRACTION
     assert choice(start=None).selection == "snips"
     safe = choice(booster=Booster(safe=True), start=None)
@@ -239,26 +238,86 @@ def test_a_fit_that_ends_at_its_start_scores_no_training_pair(monkeypatch):
     assert default.best_round_ == 0 and scored == ["pairs"]  # the held-out fit's start only
 
 
-def test_a_default_fit_with_a_checkpoint_warns_that_it_keeps_every_round(tmp_path):
-    """Adding a Checkpoint for crash safety turns the default's held-out choice off (its state
-    is not checkpointed): the fit says so, pointing at the caller, and keeps every round; an
-    explicit validation_fraction=None, early stopping or a learner without a reward-model
-    start fit without the warning (pytest turns any OpboostWarning into an error here)."""
+class Crash(Callback):
+    """Kills the fit (as a KeyboardInterrupt would) at the end of round ``at``."""
+
+    name = "crash"
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def on_round_end(self, env) -> None:
+        if env.round == self.at:
+            raise KeyboardInterrupt(f"killed at round {self.at}")
+
+
+SNIPS_QUARTER = {"validation_fraction": 0.25, "selection": "snips"}
+
+
+@pytest.mark.parametrize(
+    ("logs", "settings", "crash_at"),
+    [
+        ("confounded", {}, 3),  # the best round (10) after the resume
+        ("action_only", {}, 7),  # the best (5) before it: restored, not recomputed
+        ("linear", SNIPS_QUARTER, 7),  # the highest estimate (round 4) before it
+    ],
+)
+def test_a_fit_killed_and_resumed_from_its_checkpoint_chooses_as_an_uninterrupted_one(
+    tmp_path, logs, settings, crash_at
+):
+    """The held-out choice's state is checkpointed with the rounds (the default's paired rule
+    and an explicit validation_fraction): killed after a checkpoint (every 2 rounds) and run
+    again, the fit keeps the same round or fallback with the same held-out estimates and
+    serves the same policy. Before, a Checkpoint turned the default's choice off (with a
+    warning, which pytest makes an error here) and an explicit validation_fraction could not
+    resume."""
+    log = {
+        "confounded": lambda: confounded_log(0, n=3000),
+        "action_only": lambda: action_only_log(0, n=1500),
+        "linear": lambda: linear_log(0)[0],
+    }[logs]()
+    params = {"random_state": 0, "n_rounds": 10, "base_learner_params": LGB, **settings}
+    whole = Booster(**params).fit(log)
+    with pytest.raises(KeyboardInterrupt):
+        Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path, every=2), Crash(crash_at)])
+    resumed = Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path, every=2)])
+    assert (resumed.best_round_, resumed.fallback_) == (whole.best_round_, whole.fallback_)
+    for key, value in whole.selection_.items():
+        if isinstance(value, float):
+            assert resumed.selection_[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+        else:
+            assert resumed.selection_[key] == value, key
+    assert resumed.reward_start_ == whole.reward_start_
+    X = log.contexts[:500]
+    np.testing.assert_allclose(resumed.decision_function(X), whole.decision_function(X),
+                               rtol=0, atol=1e-9)  # fmt: skip
+    np.testing.assert_array_equal(resumed.predict(X), whole.predict(X))
+
+
+def test_a_resumed_fit_keeps_what_its_reward_model_start_chose(tmp_path):
+    """``reward_start_`` (and the policy's metadata "reward_start": the start's trees,
+    held-out errors and scale) was None after a resume: the checkpoint did not store it."""
     log = action_only_log(0, n=600)
-    params = {"random_state": 0, "n_rounds": 3, "base_learner_params": LGB}
-    with pytest.warns(OpboostWarning) as record:
-        booster = Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path / "a")])
-    assert [str(w.message) for w in record] == [CHECKPOINT_WITHOUT_CHOICE.format(rounds=3)]
-    assert record[0].filename == __file__
-    assert booster.n_rounds_ == booster.policy_.n_rounds == 3
-    assert getattr(booster, "best_round_", None) is None  # no held-out choice was made
-    chosen = Booster(**params).fit(log)  # the same fit without the Checkpoint chooses
-    assert chosen.best_round_ is not None and chosen.selection_["n_holdout"] > 0
-    explicit = Booster(**params, validation_fraction=None)
-    explicit.fit(log, callbacks=[Checkpoint(tmp_path / "b")])
-    assert explicit.policy_.n_rounds == 3
-    stop = EarlyStopping(metric="train_value")
-    Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path / "c"), stop])
-    Booster(random_state=0, n_rounds=3, base_learner="sklearn_tree").fit(
-        log, callbacks=[Checkpoint(tmp_path / "d")]
+    params = {"random_state": 0, "n_rounds": 6, "base_learner_params": LGB}
+    params["validation_fraction"] = None
+    whole = Booster(**params).fit(log)
+    with pytest.raises(KeyboardInterrupt):
+        Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path, every=2), Crash(3)])
+    resumed = Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path, every=2)])
+    assert whole.reward_start_ is not None
+    assert resumed.reward_start_ == whole.reward_start_
+    assert resumed.policy_.metadata["reward_start"] == whole.policy_.metadata["reward_start"]
+
+
+def test_resuming_a_held_out_choice_that_keeps_its_own_ensembles_is_refused(tmp_path):
+    log = action_only_log(0, n=600)
+    params = {"random_state": 0, "n_rounds": 4, "base_learner_params": LGB, "refit": False}
+    with pytest.raises(KeyboardInterrupt):
+        Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path, every=1), Crash(2)])
+    with pytest.raises(InvalidParameterError) as info:
+        Booster(**params).fit(log, callbacks=[Checkpoint(tmp_path)])
+    assert str(info.value) == (
+        "Booster.fit: resuming from a checkpoint is not supported with validation_fraction "
+        "and refit=False (the best round's ensemble is kept, not checkpointed); use "
+        "refit=True (the default) or a new checkpoint directory."
     )

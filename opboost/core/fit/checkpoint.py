@@ -5,6 +5,7 @@ continues from when it reads one back (:func:`restored`). The fit assigns what t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -28,10 +29,13 @@ def fingerprint(
     eval_data: LoggedBandit | None,
     components: Components,
     settings: FitSettings,
+    holdout: tuple[LoggedBandit, Any] | None = None,
 ) -> str:
-    """Hash of the data and every setting that changes the trajectory (not n_rounds)."""
+    """Hash of the data and every setting that changes the trajectory (not n_rounds); with
+    ``holdout`` (the held-out logs and their selection settings, a dataclass), of those too."""
     h = hashlib.sha256()
-    for d in (data, eval_data):
+    logs = (data, eval_data) if holdout is None else (data, eval_data, holdout[0])
+    for d in logs:
         if d is None:
             h.update(b"none")
             continue
@@ -55,6 +59,8 @@ def fingerprint(
             spec[key] = getattr(settings, key)
     if settings.warm_start is not None:
         spec["warm_start_prob"] = settings.warm_start_prob
+    if holdout is not None:
+        spec["selection"] = dataclasses.asdict(holdout[1])
     h.update(json.dumps(json_params(spec), sort_keys=True).encode())
     return h.hexdigest()
 
@@ -77,11 +83,15 @@ class Progress:
 class Restored:
     """What a fit continues from: the checkpoint's progress (a stop at ``n_rounds`` reads
     back as None, so that a fit with more rounds goes on), the ensemble of its rounds, which
-    the learner continues, and (round, ensemble) of a best round a callback marked, or None."""
+    the learner continues, (round, ensemble) of a best round a callback marked, or None, what
+    the reward-model start chose (``reward_start``, or None) and the held-out choice's state
+    (``RoundSelection.state()``, or None)."""
 
     progress: Progress
     ensemble: Any
     best: tuple[int, Any] | None
+    reward_start: dict[str, Any] | None = None
+    selection: dict[str, Any] | None = None
 
 
 def restored(
@@ -118,16 +128,31 @@ def restored(
     best = None
     if checkpoint.get("best_ensemble") is not None:
         best = (int(checkpoint["best_round"]), checkpoint["best_ensemble"])
-    return Restored(progress, checkpoint["ensemble"], best)
+    return Restored(
+        progress,
+        checkpoint["ensemble"],
+        best,
+        reward_start=checkpoint.get("reward_start"),
+        selection=checkpoint.get("selection"),
+    )
 
 
 def snapshot(
-    progress: Progress, fingerprint: str, policy: Policy, best: tuple[int, Policy] | None
+    progress: Progress,
+    fingerprint: str,
+    policy: Policy,
+    best: tuple[int, Policy] | None,
+    *,
+    reward_start: dict[str, Any] | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything :class:`~opboost.core.callbacks.Checkpoint` writes of a fit with
-    ``progress`` and ``fingerprint``: its ``policy`` of every committed round and (round,
-    policy) of a ``best`` round before the last, or None."""
+    ``progress`` and ``fingerprint``: its ``policy`` of every committed round, (round,
+    policy) of a ``best`` round before the last, or None, what its reward-model start chose
+    and the state of its held-out choice (arrays and numbers), or None."""
     return {
+        "reward_start": reward_start,
+        "selection": selection,
         "round": progress.round,
         "seed": progress.seed,
         "fingerprint": fingerprint,

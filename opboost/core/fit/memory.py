@@ -101,6 +101,7 @@ class InMemoryFit:
         self.selection: Any = None
         self.best: tuple[int, Any] | None = None
         self.reward_start: dict[str, Any] | None = None  # what the reward-model start chose
+        self._restored_selection: dict[str, Any] | None = None  # a checkpoint's held-out choice
         # the order the policy breaks equal scores in (fixed actions only: not slot logs)
         self.tie_order = constant_tie_order(data) if self.fixed_actions else None
 
@@ -118,13 +119,14 @@ class InMemoryFit:
             self._state_coef, self._state_options = centred, {"centred": True}
 
     def restore(self, checkpoint: Mapping[str, Any]) -> None:
-        """Continue from ``checkpoint``: its progress, ensemble and best round
+        """Continue from ``checkpoint``: its progress, ensemble, best round, the start's
+        choices and the held-out choice's state
         (:func:`opboost.core.fit.checkpoint.restored`)."""
-        if self.holdout is not None:
+        if self.holdout is not None and not self.holdout[1].refit:
             raise InvalidParameterError(
                 "Booster.fit: resuming from a checkpoint is not supported with "
-                "validation_fraction (the selection state is not checkpointed); "
-                "use validation_fraction=None or a new checkpoint directory."
+                "validation_fraction and refit=False (the best round's ensemble is kept, not "
+                "checkpointed); use refit=True (the default) or a new checkpoint directory."
             )
         back = restored(
             checkpoint,
@@ -137,6 +139,7 @@ class InMemoryFit:
         self.scores, self.eval_scores = progress.scores, progress.eval_scores
         self.history, self.stop_reason = progress.history, progress.stop_reason
         self.ensemble_start, self.best = back.ensemble, back.best
+        self.reward_start, self._restored_selection = back.reward_start, back.selection
 
     def begin(self) -> None:
         """Prepare the learner and F_0 (:meth:`start`), compute the first round state, and
@@ -144,7 +147,7 @@ class InMemoryFit:
         self.start()
         self.state = None if self.start_only else self._round_state()
         if self.holdout is not None:
-            self.selection = RoundSelection(self, *self.holdout)
+            self.selection = RoundSelection(self, *self.holdout, self._restored_selection)
 
     def start(self) -> None:
         """Prepare the learner: continue a restored ensemble, or fit the warm start
@@ -242,12 +245,20 @@ class InMemoryFit:
         best = None
         if self.best is not None and self.best[0] < self.round:
             best = (self.best[0], self.policy_of(self.best[1], self.metadata(self.best[0])))
-        return snapshot(progress, self.fingerprint, policy, best)
+        selection = None if self.selection is None else self.selection.state()
+        return snapshot(
+            progress,
+            self.fingerprint,
+            policy,
+            best,
+            reward_start=self.reward_start,
+            selection=selection,
+        )
 
     @functools.cached_property
     def fingerprint(self) -> str:
         """Hash of the data and the settings (:func:`opboost.core.fit.checkpoint.fingerprint`)."""
-        return fingerprint(self.data, self.eval_data, self.components, self.settings)
+        return fingerprint(self.data, self.eval_data, self.components, self.settings, self.holdout)
 
     # --- helpers ----------------------------------------------------------------------------
 
