@@ -259,15 +259,39 @@ def _write_selection(staging: Path, selection: dict[str, Any] | None) -> dict[st
     return {**numbers, "arrays": sorted(arrays)}
 
 
-def _read_selection(target: Path, saved: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A held-out choice's state as :func:`_write_selection` left it in ``target``."""
+def _read_selection(target: Path, saved: Any) -> dict[str, Any] | None:
+    """A held-out choice's state as :func:`_write_selection` left it in ``target``; ValueError
+    naming what is malformed (a file from elsewhere is checked before a fit reads it)."""
     if saved is None:
         return None
-    names = saved.pop("arrays")
-    if not all(isinstance(k, str) and k.isidentifier() for k in names):
-        raise ValueError(f"state.json names selection arrays {names!r:.80}")
+    if not isinstance(saved, dict) or set(saved) != {"arrays", "best_round", "best", "last"}:
+        raise ValueError(f"state.json's selection is malformed: {saved!r:.120}")
+    names = saved["arrays"]
+    if not isinstance(names, list) or not {"start_scores", "scores"} <= set(names) <= {
+        "start_scores",
+        "scores",
+        "best_rows",
+    }:
+        raise ValueError(f"state.json names selection arrays {names!r:.120}")
     arrays = {k: np.load(target / f"selection_{k}.npy", allow_pickle=False) for k in names}
-    return {**saved, **arrays}
+    start, now = arrays["start_scores"], arrays["scores"]
+    rows = arrays.get("best_rows", np.empty(start.shape[:1]))
+    if not (start.ndim == 2 and now.shape == start.shape and rows.shape == start.shape[:1]):
+        shapes = {k: v.shape for k, v in arrays.items()}
+        raise ValueError(f"selection arrays of mismatched shapes {shapes}")
+    if any(v.dtype.kind != "f" for v in arrays.values()):
+        raise ValueError(
+            f"selection arrays must be floats, got {[str(v.dtype) for v in arrays.values()]}"
+        )
+    best_round = saved["best_round"]
+    estimates = [saved["last"]] + ([] if best_round is None else [saved["best"]])
+    valid = best_round is None or (isinstance(best_round, int) and best_round >= 0)
+    for estimate in estimates:
+        valid = valid and isinstance(estimate, list) and len(estimate) == 4
+        valid = valid and all(isinstance(v, int | float) for v in estimate)
+    if not valid:
+        raise ValueError(f"state.json's selection estimates are malformed: {saved!r:.120}")
+    return {k: v for k, v in saved.items() if k != "arrays"} | arrays
 
 
 def _fsync_tree(root: Path) -> None:

@@ -186,9 +186,14 @@ class RoundSelection:
         self.challenger_confidence = settings.challenger_confidence or settings.paired
         self.tie_order = fit.tie_order  # the policy's: held-out rows are scored as served
         self.inputs = fit.inputs_of(holdout)
-        if restored is None:
-            self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
-        else:
+        self.scores = fit.ensemble_scores(fit.learner.ensemble(), self.inputs)
+        if restored is not None:  # the start's scores, not the restored rounds'
+            if restored["start_scores"].shape != self.scores.shape:
+                raise InvalidParameterError(
+                    f"Booster.fit: the checkpoint's held-out scores have shape "
+                    f"{restored['start_scores'].shape}, not {self.scores.shape} (this fit's "
+                    f"held-out rows x actions); delete the checkpoint directory to start afresh."
+                )
             self.scores = np.array(restored["start_scores"], dtype=np.float64)
         self._start_scores = self.scores.copy()  # F_0 on the held-out rows, for checkpoints
         start = fit.reward_start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
 from typing import ClassVar
@@ -287,8 +288,8 @@ def test_lightgbm_tree_resumes_to_within_1e_12_of_an_uninterrupted_fit(
     """``lightgbm_tree`` reads each round's outputs off LightGBM's running training scores,
     which a resumed fit restarts, so its resumed predictions agree to within 1e-12 (about
     1e-15 measured), not bit for bit as the scikit-learn learners' do (docs/offline.md).
-    ``validation_fraction=None``: with a checkpoint the default's held-out round choice is off,
-    so the uninterrupted fit must not make one either."""
+    ``validation_fraction=None``: the rounds alone are compared (a resumed held-out choice:
+    tests/unit/test_round_choice.py)."""
     data, eval_log = synthetic_log.data, log_factory(seed=3).data
     X = eval_log.contexts
     params = {"base_learner": "lightgbm_tree", "validation_fraction": None}
@@ -375,6 +376,74 @@ def test_corrupted_checkpoint(synthetic_log, tmp_path):
     (tmp_path / "round-000002" / "state.json").write_text("{trunc")
     with pytest.raises(ValueError, match=r"round-000002 is unreadable .* delete"):
         booster(n_rounds=2).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+
+
+def _tamper_selection(directory, change):
+    """Apply ``change`` to the held-out choice of the checkpoint in ``directory``: a function
+    of (state.json's dict, the round directory)."""
+    target = directory / (directory / "LATEST").read_text()
+    state = json.loads((target / "state.json").read_text())
+    change(state, target)
+    (target / "state.json").write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(
+            lambda state, target: state.update(selection="x"),
+            "state.json's selection is malformed: 'x'",
+            id="not-a-dict",
+        ),
+        pytest.param(
+            lambda state, target: state["selection"].update(arrays=["../policy/x"]),
+            "state.json names selection arrays ['../policy/x']",
+            id="array-outside-the-directory",
+        ),
+        pytest.param(
+            lambda state, target: np.save(target / "selection_scores.npy", np.zeros((3, 2))),
+            "selection arrays of mismatched shapes",
+            id="mismatched-shapes",
+        ),
+        pytest.param(
+            lambda state, target: state["selection"].update(last=["a", 1, 2, 0.95]),
+            "state.json's selection estimates are malformed",
+            id="estimates-not-numbers",
+        ),
+    ],
+)
+def test_a_tampered_held_out_choice_in_a_checkpoint_is_refused_by_name(
+    synthetic_log, tmp_path, change, reason
+):
+    """The held-out choice's state is read from a checkpoint only when well formed; a file
+    from elsewhere names what is wrong and how to recover, and reads nothing outside the
+    checkpoint's round directory."""
+    data = synthetic_log.data
+    params = {"n_rounds": 2, "validation_fraction": 0.25}
+    booster(**params).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    _tamper_selection(tmp_path, change)
+    with pytest.raises(ValueError) as info:
+        booster(**params).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    message = str(info.value)
+    assert message.startswith(f"Checkpoint {tmp_path / 'round-000002'} is unreadable ({reason}")
+    assert message.endswith(f"; delete {tmp_path} to start afresh.")
+
+
+def test_held_out_scores_of_another_shape_are_refused_at_resume(synthetic_log, tmp_path):
+    data = synthetic_log.data
+    params = {"n_rounds": 2, "validation_fraction": 0.25}
+    booster(**params).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    target = tmp_path / "round-000002"
+    shape = np.load(target / "selection_scores.npy").shape
+    for name in ("scores", "start_scores"):
+        np.save(target / f"selection_{name}.npy", np.zeros((shape[0] - 1, shape[1])))
+    with pytest.raises(InvalidParameterError) as info:
+        booster(**params).fit(data, callbacks=[Checkpoint(tmp_path, every=1)])
+    assert str(info.value) == (
+        f"Booster.fit: the checkpoint's held-out scores have shape {(shape[0] - 1, shape[1])}, "
+        f"not {shape} (this fit's held-out rows x actions); delete the checkpoint directory to "
+        "start afresh."
+    )
 
 
 def test_early_stopping_keeps_the_best_round(synthetic_log):
