@@ -40,7 +40,7 @@ from opboost.api.fit_metadata import policy_metadata, policy_values
 from opboost.api.learner_toolkit import learner_seed
 from opboost.api.objective import closed_form_step
 from opboost.api.policy import Policy
-from opboost.api.serving.tie_order import TIE_ORDER_KEY, snips_values, value_tie_order
+from opboost.api.serving.tie_order import record_tie_order, snips_values, value_tie_order
 from opboost.dask.network import Shards, requested_ports
 from opboost.dask.partitions import assign_workers, make_partition, predict_rows
 from opboost.dask.shard import Shard
@@ -319,7 +319,7 @@ class DistributedFit:
             "n_workers": len(self.ranks),
             "n_rows": self.n,
         }
-        meta[TIE_ORDER_KEY] = self.tie_order.tolist()
+        record_tie_order(meta, self.tie_order)
         if rounds < self.round:
             meta["best_round"] = rounds
         return Policy(ensemble, self.K, meta)

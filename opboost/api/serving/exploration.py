@@ -40,7 +40,7 @@ from opboost.api.numerics.memory_limit import check_memory
 from opboost.api.numerics.plackett_luce import marginal_distributions, sample_plackett_luce
 from opboost.api.numerics.softmax import softmax
 from opboost.api.serving.masks import greedy, mask_scores, serving_mask, top_k
-from opboost.api.serving.tie_order import TIE_ORDER_KEY, recorded_tie_order
+from opboost.api.serving.tie_order import recorded_tie_order
 from opboost.api.validation import check_random_state
 
 __all__ = [
@@ -202,8 +202,8 @@ def served_tie_order(scorer: Any, n_actions: int) -> np.ndarray | None:
     ``predict`` breaks equal scores in, for anyone who takes the argmax of its
     ``decision_function``."""
     fitted = getattr(scorer, "tie_order_", None)
-    if fitted is not None:
-        return recorded_tie_order({TIE_ORDER_KEY: np.asarray(fitted).tolist()}, n_actions)
+    if fitted is not None:  # the learner's own fitted order (K,), a permutation
+        return np.asarray(fitted, dtype=np.int64)
     metadata = served_metadata(scorer)
     return None if metadata is None else recorded_tie_order(metadata, n_actions)
 
